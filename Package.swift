@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+// qtrace: a tracing profiler and visualizer for Grand Central Dispatch on Linux.
+import PackageDescription
+
+let package = Package(
+    name: "qtrace",
+    products: [
+        .executable(name: "qtrace", targets: ["qtrace"]),
+        // Apps that prefer linking to preloading: `import QTrace`.
+        .library(name: "QTrace", targets: ["QTrace"]),
+        .library(name: "QTraceFormat", targets: ["QTraceFormat"]),
+        .library(name: "QTraceAnalysis", targets: ["QTraceAnalysis"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+    ],
+    targets: [
+        // The interposer and embedded recorder. Pure C, no Swift runtime: the same sources are
+        // built by the Makefile into libqtrace-shim.so for LD_PRELOAD, and linked into apps
+        // through the QTrace target.
+        .target(
+            name: "CQTraceShim",
+            linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]
+        ),
+        // Small C helpers for the Swift side (TSC, process spawning) without interposing.
+        .target(name: "CQTraceSys"),
+        // Reading (and, for tests, writing) the embedded trace format.
+        .target(name: "QTraceFormat", dependencies: ["CQTraceSys"]),
+        // Pure, deterministic analysis: model, statistics and diagnostics.
+        .target(
+            name: "QTraceAnalysis",
+            dependencies: ["QTraceFormat", .product(name: "Histogram", package: "hdrhistogram-swift")]
+        ),
+        // The static HTML report (viewer/ is embedded via the generated ViewerAssets.swift).
+        .target(name: "QTraceReport", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
+        // Annotation API for apps, and the linked-in recorder.
+        .target(name: "QTrace", dependencies: ["CQTraceShim"]),
+        .executableTarget(
+            name: "qtrace",
+            dependencies: [
+                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "CQTraceSys",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The gallery: one executable, one scenario per argument.
+        .executableTarget(name: "qtrace-samples", path: "samples/Swift"),
+        // Programs the end-to-end tests record: every traced API with known counts.
+        .executableTarget(name: "qtrace-fixtures", path: "Tests/Fixtures/qtrace-fixtures"),
+        .executableTarget(
+            name: "qtrace-linked-app", dependencies: ["QTrace"], path: "Tests/Fixtures/qtrace-linked-app"
+        ),
+        .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
+        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
+        .testTarget(name: "QTraceRecordTests", dependencies: ["QTraceFormat", "QTraceAnalysis"]),
+    ]
+)

@@ -1,0 +1,1 @@
+#include "qtrace_shim.h"

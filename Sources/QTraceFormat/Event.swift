@@ -1,0 +1,81 @@
+// The decoded event model shared by the reader, the analysis and the report.
+// The binary layout is specified in docs/trace-format.md; this file is its Swift face.
+
+/// Record types of the embedded format (docs/trace-format.md, "Records").
+public enum EventType: UInt8, Sendable, CaseIterable {
+    case threadStart = 1, threadExit = 2, threadName = 3
+    case queueCreate = 10, queueInfo = 11, setTarget = 12, suspend = 13, resume = 14, activate = 15
+    case enqueue = 20, start = 21, end = 22, workItemCreate = 23, workItemPerform = 24
+    case applyBegin = 25, applyEnd = 26, applyIterStart = 27, applyIterEnd = 28
+    case groupCreate = 30, groupEnter = 31, groupLeave = 32, groupWaitBegin = 33, groupWaitEnd = 34
+    case semCreate = 40, semWaitBegin = 41, semWaitEnd = 42, semSignal = 43
+    case sourceCreate = 50, sourceSetTimer = 51, sourceSetHandler = 52, sourceCancel = 53
+    case sourceHandlerBegin = 54, sourceHandlerEnd = 55, sourceMergeData = 56
+    case ioCreate = 60, ioRead = 61, ioWrite = 62, ioHandlerBegin = 63, ioHandlerEnd = 64
+    case ioBarrier = 65, ioClose = 66, ioCleanupBegin = 67, ioCleanupEnd = 68
+    case mark = 70, intervalBegin = 71, intervalEnd = 72
+    case deadlock = 80
+}
+
+/// ENQUEUE / START `arg`: how a work item was submitted.
+public enum ItemKind: UInt32, Sendable, CaseIterable {
+    case unknown = 0, async = 1, sync = 2, barrierAsync = 3, barrierSync = 4, after = 5
+    case groupAsync = 6, groupNotify = 7, asyncAndWait = 8, barrierAsyncAndWait = 9, workItemNotify = 10
+    /// Items whose submitter waits for them (the caller is blocked from ENQUEUE to END).
+    public var isSynchronous: Bool { self == .sync || self == .barrierSync || self == .asyncAndWait || self == .barrierAsyncAndWait }
+    public var isBarrier: Bool { self == .barrierAsync || self == .barrierSync || self == .barrierAsyncAndWait }
+}
+
+/// ENQUEUE `flags8` bits.
+public struct EnqueueFlags: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public static let barrier = EnqueueFlags(rawValue: 1 << 0)
+    public static let workItem = EnqueueFlags(rawValue: 1 << 1)
+    public static let function = EnqueueFlags(rawValue: 1 << 2)
+    public static let swiftConcurrency = EnqueueFlags(rawValue: 1 << 3)
+}
+
+/// SOURCE_CREATE `arg`.
+public enum SourceType: UInt32, Sendable, CaseIterable {
+    case other = 0, timer = 1, read = 2, write = 3, signal = 4, dataAdd = 5, dataOr = 6, dataReplace = 7, interval = 8
+}
+
+/// libdispatch QoS class values.
+public enum QoSClass: UInt8, Sendable, CaseIterable {
+    case unspecified = 0, background = 0x09, utility = 0x11, `default` = 0x15, userInitiated = 0x19, userInteractive = 0x21
+    public var name: String {
+        switch self {
+        case .unspecified: "unspecified"
+        case .background: "background"
+        case .utility: "utility"
+        case .default: "default"
+        case .userInitiated: "user-initiated"
+        case .userInteractive: "user-interactive"
+        }
+    }
+}
+
+/// One decoded record. Payload words that a type does not use are 0 (see the tables in
+/// docs/trace-format.md for what `a`...`d` mean per type).
+public struct Event: Sendable, Equatable {
+    public var type: EventType
+    public var flags: UInt8
+    public var arg: UInt32
+    /// OS thread id of the thread that recorded the event.
+    public var tid: Int32
+    /// Nanoseconds since the trace started (header init_mono_ns).
+    public var time: UInt64
+    public var a: UInt64
+    public var b: UInt64
+    public var c: UInt64
+    public var d: UInt64
+    /// The record's string (labels, names, paths), when the type has one.
+    public var string: String?
+
+    public init(type: EventType, time: UInt64, tid: Int32, arg: UInt32 = 0, flags: UInt8 = 0,
+                a: UInt64 = 0, b: UInt64 = 0, c: UInt64 = 0, d: UInt64 = 0, string: String? = nil) {
+        self.type = type; self.flags = flags; self.arg = arg; self.tid = tid; self.time = time
+        self.a = a; self.b = b; self.c = c; self.d = d; self.string = string
+    }
+}
