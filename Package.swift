@@ -33,7 +33,9 @@ let package = Package(
             dependencies: ["QTraceFormat", .product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
         // The static HTML report (viewer/ is embedded via the generated ViewerAssets.swift).
-        .target(name: "QTraceReport", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
+        .target(name: "QTraceReport", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"]),
+        // zlib (Debian zlib1g-dev) for the report's compressed data columns.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // Annotation API for apps, and the linked-in recorder.
         .target(name: "QTrace", dependencies: ["CQTraceShim"]),
         .executableTarget(
@@ -53,5 +55,6 @@ let package = Package(
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
         .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
         .testTarget(name: "QTraceRecordTests", dependencies: ["QTraceFormat", "QTraceAnalysis"]),
+        .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"]),
     ]
 )
