@@ -1,0 +1,330 @@
+// The embedded recorder: the trace file, its header, chunk claiming and growth.
+// See recorder.h for the hot path and docs/trace-format.md for the layout.
+#define _GNU_SOURCE
+#include "recorder.h"
+#include "qtrace_shim.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define QT_HEADER_SIZE 4096u
+#define QT_DEFAULT_CHUNK (64u * 1024u)
+#define QT_GROW_STEP (1u << 20)
+#define QT_DEFAULT_MAX_BYTES (4ull << 30)
+#define QT_CHUNK_MAGIC 0x4B484351u
+
+__thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
+int qt_enabled;
+
+/// The header as laid out in docs/trace-format.md.
+typedef struct {
+    char magic[8];
+    uint16_t version_major, version_minor;
+    uint32_t header_size;
+    uint32_t chunk_size;
+    uint32_t ncpu;
+    uint64_t pid, ppid;
+    uint64_t init_tsc, init_mono_ns, init_realtime_ns;
+    uint64_t final_tsc, final_mono_ns;
+    uint64_t chunks_allocated;
+    uint64_t dropped_events;
+    uint64_t main_tid;
+    uint64_t flags;
+    uint64_t main_queue;
+    uint64_t exit_status;
+    uint64_t shim_overhead_ns;
+    uint64_t tsc_hz;
+} qt_header_t;
+
+_Static_assert(sizeof(qt_header_t) == 144, "header layout");
+
+typedef struct {
+    uint32_t magic;
+    uint32_t thread_seq;
+    uint64_t tid;
+    uint64_t calib_tsc, calib_mono_ns;
+    char name[16];
+    uint64_t reserved[2];
+} qt_chunk_header_t;
+
+_Static_assert(sizeof(qt_chunk_header_t) == 64, "chunk header layout");
+
+static struct {
+    pthread_mutex_t lock;
+    int state;              // 0 closed, 1 open, -1 failed (do not retry)
+    int fd;
+    uint8_t *base;          // mapping of max_bytes (only the first file_size bytes are backed)
+    uint64_t file_size;
+    uint64_t max_bytes;
+    uint32_t chunk_size;
+    uint32_t generation;
+    int full;               // no more chunks: count events as dropped
+    qt_header_t *header;
+    uint64_t id_counter;
+    uint64_t main_queue;
+    char path[4096];
+} g_rec = { .lock = PTHREAD_MUTEX_INITIALIZER, .id_counter = 1 };
+
+pid_t qt_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+static uint64_t mono_ns(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t qt_next_id_block(void) { return __atomic_fetch_add(&g_rec.id_counter, 1024, __ATOMIC_RELAXED); }
+
+void qt_count_dropped(void) {
+    if (g_rec.header) __atomic_fetch_add(&g_rec.header->dropped_events, 1, __ATOMIC_RELAXED);
+}
+
+void qt_recorder_set_main_queue(uint64_t q) {
+    g_rec.main_queue = q;
+    if (g_rec.header) g_rec.header->main_queue = q;
+}
+
+static uint64_t env_u64(const char *name, uint64_t fallback) {
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    return (end == v) ? fallback : (uint64_t)x;
+}
+
+/// The root process writes $QTRACE_OUTPUT; any other process (a child, a fork) writes
+/// beside it with its pid, so every process gets its own file.
+static void choose_path(const char *explicit_path) {
+    const char *out = explicit_path ? explicit_path : getenv("QTRACE_OUTPUT");
+    const char *root = getenv("QTRACE_ROOT_PPID");
+    int is_root = explicit_path != NULL ||
+        (root && (uint64_t)getppid() == env_u64("QTRACE_ROOT_PPID", 0) && g_rec.generation == 0);
+    if (!out || !*out) {
+        snprintf(g_rec.path, sizeof g_rec.path, "qtrace-%d.qtrace", (int)getpid());
+        return;
+    }
+    (void)root;
+    if (is_root) {
+        snprintf(g_rec.path, sizeof g_rec.path, "%s", out);
+        return;
+    }
+    size_t n = strlen(out);
+    const char *ext = ".qtrace";
+    size_t ne = strlen(ext);
+    int has_ext = n > ne && strcmp(out + n - ne, ext) == 0;
+    snprintf(g_rec.path, sizeof g_rec.path, "%.*s.%d.qtrace", (int)(has_ext ? n - ne : n), out, (int)getpid());
+}
+
+static void read_self(const char *proc_file, char *dst, size_t cap, int nul_to_space) {
+    int fd = open(proc_file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t n = read(fd, dst, cap - 1);
+    close(fd);
+    if (n <= 0) return;
+    dst[n] = 0;
+    if (nul_to_space)
+        for (ssize_t i = 0; i < n - 1; i++) if (dst[i] == 0) dst[i] = ' ';
+}
+
+static void fill_header(void) {
+    qt_header_t *h = g_rec.header;
+    memcpy(h->magic, "QTRACE\0\0", 8);
+    h->version_major = 1;
+    h->version_minor = 0;
+    h->header_size = QT_HEADER_SIZE;
+    h->chunk_size = g_rec.chunk_size;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    h->ncpu = ncpu > 0 ? (uint32_t)ncpu : 1;
+    h->pid = (uint64_t)getpid();
+    h->ppid = (uint64_t)getppid();
+    h->init_tsc = qt_now();
+    h->init_mono_ns = mono_ns(CLOCK_MONOTONIC);
+    h->init_realtime_ns = mono_ns(CLOCK_REALTIME);
+    h->main_tid = (uint64_t)getpid();
+    h->main_queue = g_rec.main_queue;
+    char *bytes = (char *)h;
+    ssize_t n = readlink("/proc/self/exe", bytes + 256, 255);
+    if (n > 0) bytes[256 + n] = 0;
+    read_self("/proc/self/cmdline", bytes + 512, 1024, 1);
+}
+
+/// The cost of one recorded event, measured once so reports can state the noise floor.
+static void measure_overhead(void) {
+    uint64_t scratch[3 * 64];
+    uint64_t t0 = mono_ns(CLOCK_MONOTONIC);
+    for (int round = 0; round < 16; round++)
+        for (int i = 0; i < 64; i++) {
+            uint64_t *p = &scratch[3 * i];
+            p[1] = qt_now(); p[2] = (uint64_t)i;
+            __atomic_store_n(p, (uint64_t)i, __ATOMIC_RELEASE);
+        }
+    uint64_t t1 = mono_ns(CLOCK_MONOTONIC);
+    g_rec.header->shim_overhead_ns = (t1 - t0 + 512) / 1024;
+}
+
+static int grow_file(uint64_t need) {
+    if (need <= g_rec.file_size) return 1;
+    uint64_t size = (need + QT_GROW_STEP - 1) / QT_GROW_STEP * QT_GROW_STEP;
+    if (size > g_rec.max_bytes) size = need;
+    if (size > g_rec.max_bytes) return 0;
+    // fallocate reserves the blocks: a full disk must not SIGBUS the traced program later.
+    int rc = posix_fallocate(g_rec.fd, (off_t)g_rec.file_size, (off_t)(size - g_rec.file_size));
+    if (rc == EOPNOTSUPP || rc == EINVAL) rc = ftruncate(g_rec.fd, (off_t)size) == 0 ? 0 : errno;
+    if (rc != 0) return 0;
+    g_rec.file_size = size;
+    return 1;
+}
+
+static int open_locked(const char *explicit_path) {
+    if (g_rec.state != 0) return g_rec.state == 1;
+    g_rec.state = -1;
+    choose_path(explicit_path);
+    g_rec.chunk_size = (uint32_t)env_u64("QTRACE_CHUNK_KB", QT_DEFAULT_CHUNK / 1024) * 1024u;
+    if (g_rec.chunk_size < 4096 || g_rec.chunk_size % 4096 != 0 || g_rec.chunk_size > (1u << 24))
+        g_rec.chunk_size = QT_DEFAULT_CHUNK;
+    g_rec.max_bytes = env_u64("QTRACE_MAX_BYTES", QT_DEFAULT_MAX_BYTES);
+    if (g_rec.max_bytes < QT_HEADER_SIZE + g_rec.chunk_size) g_rec.max_bytes = QT_HEADER_SIZE + g_rec.chunk_size;
+    int fd = open(g_rec.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return 0;
+    // Reserve address space for the largest file; only the grown part is backed.
+    void *base = mmap(NULL, g_rec.max_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    if (base == MAP_FAILED) { close(fd); return 0; }
+    g_rec.fd = fd;
+    g_rec.base = base;
+    g_rec.file_size = 0;
+    if (!grow_file(QT_HEADER_SIZE)) { munmap(base, g_rec.max_bytes); close(fd); return 0; }
+    g_rec.header = (qt_header_t *)base;
+    fill_header();
+    measure_overhead();
+    g_rec.state = 1;
+    return 1;
+}
+
+int qt_recorder_open(void) {
+    if (QT_LIKELY(g_rec.state == 1)) return 1;
+    pthread_mutex_lock(&g_rec.lock);
+    int ok = open_locked(NULL);
+    pthread_mutex_unlock(&g_rec.lock);
+    return ok;
+}
+
+static void claim_chunk_locked(qt_thread_t *t) {
+    uint64_t index = g_rec.header->chunks_allocated;
+    uint64_t offset = QT_HEADER_SIZE + index * g_rec.chunk_size;
+    if (g_rec.full || !grow_file(offset + g_rec.chunk_size)) {
+        g_rec.full = 1;
+        return;
+    }
+    __atomic_store_n(&g_rec.header->chunks_allocated, index + 1, __ATOMIC_RELEASE);
+    qt_chunk_header_t *c = (qt_chunk_header_t *)(g_rec.base + offset);
+    if (t->tid == 0) t->tid = qt_gettid();
+    c->thread_seq = t->chunk_seq++;
+    c->tid = (uint64_t)t->tid;
+    c->calib_tsc = qt_now();
+    c->calib_mono_ns = mono_ns(CLOCK_MONOTONIC);
+    prctl(PR_GET_NAME, c->name, 0, 0, 0);
+    __atomic_store_n(&c->magic, QT_CHUNK_MAGIC, __ATOMIC_RELEASE);
+    t->pos = (uint8_t *)c + sizeof *c;
+    t->end = (uint8_t *)c + g_rec.chunk_size;
+    t->generation = g_rec.generation;
+}
+
+uint64_t *qt_reserve_slow(qt_thread_t *t, size_t bytes) {
+    if (!qt_recorder_open()) return NULL;
+    if (g_rec.full) { qt_count_dropped(); return NULL; }
+    pthread_mutex_lock(&g_rec.lock);
+    claim_chunk_locked(t);
+    pthread_mutex_unlock(&g_rec.lock);
+    if (!t->pos || t->pos + bytes > t->end) { qt_count_dropped(); return NULL; }
+    uint64_t *p = (uint64_t *)t->pos;
+    t->pos += bytes;
+    return p;
+}
+
+void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *words, int nwords, const char *s) {
+    size_t len = s ? strlen(s) : 0;
+    unsigned flags8 = 0;
+    if (len > QT_MAX_STRING) { len = QT_MAX_STRING; flags8 = 0x80; }
+    size_t bytes = 16 + 8 * (size_t)nwords + ((4 + len + 7) & ~(size_t)7);
+    uint64_t *p = qt_reserve(t, bytes);
+    if (!p) return;
+    p[1] = qt_now();
+    for (int i = 0; i < nwords; i++) p[2 + i] = words[i];
+    uint8_t *sp = (uint8_t *)(p + 2 + nwords);
+    uint32_t len32 = (uint32_t)len;
+    memcpy(sp, &len32, 4);
+    if (len) memcpy(sp + 4, s, len);
+    qt_commit(p, type, flags8, bytes, arg);
+}
+
+void qt_recorder_init_from_env(void) {
+    const char *disable = getenv("QTRACE_DISABLE");
+    if (disable && *disable && strcmp(disable, "0") != 0) return;
+#ifdef QTRACE_PRELOAD
+    // Preloaded (LD_PRELOAD=libqtrace-shim.so): the user asked for a trace.
+    qt_enabled = 1;
+#else
+    // Linked into an app through the QTrace library: record only when asked, i.e. under
+    // `qtrace record` (QTRACE_OUTPUT set) or after qtrace_start().
+    const char *out = getenv("QTRACE_OUTPUT");
+    qt_enabled = out && *out;
+#endif
+}
+
+void qt_recorder_after_fork_child(void) {
+    // The child shares the parent's mapping: drop it (without touching the file) and start a
+    // trace of its own on its first event.
+    qt_thread_t *t = &qt_tls;
+    t->pos = t->end = NULL;
+    t->chunk_seq = 0;
+    t->tid = 0;
+    t->held_count = 0;
+    pthread_mutex_init(&g_rec.lock, NULL);
+    if (g_rec.state == 1) {
+        munmap(g_rec.base, g_rec.max_bytes);
+        close(g_rec.fd);
+    }
+    g_rec.state = 0;
+    g_rec.header = NULL;
+    g_rec.base = NULL;
+    g_rec.full = 0;
+    g_rec.generation++;
+}
+
+// ---- public API (qtrace_shim.h) ----
+
+int qtrace_is_enabled(void) { return qt_enabled && g_rec.state >= 0; }
+
+int qtrace_start(const char *path) {
+    pthread_mutex_lock(&g_rec.lock);
+    int ok = open_locked(path);
+    pthread_mutex_unlock(&g_rec.lock);
+    if (ok) qt_enabled = 1;
+    return ok ? 0 : -1;
+}
+
+const char *qtrace_trace_path(void) { return g_rec.state == 1 ? g_rec.path : NULL; }
+
+uint64_t qtrace_dropped_events(void) {
+    return g_rec.header ? __atomic_load_n(&g_rec.header->dropped_events, __ATOMIC_RELAXED) : 0;
+}
+
+void qtrace_finish(void) {
+    if (g_rec.state != 1) return;
+    qt_header_t *h = g_rec.header;
+    h->final_tsc = qt_now();
+    h->final_mono_ns = mono_ns(CLOCK_MONOTONIC);
+    if (h->final_mono_ns > h->init_mono_ns && h->final_tsc > h->init_tsc)
+        h->tsc_hz = (uint64_t)((double)(h->final_tsc - h->init_tsc) * 1e9 / (double)(h->final_mono_ns - h->init_mono_ns));
+    __atomic_or_fetch(&h->flags, 1, __ATOMIC_RELEASE);
+}

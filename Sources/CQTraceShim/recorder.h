@@ -1,0 +1,139 @@
+// The embedded recorder: per-thread chunks of a MAP_SHARED trace file (docs/trace-format.md).
+// Hot path: a bounds check and a few stores into the calling thread's chunk; no lock, no
+// allocation, no system call. A mutex is taken only to claim a new chunk (every 64 KiB).
+#ifndef QTRACE_RECORDER_H
+#define QTRACE_RECORDER_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define QT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define QT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define QT_HIDDEN __attribute__((visibility("hidden")))
+
+enum {
+    QT_THREAD_START = 1, QT_THREAD_EXIT = 2, QT_THREAD_NAME = 3,
+    QT_QUEUE_CREATE = 10, QT_QUEUE_INFO = 11, QT_SET_TARGET = 12, QT_SUSPEND = 13, QT_RESUME = 14,
+    QT_ACTIVATE = 15,
+    QT_ENQUEUE = 20, QT_START = 21, QT_END = 22, QT_WORKITEM_CREATE = 23, QT_WORKITEM_PERFORM = 24,
+    QT_APPLY_BEGIN = 25, QT_APPLY_END = 26, QT_APPLY_ITER_START = 27, QT_APPLY_ITER_END = 28,
+    QT_GROUP_CREATE = 30, QT_GROUP_ENTER = 31, QT_GROUP_LEAVE = 32, QT_GROUP_WAIT_BEGIN = 33,
+    QT_GROUP_WAIT_END = 34,
+    QT_SEM_CREATE = 40, QT_SEM_WAIT_BEGIN = 41, QT_SEM_WAIT_END = 42, QT_SEM_SIGNAL = 43,
+    QT_SOURCE_CREATE = 50, QT_SOURCE_SET_TIMER = 51, QT_SOURCE_SET_HANDLER = 52,
+    QT_SOURCE_CANCEL = 53, QT_SOURCE_HANDLER_BEGIN = 54, QT_SOURCE_HANDLER_END = 55,
+    QT_SOURCE_MERGE_DATA = 56,
+    QT_IO_CREATE = 60, QT_IO_READ = 61, QT_IO_WRITE = 62, QT_IO_HANDLER_BEGIN = 63,
+    QT_IO_HANDLER_END = 64, QT_IO_BARRIER = 65, QT_IO_CLOSE = 66, QT_IO_CLEANUP_BEGIN = 67,
+    QT_IO_CLEANUP_END = 68,
+    QT_MARK = 70, QT_INTERVAL_BEGIN = 71, QT_INTERVAL_END = 72,
+    QT_DEADLOCK = 80,
+};
+
+enum {
+    QT_KIND_ASYNC = 1, QT_KIND_SYNC = 2, QT_KIND_BARRIER_ASYNC = 3, QT_KIND_BARRIER_SYNC = 4,
+    QT_KIND_AFTER = 5, QT_KIND_GROUP_ASYNC = 6, QT_KIND_GROUP_NOTIFY = 7, QT_KIND_ASYNC_AND_WAIT = 8,
+    QT_KIND_BARRIER_ASYNC_AND_WAIT = 9, QT_KIND_WORKITEM_NOTIFY = 10,
+};
+
+enum { QT_EF_BARRIER = 1, QT_EF_WORKITEM = 2, QT_EF_FUNCTION = 4, QT_EF_CONCURRENCY = 8 };
+
+#define QT_MAX_STRING 4096
+#define QT_HELD_MAX 16
+
+/// Per-thread recorder state. Zero-initialised TLS: the first record claims a chunk.
+typedef struct {
+    uint8_t *pos, *end;     // free space in the current chunk
+    uint64_t id_next, id_limit;
+    uint32_t chunk_seq;
+    uint32_t generation;    // g_recorder.generation when the chunk was claimed (fork resets)
+    pid_t tid;
+    int depth;              // > 0 while the shim is calling into libdispatch (internal calls)
+    int held_count;         // queues of the items running on this thread (innermost last)
+    void *held[QT_HELD_MAX];
+} qt_thread_t;
+
+extern __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
+
+/// Process-wide switch: 1 records, 0 passes everything through.
+extern int qt_enabled;
+
+QT_HIDDEN uint64_t *qt_reserve_slow(qt_thread_t *t, size_t bytes);
+QT_HIDDEN uint64_t qt_next_id_block(void);
+QT_HIDDEN void qt_count_dropped(void);
+
+static inline uint64_t qt_now(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/// Space for a record of `bytes` (multiple of 8) in the calling thread's chunk, or NULL.
+static inline uint64_t *qt_reserve(qt_thread_t *t, size_t bytes) {
+    if (QT_LIKELY(t->pos != NULL && t->pos + bytes <= t->end)) {
+        uint64_t *p = (uint64_t *)t->pos;
+        t->pos += bytes;
+        return p;
+    }
+    return qt_reserve_slow(t, bytes);
+}
+
+/// Publishes a record: word 0 is stored last so a reader never sees half a record.
+static inline void qt_commit(uint64_t *p, unsigned type, unsigned flags8, size_t bytes, uint32_t arg) {
+    uint64_t w0 = (uint64_t)type | ((uint64_t)flags8 << 8) | ((uint64_t)bytes << 16) | ((uint64_t)arg << 32);
+    __atomic_store_n(p, w0, __ATOMIC_RELEASE);
+}
+
+static inline void qt_rec1(qt_thread_t *t, unsigned type, unsigned flags8, uint32_t arg, uint64_t a) {
+    uint64_t *p = qt_reserve(t, 24);
+    if (QT_UNLIKELY(!p)) return;
+    p[1] = qt_now(); p[2] = a;
+    qt_commit(p, type, flags8, 24, arg);
+}
+
+static inline void qt_rec2(qt_thread_t *t, unsigned type, unsigned flags8, uint32_t arg, uint64_t a, uint64_t b) {
+    uint64_t *p = qt_reserve(t, 32);
+    if (QT_UNLIKELY(!p)) return;
+    p[1] = qt_now(); p[2] = a; p[3] = b;
+    qt_commit(p, type, flags8, 32, arg);
+}
+
+static inline void qt_rec3(qt_thread_t *t, unsigned type, unsigned flags8, uint32_t arg, uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t *p = qt_reserve(t, 40);
+    if (QT_UNLIKELY(!p)) return;
+    p[1] = qt_now(); p[2] = a; p[3] = b; p[4] = c;
+    qt_commit(p, type, flags8, 40, arg);
+}
+
+static inline void qt_rec4(qt_thread_t *t, unsigned type, unsigned flags8, uint32_t arg, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+    uint64_t *p = qt_reserve(t, 48);
+    if (QT_UNLIKELY(!p)) return;
+    p[1] = qt_now(); p[2] = a; p[3] = b; p[4] = c; p[5] = d;
+    qt_commit(p, type, flags8, 48, arg);
+}
+
+/// A record with `nwords` payload words followed by a string (truncated at QT_MAX_STRING).
+QT_HIDDEN void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *words, int nwords, const char *s);
+
+/// A new unique item id (threads draw blocks of 1024 from a global counter).
+static inline uint64_t qt_next_id(qt_thread_t *t) {
+    if (QT_UNLIKELY(t->id_next == t->id_limit)) {
+        t->id_next = qt_next_id_block();
+        t->id_limit = t->id_next + 1024;
+    }
+    return t->id_next++;
+}
+
+/// Opens the trace file if needed; 1 when recording is possible.
+QT_HIDDEN int qt_recorder_open(void);
+QT_HIDDEN void qt_recorder_init_from_env(void);
+QT_HIDDEN void qt_recorder_after_fork_child(void);
+QT_HIDDEN void qt_recorder_set_main_queue(uint64_t q);
+QT_HIDDEN pid_t qt_gettid(void);
+
+#endif

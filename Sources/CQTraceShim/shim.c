@@ -1,1 +1,0 @@
-#include "qtrace_shim.h"
