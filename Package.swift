@@ -48,9 +48,12 @@ let package = Package(
         // The gallery: one executable, one scenario per argument.
         .executableTarget(name: "qtrace-samples", path: "samples/Swift"),
         // Programs the end-to-end tests record: every traced API with known counts.
-        .executableTarget(name: "qtrace-fixtures", path: "Tests/Fixtures/qtrace-fixtures"),
         .executableTarget(
-            name: "qtrace-linked-app", dependencies: ["QTrace"], path: "Tests/Fixtures/qtrace-linked-app"
+            name: "qtrace-fixtures", path: "Tests/Fixtures/qtrace-fixtures", swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "qtrace-linked-app", dependencies: ["QTrace"], path: "Tests/Fixtures/qtrace-linked-app",
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
         .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat"]),

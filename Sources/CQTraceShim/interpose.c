@@ -1213,25 +1213,23 @@ static void after_fork_child(void) { qt_recorder_after_fork_child(); }
 
 static void at_exit(void) { qtrace_finish(); }
 
-/// A linked copy of the shim (QTrace library) and a preloaded one may both be present: only
-/// the one the dynamic linker resolves first (the executable's) records.
-int qtrace_shim_instance_marker;
+/// This copy's own dispatch_async (a hidden alias binds locally, unlike the exported name).
+extern void qt_own_dispatch_async(void *, void *) __attribute__((alias("dispatch_async"), visibility("hidden")));
 
 __attribute__((constructor)) static void qt_init(void) {
     qt_resolve();
     if (real.async == NULL) return;  // no libdispatch in this process: stay inert
-    int *active = dlsym(RTLD_DEFAULT, "qtrace_shim_instance_marker");
-    if (active && active != &qtrace_shim_instance_marker) return;  // another copy records
+    // A linked copy of the shim (QTrace library, in the executable) and a preloaded one may
+    // both be present: only the copy that the dynamic linker resolves dispatch_async to
+    // records; the other just forwards.
+    if (dlsym(RTLD_DEFAULT, "dispatch_async") != (void *)qt_own_dispatch_async) return;
     void *ring = mmap(NULL, (size_t)QT_RING_SIZE * sizeof(qt_slot_t), PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     g_ring = ring == MAP_FAILED ? NULL : ring;
     pthread_key_create(&g_thread_exit_key, thread_exit_destructor);
     pthread_atfork(NULL, NULL, after_fork_child);
     atexit(at_exit);
+    // The trace file is created on the first recorded event, so processes that load
+    // libdispatch but never use it leave no file behind.
     qt_recorder_init_from_env();
-    if (qt_enabled && getenv("QTRACE_OUTPUT")) {
-        // Record the main thread first so the trace starts with it.
-        qt_thread_t *t = &qt_tls;
-        if (getpid() == qt_gettid() && qt_recorder_open()) qt_rec1(t, QT_THREAD_START, 0, 0, 0);
-    }
 }

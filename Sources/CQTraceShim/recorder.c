@@ -107,8 +107,9 @@ static uint64_t env_u64(const char *name, uint64_t fallback) {
 static void choose_path(const char *explicit_path) {
     const char *out = explicit_path ? explicit_path : getenv("QTRACE_OUTPUT");
     const char *root = getenv("QTRACE_ROOT_PPID");
-    int is_root = explicit_path != NULL ||
-        (root && (uint64_t)getppid() == env_u64("QTRACE_ROOT_PPID", 0) && g_rec.generation == 0);
+    // Without QTRACE_ROOT_PPID (set by `qtrace record`) QTRACE_OUTPUT names this process's file.
+    int is_root = explicit_path != NULL || !root || !*root ||
+        ((uint64_t)getppid() == env_u64("QTRACE_ROOT_PPID", 0) && g_rec.generation == 0);
     if (!out || !*out) {
         snprintf(g_rec.path, sizeof g_rec.path, "qtrace-%d.qtrace", (int)getpid());
         return;

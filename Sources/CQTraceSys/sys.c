@@ -1,1 +1,22 @@
 #include "qtrace_sys.h"
+#include <sys/wait.h>
+#include <time.h>
+
+uint64_t qt_sys_timestamp(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return qt_sys_monotonic_ns();
+#endif
+}
+
+uint64_t qt_sys_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int qt_sys_wifexited(int status) { return WIFEXITED(status); }
+int qt_sys_wexitstatus(int status) { return WEXITSTATUS(status); }
+int qt_sys_wifsignaled(int status) { return WIFSIGNALED(status); }
+int qt_sys_wtermsig(int status) { return WTERMSIG(status); }

@@ -1,6 +1,156 @@
+// `qtrace record`: run a program with the shim preloaded and collect its trace.
 import ArgumentParser
+import CQTraceSys
+import Foundation
+import QTraceFormat
 
 struct Record: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "(not yet implemented)")
-    func run() throws { throw ValidationError("Record is not implemented yet") }
+    static let configuration = CommandConfiguration(
+        abstract: "Run a program under the Dispatch tracer and write its trace (and HTML report).",
+        discussion: """
+        The program runs with libqtrace-shim.so preloaded (LD_PRELOAD); no source change is needed.
+        Its stdin, stdout and stderr pass through, Ctrl-C reaches it, and qtrace exits with its
+        status (128+N if it died of signal N). Child processes the program starts keep working
+        and are traced into files of their own, named TRACE.PID.qtrace beside the main trace
+        (processes that never use Dispatch write nothing).
+
+        Environment: QTRACE_SHIM overrides the shim's path; QTRACE_MAX_BYTES caps a trace file
+        (events beyond it are counted as dropped); QTRACE_CHUNK_KB sets the per-thread buffer.
+        """
+    )
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Trace file to write.", valueName: "path"))
+    var output: String?
+
+    @Flag(name: .long, help: "Do not write the HTML report.")
+    var noReport = false
+
+    @Option(name: .long, help: ArgumentHelp("Maximum trace size in MiB; later events are counted as dropped.", valueName: "MiB"))
+    var maxSize: UInt64?
+
+    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+    var quiet = false
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
+    var command: [String] = []
+
+    mutating func validate() throws {
+        if command.first == "--" { command.removeFirst() }
+        guard !command.isEmpty else { throw ValidationError("missing program: use qtrace record -- PROGRAM [ARGS...]") }
+    }
+
+    func run() throws {
+        let shim = try ShimLocator.find()
+        let tracePath = output ?? Record.defaultTracePath(for: command[0])
+        try Record.prepareOutput(tracePath)
+        var env = ProcessInfo.processInfo.environment
+        env["LD_PRELOAD"] = [shim, env["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
+        env["QTRACE_OUTPUT"] = tracePath
+        env["QTRACE_ROOT_PPID"] = String(getpid())
+        if let maxSize { env["QTRACE_MAX_BYTES"] = String(maxSize * 1024 * 1024) }
+
+        let status = try ChildProcess.run(command, environment: env)
+        let traces = Record.collectTraces(mainPath: tracePath)
+        for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
+        if !quiet { Record.printSummary(traces: traces, mainPath: tracePath) }
+        if !noReport, FileManager.default.fileExists(atPath: tracePath) {
+            let reportPath = Record.reportPath(for: tracePath)
+            do {
+                try ReportGeneration.write(tracePaths: [tracePath], to: reportPath, progress: !quiet)
+                if !quiet, FileManager.default.fileExists(atPath: reportPath) { printErr("qtrace: report: \(reportPath)") }
+            } catch {
+                printErr("qtrace: error: could not write the report: \(error)")
+            }
+        }
+        throw ExitCode(status)
+    }
+
+    static func defaultTracePath(for program: String) -> String {
+        let name = URL(fileURLWithPath: program).lastPathComponent
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        return "qtrace-\(name)-\(formatter.string(from: Date())).qtrace"
+    }
+
+    static func reportPath(for tracePath: String) -> String {
+        tracePath.hasSuffix(".qtrace") ? String(tracePath.dropLast(7)) + ".html" : tracePath + ".html"
+    }
+
+    /// Removes a previous trace (and its per-process siblings) so stale files are not mistaken
+    /// for this run's.
+    static func prepareOutput(_ path: String) throws {
+        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard FileManager.default.isWritableFile(atPath: dir.isEmpty ? "." : dir) else {
+            throw ValidationError("cannot write the trace: directory '\(dir)' is not writable (choose another with -o)")
+        }
+        for old in [path] + siblingTraces(of: path) { try? FileManager.default.removeItem(atPath: old) }
+    }
+
+    /// The traces of this run: the main one and one per other process (TRACE.PID.qtrace).
+    static func collectTraces(mainPath: String) -> [String] {
+        var result: [String] = []
+        if FileManager.default.fileExists(atPath: mainPath) { result.append(mainPath) }
+        return result + siblingTraces(of: mainPath)
+    }
+
+    static func siblingTraces(of path: String) -> [String] {
+        let url = URL(fileURLWithPath: path)
+        let dir = url.deletingLastPathComponent().path
+        let base = url.lastPathComponent.hasSuffix(".qtrace") ? String(url.lastPathComponent.dropLast(7)) : url.lastPathComponent
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir)) ?? []
+        return names.filter { name in
+            guard name.hasPrefix(base + "."), name.hasSuffix(".qtrace") else { return false }
+            let middle = name.dropFirst(base.count + 1).dropLast(7)
+            return !middle.isEmpty && middle.allSatisfy(\.isNumber)
+        }.sorted().map { (dir.isEmpty ? "" : dir + "/") + $0 }
+    }
+
+    static func printSummary(traces: [String], mainPath: String) {
+        if traces.isEmpty {
+            printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
+            return
+        }
+        for path in traces {
+            do {
+                let trace = try TraceFile(path: path)
+                var queues = 0
+                trace.forEachEvent { e in if e.type == .queueCreate || e.type == .queueInfo { queues += 1 } }
+                printErr("qtrace: trace: \(path)")
+                printErr("qtrace: \(trace.eventCount) events, \(queues) queues, \(trace.threads.count) threads, \(trace.header.droppedEvents) dropped")
+            } catch {
+                printErr("qtrace: error: \(path): \(error)")
+            }
+        }
+    }
+}
+
+func printErr(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// Finds libqtrace-shim.so: $QTRACE_SHIM, beside the qtrace executable, or in ../lib/qtrace.
+enum ShimLocator {
+    static let fileName = "libqtrace-shim.so"
+
+    static func find() throws -> String {
+        if let explicit = ProcessInfo.processInfo.environment["QTRACE_SHIM"], !explicit.isEmpty {
+            guard FileManager.default.fileExists(atPath: explicit) else {
+                throw ValidationError("QTRACE_SHIM=\(explicit) does not exist")
+            }
+            return absolute(explicit)
+        }
+        let exeDir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let selfExe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for dir in [selfExe, exeDir] {
+            for candidate in [dir.appendingPathComponent(fileName), dir.appendingPathComponent("../lib/qtrace/\(fileName)")] {
+                if FileManager.default.fileExists(atPath: candidate.path) { return candidate.standardizedFileURL.path }
+            }
+        }
+        throw ValidationError("\(fileName) not found next to qtrace: build it with `make build` (or set QTRACE_SHIM=/path/to/\(fileName))")
+    }
+
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
 }

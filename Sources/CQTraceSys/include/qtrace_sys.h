@@ -1,1 +1,16 @@
+// Small system helpers for qtrace's Swift side (not the interposer).
+#ifndef QTRACE_SYS_H
+#define QTRACE_SYS_H
+#include <stdint.h>
 
+/// The same clock the shim records (TSC on x86-64), for end-of-run calibration pairs.
+uint64_t qt_sys_timestamp(void);
+/// CLOCK_MONOTONIC in nanoseconds.
+uint64_t qt_sys_monotonic_ns(void);
+/// Whether the status from waitpid means "exited", and the value; or "signalled" and the signal.
+int qt_sys_wifexited(int status);
+int qt_sys_wexitstatus(int status);
+int qt_sys_wifsignaled(int status);
+int qt_sys_wtermsig(int status);
+
+#endif

@@ -1,1 +1,275 @@
-print("fixtures")
+// Programs the end-to-end tests record. Each scenario uses the Dispatch API a known number of
+// times so the tests can assert the exact events (see Tests/QTraceRecordTests).
+import Dispatch
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+setvbuf(stdout, nil, _IOLBF, 0)
+
+/// Every traced API once or a few times, with counts the tests assert.
+func allAPIs() {
+    let serial = DispatchQueue(label: "fx.serial")
+    let concurrent = DispatchQueue(label: "fx.concurrent", qos: .utility, attributes: .concurrent)
+    let child = DispatchQueue(label: "fx.child", target: serial)
+    let group = DispatchGroup()
+    var counter = 0
+
+    for _ in 0..<10 { serial.async { counter += 1 } }                 // 10 async
+    for _ in 0..<5 { serial.sync { counter += 1 } }                   // 5 sync
+    for _ in 0..<4 { concurrent.async { usleep(1000) } }              // 4 async
+    for _ in 0..<3 { concurrent.async(flags: .barrier) { usleep(500) } } // 3 barrier (work items)
+    for _ in 0..<2 { concurrent.sync(flags: .barrier) { counter += 1 } } // 2 barrier sync (work items)
+    child.async { counter += 1 }                                      // 1 async on the child
+    let workItem = DispatchWorkItem(flags: .barrier) { counter += 1 }
+    concurrent.async(execute: workItem)                               // 1 work item
+    workItem.wait()
+
+    let afterDone = DispatchSemaphore(value: 0)
+    serial.asyncAfter(deadline: .now() + .milliseconds(10)) { afterDone.signal() } // 1 after
+    afterDone.wait()
+
+    DispatchQueue.concurrentPerform(iterations: 8) { _ in usleep(100) } // apply of 8
+
+    for _ in 0..<3 { concurrent.async(group: group) { usleep(200) } }  // 3 group async
+    group.enter(); group.enter()                                       // 2 enter
+    DispatchQueue.global().async { group.leave() }                     // 1 global async
+    DispatchQueue.global(qos: .userInitiated).async { group.leave() }  // 1 global async
+    let notified = DispatchSemaphore(value: 0)
+    group.notify(queue: serial) { notified.signal() }                  // 1 notify
+    _ = group.wait(timeout: .distantFuture)                            // 1 group wait (ok)
+    notified.wait()
+
+    let sem = DispatchSemaphore(value: 1)
+    sem.wait()                                                         // does not block
+    let timedOut = sem.wait(timeout: .now() + .milliseconds(5))        // times out
+    precondition(timedOut == .timedOut)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { sem.signal() }
+    sem.wait()                                                         // blocks
+    sem.signal()                        // libdispatch traps if a semaphore dies below its start value
+
+    serial.suspend()
+    serial.async { counter += 1 }                                      // 1 async while suspended
+    serial.resume()
+    serial.sync { }                                                    // 1 sync
+
+    timerSource(on: serial)
+    dataSource(on: serial)
+    readSource()
+    dispatchIO()
+    serial.sync { print("allapis counter=\(counter)") }
+}
+
+/// A timer that fires three times, is cancelled, and runs its cancel handler.
+func timerSource(on queue: DispatchQueue) {
+    let done = DispatchSemaphore(value: 0)
+    let timer = DispatchSource.makeTimerSource(queue: queue)
+    var fires = 0
+    timer.schedule(deadline: .now() + .milliseconds(2), repeating: .milliseconds(5), leeway: .milliseconds(1))
+    timer.setEventHandler {
+        fires += 1
+        if fires == 3 { timer.cancel() }
+    }
+    timer.setCancelHandler { done.signal() }
+    timer.resume()
+    done.wait()
+}
+
+/// A data-add source merged 5 times from one thread; handler runs coalesce.
+func dataSource(on queue: DispatchQueue) {
+    let source = DispatchSource.makeUserDataAddSource(queue: queue)
+    var total: UInt = 0
+    let done = DispatchSemaphore(value: 0)
+    source.setEventHandler {
+        total += source.data
+        if total == 5 { done.signal() }
+    }
+    source.activate()
+    for _ in 0..<5 { source.add(data: 1) }
+    done.wait()
+    source.cancel()
+}
+
+/// A read source on a pipe, fired by one write.
+func readSource() {
+    var fds: [Int32] = [0, 0]
+    precondition(pipe(&fds) == 0)
+    let queue = DispatchQueue(label: "fx.read")
+    let source = DispatchSource.makeReadSource(fileDescriptor: fds[0], queue: queue)
+    let done = DispatchSemaphore(value: 0)
+    source.setEventHandler {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        _ = read(fds[0], &buffer, 64)
+        source.cancel()
+    }
+    source.setCancelHandler {
+        close(fds[0])
+        done.signal()
+    }
+    source.resume()
+    _ = write(fds[1], "ping", 4)
+    done.wait()
+    close(fds[1])
+}
+
+/// Writes a file through a stream channel, then reads it back through a random channel.
+func dispatchIO() {
+    let path = NSTemporaryDirectory() + "qtrace-fx-\(getpid()).bin"
+    let queue = DispatchQueue(label: "fx.io")
+    let done = DispatchSemaphore(value: 0)
+    let payload = [UInt8](repeating: 0x61, count: 100_000)
+    let writer = DispatchIO(type: .stream, path: path, oflag: O_WRONLY | O_CREAT | O_TRUNC, mode: 0o644, queue: queue) { _ in
+        done.signal()
+    }!
+    payload.withUnsafeBytes { bytes in
+        writer.write(offset: 0, data: DispatchData(bytes: bytes), queue: queue) { finished, _, _ in
+            if finished { writer.close() }
+        }
+    }
+    done.wait()
+    var read = 0
+    let reader = DispatchIO(type: .random, path: path, oflag: O_RDONLY, mode: 0, queue: queue) { _ in done.signal() }!
+    reader.read(offset: 0, length: 100_000, queue: queue) { finished, data, _ in
+        read += data?.count ?? 0
+        if finished { reader.close() }
+    }
+    done.wait()
+    unlink(path)
+    print("io read=\(read)")
+}
+
+/// `threads` threads each submit `perThread` empty items to one serial queue.
+func stress(threads: Int, perThread: Int) {
+    let queue = DispatchQueue(label: "fx.stress")
+    let group = DispatchGroup()
+    var ran = 0
+    let submitters = (0..<threads).map { _ in
+        Thread {
+            for _ in 0..<perThread { queue.async { ran += 1 } }
+            group.leave()
+        }
+    }
+    for thread in submitters { group.enter(); thread.start() }
+    group.wait()
+    queue.sync { print("stress ran=\(ran)") }
+}
+
+/// Submits items forever; the test kills it with SIGKILL.
+func spin() {
+    let queue = DispatchQueue(label: "fx.spin")
+    var n = 0
+    while true {
+        queue.async { n += 1 }
+        if n == 1000 { print("ready"); n += 1 }
+        usleep(10)
+    }
+}
+
+/// A TaskGroup and an actor: Swift Concurrency jobs reach Dispatch through dispatch_async_f.
+actor Tally { var n = 0; func add(_ k: Int) { n += k } }
+
+func swiftConcurrency() {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let tally = Tally()
+        await withTaskGroup(of: Int.self) { group in
+            for i in 0..<10 { group.addTask { i } }
+            for await v in group { await tally.add(v) }
+        }
+        print("tasks sum=\(await tally.n)")
+        done.signal()
+    }
+    done.wait()
+}
+
+/// sync onto the current serial queue: the shim reports it at once. (libdispatch on Linux then
+/// traps with "dispatch_sync called on queue already owned by current thread"; a watchdog ends
+/// the program should it hang instead.)
+func deadlock() {
+    let queue = DispatchQueue(label: "fx.deadlock")
+    queue.async { queue.sync { print("unreachable") } }
+    let never = DispatchSemaphore(value: 0)
+    _ = never.wait(timeout: .now() + .milliseconds(500))
+    print("deadlock watchdog fired")
+    exit(0)
+}
+
+/// Work, then abort(): the trace must still hold everything recorded before.
+func crash() {
+    let queue = DispatchQueue(label: "fx.crash")
+    for _ in 0..<100 { queue.async { } }
+    queue.sync { }
+    print("aborting")
+    abort()
+}
+
+/// fork(): the child uses Dispatch too and must get its own trace file.
+func forkChild() {
+    let queue = DispatchQueue(label: "fx.parent")
+    queue.sync { }
+    let pid = fork()
+    if pid == 0 {
+        let q = DispatchQueue(label: "fx.forked")
+        q.sync { }
+        _exit(0)
+    }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    print("fork child exited")
+}
+
+/// Runs a shell child that runs this program again (child processes keep working).
+func spawnChild() {
+    let queue = DispatchQueue(label: "fx.spawner")
+    queue.sync { }
+    let me = CommandLine.arguments[0]
+    let rc = system("'\(me)' exit-code 0 > /dev/null")
+    print("child rc=\(rc)")
+}
+
+/// Cost per item with and without the shim is measured by the benchmark; this is the load.
+func benchEmpty(items: Int) {
+    let queue = DispatchQueue(label: "fx.bench")
+    let start = DispatchTime.now().uptimeNanoseconds
+    for _ in 0..<items { queue.async { } }
+    queue.sync { }
+    let ns = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(items)
+    print(String(format: "empty-async ns/item %.1f", ns))
+}
+
+/// Items of about 10 µs of computation each, on a serial queue.
+func benchRealistic(items: Int) {
+    let queue = DispatchQueue(label: "fx.bench.realistic")
+    var sink: UInt64 = 0
+    let start = DispatchTime.now().uptimeNanoseconds
+    for _ in 0..<items {
+        queue.async {
+            let until = DispatchTime.now().uptimeNanoseconds + 10_000
+            var x: UInt64 = 1
+            while DispatchTime.now().uptimeNanoseconds < until { x = x &* 6364136223846793005 &+ 1 }
+            sink &+= x
+        }
+    }
+    queue.sync { }
+    let ns = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(items)
+    print(String(format: "realistic-10us ns/item %.1f", ns), sink == 42 ? "" : "")
+}
+
+let args = Array(CommandLine.arguments.dropFirst())
+switch args.first ?? "" {
+case "all-apis": allAPIs()
+case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250_000)
+case "spin": spin()
+case "swift-concurrency": swiftConcurrency()
+case "deadlock": deadlock()
+case "crash": crash()
+case "fork": forkChild()
+case "spawn-child": spawnChild()
+case "exit-code": exit(Int32(args.count > 1 ? Int(args[1]) ?? 0 : 0))
+case "bench-empty": benchEmpty(items: args.count > 1 ? Int(args[1]) ?? 1_000_000 : 1_000_000)
+case "bench-realistic": benchRealistic(items: args.count > 1 ? Int(args[1]) ?? 100_000 : 100_000)
+default:
+    FileHandle.standardError.write(Data("qtrace-fixtures: unknown scenario '\(args.first ?? "")'\n".utf8))
+    exit(2)
+}

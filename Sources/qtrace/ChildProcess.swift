@@ -1,0 +1,58 @@
+// Runs the traced program as a child: same stdin/stdout/stderr, signals reach it, and its
+// exit status becomes ours.
+import ArgumentParser
+import CQTraceSys
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The child to forward SIGTERM/SIGHUP to (a signal handler cannot capture context).
+nonisolated(unsafe) private var forwardTarget: pid_t = 0
+
+enum ChildProcess {
+    /// Runs `argv` with `environment` and returns its status: the exit code, or 128+N when it
+    /// died of signal N.
+    static func run(_ argv: [String], environment: [String: String]) throws -> Int32 {
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        // The child starts with default dispositions whatever ours are.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for sig in [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, sig) }
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETSIGDEF))
+
+        let cArgs = argv.map { strdup($0) } + [nil]
+        let cEnv = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (cArgs + cEnv).forEach { free($0) } }
+
+        installSignalHandlers()
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, argv[0], nil, &attr, cArgs, cEnv)
+        guard rc == 0 else {
+            printErr("qtrace: error: cannot run '\(argv[0])': \(String(cString: strerror(rc))) (check the path, or that it is executable)")
+            throw ExitCode(rc == ENOENT ? 127 : 126)
+        }
+        forwardTarget = pid
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { throw ValidationError("waitpid failed: \(String(cString: strerror(errno)))") }
+        }
+        forwardTarget = 0
+        if qt_sys_wifexited(status) != 0 { return qt_sys_wexitstatus(status) }
+        if qt_sys_wifsignaled(status) != 0 { return 128 + qt_sys_wtermsig(status) }
+        return 1
+    }
+
+    /// Ctrl-C and Ctrl-\ go to the whole foreground process group, so the child gets them from
+    /// the terminal; qtrace only has to survive them to finish the trace. SIGTERM and SIGHUP
+    /// sent to qtrace alone are passed on.
+    private static func installSignalHandlers() {
+        signal(SIGINT) { _ in }
+        signal(SIGQUIT) { _ in }
+        signal(SIGTERM) { sig in if forwardTarget > 0 { kill(forwardTarget, sig) } }
+        signal(SIGHUP) { sig in if forwardTarget > 0 { kill(forwardTarget, sig) } }
+    }
+}
