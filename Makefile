@@ -43,7 +43,7 @@ test: build
 
 bench:
 	@$(MAKE) --no-print-directory build CONFIG=release
-	bash scripts/bench-record.sh
+	python3 scripts/bench-record.py $(shell $(SWIFT) build -c release --show-bin-path)
 
 clean:
 	rm -rf .build $(OUT)

@@ -57,7 +57,10 @@ let package = Package(
         ),
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
         .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
-        .testTarget(name: "QTraceRecordTests", dependencies: ["QTraceFormat", "QTraceAnalysis"]),
+        .testTarget(
+            name: "QTraceRecordTests",
+            dependencies: ["QTraceFormat", "qtrace", "qtrace-fixtures", "qtrace-linked-app"]
+        ),
         .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"]),
     ]
 )

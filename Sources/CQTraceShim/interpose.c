@@ -442,7 +442,7 @@ static inline void submit_async(qt_thread_t *t, unsigned kind, unsigned flags8, 
                                 int is_block, uint64_t extra, void (*real_f)(void *, void *, qt_fn_t)) {
     uint64_t id = qt_next_id(t);
     qt_slot_t *s = slot_alloc(id);
-    if (QT_UNLIKELY(!s)) { qt_count_dropped(); return; }
+    if (QT_UNLIKELY(!s)) { qt_count_dropped(QT_ENQUEUE); return; }
     s->work = is_block ? _Block_copy(work) : work;
     s->ctx = ctx;
     s->queue = q;
@@ -531,7 +531,7 @@ static void after_f_real(uint64_t when, void *q, void *ctx, qt_fn_t fn) { real.a
 static void submit_after(qt_thread_t *t, unsigned flags8, uint64_t when, void *q, void *work, void *ctx, int is_block) {
     uint64_t id = qt_next_id(t);
     qt_slot_t *s = slot_alloc(id);
-    if (!s) { qt_count_dropped(); return; }
+    if (!s) { qt_count_dropped(QT_ENQUEUE); return; }
     s->work = is_block ? _Block_copy(work) : work;
     s->ctx = ctx;
     s->queue = q;
@@ -607,7 +607,7 @@ static void group_submit(qt_thread_t *t, unsigned kind, unsigned flags8, void *g
                          int is_block, void (*real_f)(void *, void *, void *, qt_fn_t)) {
     uint64_t id = qt_next_id(t);
     qt_slot_t *s = slot_alloc(id);
-    if (!s) { qt_count_dropped(); return; }
+    if (!s) { qt_count_dropped(QT_ENQUEUE); return; }
     s->work = is_block ? _Block_copy(work) : work;
     s->ctx = ctx;
     s->queue = q;

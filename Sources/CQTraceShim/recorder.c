@@ -19,7 +19,7 @@
 
 #define QT_HEADER_SIZE 4096u
 #define QT_DEFAULT_CHUNK (64u * 1024u)
-#define QT_GROW_STEP (1u << 20)
+#define QT_GROW_STEP (4u << 20)
 #define QT_DEFAULT_MAX_BYTES (4ull << 30)
 #define QT_CHUNK_MAGIC 0x4B484351u
 
@@ -44,9 +44,10 @@ typedef struct {
     uint64_t exit_status;
     uint64_t shim_overhead_ns;
     uint64_t tsc_hz;
+    uint64_t dropped_enqueue, dropped_start, dropped_end;  // part of dropped_events, by type
 } qt_header_t;
 
-_Static_assert(sizeof(qt_header_t) == 144, "header layout");
+_Static_assert(sizeof(qt_header_t) == 168, "header layout");
 
 typedef struct {
     uint32_t magic;
@@ -85,8 +86,14 @@ static uint64_t mono_ns(clockid_t clock) {
 
 uint64_t qt_next_id_block(void) { return __atomic_fetch_add(&g_rec.id_counter, 1024, __ATOMIC_RELAXED); }
 
-void qt_count_dropped(void) {
-    if (g_rec.header) __atomic_fetch_add(&g_rec.header->dropped_events, 1, __ATOMIC_RELAXED);
+void qt_count_dropped(unsigned type) {
+    qt_header_t *h = g_rec.header;
+    if (!h) return;
+    __atomic_fetch_add(&h->dropped_events, 1, __ATOMIC_RELAXED);
+    // Per-type counts let a reader account for every work item: recorded + dropped = submitted.
+    if (type == QT_ENQUEUE) __atomic_fetch_add(&h->dropped_enqueue, 1, __ATOMIC_RELAXED);
+    else if (type == QT_START) __atomic_fetch_add(&h->dropped_start, 1, __ATOMIC_RELAXED);
+    else if (type == QT_END) __atomic_fetch_add(&h->dropped_end, 1, __ATOMIC_RELAXED);
 }
 
 void qt_recorder_set_main_queue(uint64_t q) {
@@ -182,6 +189,9 @@ static int grow_file(uint64_t need) {
     int rc = posix_fallocate(g_rec.fd, (off_t)g_rec.file_size, (off_t)(size - g_rec.file_size));
     if (rc == EOPNOTSUPP || rc == EINVAL) rc = ftruncate(g_rec.fd, (off_t)size) == 0 ? 0 : errno;
     if (rc != 0) return 0;
+    // Fault the new pages in with one call: a first touch per page on the hot path costs a
+    // page fault (and a page-cache lookup) each, several ns per event.
+    madvise(g_rec.base + g_rec.file_size, size - g_rec.file_size, 23 /* MADV_POPULATE_WRITE */);
     g_rec.file_size = size;
     return 1;
 }
@@ -240,13 +250,13 @@ static void claim_chunk_locked(qt_thread_t *t) {
     t->generation = g_rec.generation;
 }
 
-uint64_t *qt_reserve_slow(qt_thread_t *t, size_t bytes) {
+uint64_t *qt_reserve_slow(qt_thread_t *t, size_t bytes, unsigned type) {
     if (!qt_recorder_open()) return NULL;
-    if (g_rec.full) { qt_count_dropped(); return NULL; }
+    if (g_rec.full) { qt_count_dropped(type); return NULL; }
     pthread_mutex_lock(&g_rec.lock);
     claim_chunk_locked(t);
     pthread_mutex_unlock(&g_rec.lock);
-    if (!t->pos || t->pos + bytes > t->end) { qt_count_dropped(); return NULL; }
+    if (!t->pos || t->pos + bytes > t->end) { qt_count_dropped(type); return NULL; }
     uint64_t *p = (uint64_t *)t->pos;
     t->pos += bytes;
     return p;
@@ -257,7 +267,7 @@ void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *
     unsigned flags8 = 0;
     if (len > QT_MAX_STRING) { len = QT_MAX_STRING; flags8 = 0x80; }
     size_t bytes = 16 + 8 * (size_t)nwords + ((4 + len + 7) & ~(size_t)7);
-    uint64_t *p = qt_reserve(t, bytes);
+    uint64_t *p = qt_reserve(t, bytes, type);
     if (!p) return;
     p[1] = qt_now();
     for (int i = 0; i < nwords; i++) p[2 + i] = words[i];

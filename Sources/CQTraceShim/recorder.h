@@ -59,9 +59,10 @@ extern __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
 /// Process-wide switch: 1 records, 0 passes everything through.
 extern int qt_enabled;
 
-QT_HIDDEN uint64_t *qt_reserve_slow(qt_thread_t *t, size_t bytes);
+QT_HIDDEN uint64_t *qt_reserve_slow(qt_thread_t *t, size_t bytes, unsigned type);
 QT_HIDDEN uint64_t qt_next_id_block(void);
-QT_HIDDEN void qt_count_dropped(void);
+/// Counts an event that could not be recorded (type 0: unknown).
+QT_HIDDEN void qt_count_dropped(unsigned type);
 
 static inline uint64_t qt_now(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -74,13 +75,13 @@ static inline uint64_t qt_now(void) {
 }
 
 /// Space for a record of `bytes` (multiple of 8) in the calling thread's chunk, or NULL.
-static inline uint64_t *qt_reserve(qt_thread_t *t, size_t bytes) {
+static inline uint64_t *qt_reserve(qt_thread_t *t, size_t bytes, unsigned type) {
     if (QT_LIKELY(t->pos != NULL && t->pos + bytes <= t->end)) {
         uint64_t *p = (uint64_t *)t->pos;
         t->pos += bytes;
         return p;
     }
-    return qt_reserve_slow(t, bytes);
+    return qt_reserve_slow(t, bytes, type);
 }
 
 /// Publishes a record: word 0 is stored last so a reader never sees half a record.
@@ -90,28 +91,28 @@ static inline void qt_commit(uint64_t *p, unsigned type, unsigned flags8, size_t
 }
 
 static inline void qt_rec1(qt_thread_t *t, unsigned type, unsigned flags8, uint32_t arg, uint64_t a) {
-    uint64_t *p = qt_reserve(t, 24);
+    uint64_t *p = qt_reserve(t, 24, type);
     if (QT_UNLIKELY(!p)) return;
     p[1] = qt_now(); p[2] = a;
     qt_commit(p, type, flags8, 24, arg);
 }
 
 static inline void qt_rec2(qt_thread_t *t, unsigned type, unsigned flags8, uint32_t arg, uint64_t a, uint64_t b) {
-    uint64_t *p = qt_reserve(t, 32);
+    uint64_t *p = qt_reserve(t, 32, type);
     if (QT_UNLIKELY(!p)) return;
     p[1] = qt_now(); p[2] = a; p[3] = b;
     qt_commit(p, type, flags8, 32, arg);
 }
 
 static inline void qt_rec3(qt_thread_t *t, unsigned type, unsigned flags8, uint32_t arg, uint64_t a, uint64_t b, uint64_t c) {
-    uint64_t *p = qt_reserve(t, 40);
+    uint64_t *p = qt_reserve(t, 40, type);
     if (QT_UNLIKELY(!p)) return;
     p[1] = qt_now(); p[2] = a; p[3] = b; p[4] = c;
     qt_commit(p, type, flags8, 40, arg);
 }
 
 static inline void qt_rec4(qt_thread_t *t, unsigned type, unsigned flags8, uint32_t arg, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-    uint64_t *p = qt_reserve(t, 48);
+    uint64_t *p = qt_reserve(t, 48, type);
     if (QT_UNLIKELY(!p)) return;
     p[1] = qt_now(); p[2] = a; p[3] = b; p[4] = c; p[5] = d;
     qt_commit(p, type, flags8, 48, arg);

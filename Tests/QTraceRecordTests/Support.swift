@@ -1,0 +1,147 @@
+// Shared helpers for the end-to-end tests: locating the built programs and the shim, running
+// programs with and without tracing, and summarising traces.
+import Foundation
+import QTraceFormat
+import XCTest
+
+enum Paths {
+    /// The build products directory (the test bundle lives there).
+    static let bin: URL = {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var dir = exe.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: dir.appendingPathComponent("qtrace").path),
+              dir.path != "/" {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir
+    }()
+
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static var qtrace: String { bin.appendingPathComponent("qtrace").path }
+    static var fixtures: String { bin.appendingPathComponent("qtrace-fixtures").path }
+    static var samples: String { bin.appendingPathComponent("qtrace-samples").path }
+    static var linkedApp: String { bin.appendingPathComponent("qtrace-linked-app").path }
+
+    /// The preloadable shim: $QTRACE_SHIM, the one `make` put beside the binaries, or one built
+    /// here with cc from the sources (so `swift test` alone works).
+    static let shim: String = {
+        if let env = ProcessInfo.processInfo.environment["QTRACE_SHIM"], FileManager.default.fileExists(atPath: env) {
+            return env
+        }
+        let beside = bin.appendingPathComponent("libqtrace-shim.so").path
+        if FileManager.default.fileExists(atPath: beside) { return beside }
+        let src = repo.appendingPathComponent("Sources/CQTraceShim")
+        let out = beside
+        let result = run(["/usr/bin/env", "cc", "-O2", "-fPIC", "-shared", "-DQTRACE_PRELOAD=1",
+                          "-I", src.appendingPathComponent("include").path,
+                          src.appendingPathComponent("recorder.c").path, src.appendingPathComponent("interpose.c").path,
+                          "-o", out, "-ldl", "-lpthread"])
+        precondition(result.status == 0, "building the shim failed: \(result.stderr)")
+        return out
+    }()
+
+    static func tempDir(_ name: String) -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qtrace-tests-\(getpid())/\(name)")
+        try? FileManager.default.removeItem(at: dir)
+        try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+}
+
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs a program to completion, capturing its output. `timeout` kills it (SIGKILL) if needed.
+@discardableResult
+func run(_ argv: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) -> RunResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: argv[0])
+    process.arguments = Array(argv.dropFirst())
+    var env = ProcessInfo.processInfo.environment
+    for key in ["LD_PRELOAD", "QTRACE_OUTPUT", "QTRACE_ROOT_PPID"] { env.removeValue(forKey: key) }
+    env.merge(environment) { $1 }
+    process.environment = env
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = FileHandle.nullDevice
+    var stdoutData = Data(), stderrData = Data()
+    let readers = DispatchGroup()
+    readers.enter()
+    DispatchQueue.global().async { stdoutData = out.fileHandleForReading.readDataToEndOfFile(); readers.leave() }
+    readers.enter()
+    DispatchQueue.global().async { stderrData = err.fileHandleForReading.readDataToEndOfFile(); readers.leave() }
+    do { try process.run() } catch { return RunResult(status: -1, stdout: "", stderr: "\(error)") }
+    let deadline = Date().addingTimeInterval(timeout)
+    while process.isRunning && Date() < deadline { usleep(10_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+    readers.wait()
+    let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    return RunResult(status: status, stdout: String(decoding: stdoutData, as: UTF8.self),
+                     stderr: String(decoding: stderrData, as: UTF8.self))
+}
+
+/// Records `argv` with `qtrace record` into `dir/name.qtrace`.
+func record(_ argv: [String], in dir: URL, name: String = "trace", extraArgs: [String] = [],
+            environment: [String: String] = [:]) -> (RunResult, String) {
+    let path = dir.appendingPathComponent("\(name).qtrace").path
+    let result = run([Paths.qtrace, "record", "--no-report", "-o", path] + extraArgs + ["--"] + argv,
+                     environment: ["QTRACE_SHIM": Paths.shim].merging(environment) { $1 })
+    return (result, path)
+}
+
+/// What the tests assert about a trace.
+struct TraceSummary {
+    var events: [Event] = []
+    var counts: [EventType: Int] = [:]
+    var labels: [UInt64: String] = [:]      // queue address -> label
+    var header: TraceHeader
+
+    init(path: String) throws {
+        let trace = try TraceFile(path: path)
+        header = trace.header
+        events = trace.readAllEvents()
+        for e in events {
+            counts[e.type, default: 0] += 1
+            if e.type == .queueCreate || e.type == .queueInfo { labels[e.a] = e.string ?? "" }
+        }
+    }
+
+    func count(_ type: EventType) -> Int { counts[type] ?? 0 }
+
+    func queue(_ label: String) -> UInt64? { labels.first { $0.value == label }?.key }
+
+    func enqueues(on label: String) -> [Event] {
+        guard let q = queue(label) else { return [] }
+        return events.filter { $0.type == .enqueue && $0.b == q }
+    }
+
+    /// Per item id: (enqueue, start, end) events.
+    func items() -> [UInt64: (enqueue: Event?, start: Event?, end: Event?)] {
+        var map: [UInt64: (enqueue: Event?, start: Event?, end: Event?)] = [:]
+        for e in events {
+            switch e.type {
+            case .enqueue: map[e.a, default: (nil, nil, nil)].enqueue = e
+            case .start: map[e.a, default: (nil, nil, nil)].start = e
+            case .end: map[e.a, default: (nil, nil, nil)].end = e
+            default: break
+            }
+        }
+        return map
+    }
+}
+
+/// A header counter by offset (docs/trace-format.md), read straight from the file.
+func headerU64(_ path: String, offset: Int) -> UInt64 {
+    guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
+    defer { try? handle.close() }
+    try? handle.seek(toOffset: UInt64(offset))
+    let data = handle.readData(ofLength: 8)
+    return data.count == 8 ? data.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } : 0
+}
