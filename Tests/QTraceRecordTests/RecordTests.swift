@@ -7,7 +7,7 @@ final class RecordTests: XCTestCase {
     /// Every traced API with known counts: exact events, linked items, labels, no internal calls.
     func testAllAPIsExactEvents() throws {
         let dir = Paths.tempDir("all-apis")
-        let plain = run([Paths.fixtures, "all-apis"])
+        let plain = runProgram([Paths.fixtures, "all-apis"])
         let (traced, path) = record([Paths.fixtures, "all-apis"], in: dir)
         XCTAssertEqual(plain.status, 0)
         XCTAssertEqual(traced.status, plain.status)
@@ -139,11 +139,11 @@ final class RecordTests: XCTestCase {
         let dir = Paths.tempDir("c-blocks")
         let exe = dir.appendingPathComponent("blocks_demo").path
         let toolchain = "/opt/swift/usr"
-        let build = run(["\(toolchain)/bin/clang", "-fblocks", "-I\(toolchain)/lib/swift",
+        let build = runProgram(["\(toolchain)/bin/clang", "-fblocks", "-I\(toolchain)/lib/swift",
                          "-L\(toolchain)/lib/swift/linux", "-Wl,-rpath,\(toolchain)/lib/swift/linux",
                          source, "-ldispatch", "-lBlocksRuntime", "-o", exe])
         XCTAssertEqual(build.status, 0, build.stderr)
-        let plain = run([exe])
+        let plain = runProgram([exe])
         let (traced, path) = record([exe], in: dir)
         XCTAssertEqual(plain.status, 0)
         XCTAssertEqual(traced.status, 0)
@@ -167,6 +167,9 @@ final class RecordTests: XCTestCase {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
+        // Never wait forever: the watchdog kills the program if "ready" does not come.
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { kill(pid, SIGKILL) }
         let line = out.fileHandleForReading.availableDataUntil(contains: "ready", timeout: 60)
         XCTAssertTrue(line.contains("ready"))
         kill(process.processIdentifier, SIGKILL)
@@ -176,7 +179,7 @@ final class RecordTests: XCTestCase {
         // Read as the process left it (not finalized), then as `qtrace record` would finish it.
         let raw = try TraceSummary(path: path)
         XCTAssertFalse(raw.header.flags.contains(.finalizedByProcess))
-        XCTAssertGreaterThanOrEqual(raw.enqueues(on: "fx.spin").count, 1000)
+        XCTAssertGreaterThanOrEqual(raw.enqueues(on: "fx.spin").count, 2000)
         XCTAssertTrue(TraceFinalizer.finalize(path: path, exitStatus: 137))
         let finished = try TraceSummary(path: path)
         XCTAssertEqual(finished.header.exitStatus, 137)
@@ -195,7 +198,7 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(full.status, 0)
         XCTAssertTrue(full.stdout.contains("stress ran=\(submitted)"))
         let all = try TraceSummary(path: fullPath)
-        XCTAssertEqual(all.enqueues(on: "fx.stress").count, submitted)
+        XCTAssertEqual(all.enqueues(on: "fx.stress").count, submitted + 1, "+1: the final sync")
         XCTAssertEqual(all.count(.start), all.count(.enqueue))
         XCTAssertEqual(all.header.droppedEvents, 0)
 
@@ -209,7 +212,7 @@ final class RecordTests: XCTestCase {
         let droppedEnqueue = headerU64(cappedPath, offset: 144)
         let droppedStart = headerU64(cappedPath, offset: 152)
         let droppedEnd = headerU64(cappedPath, offset: 160)
-        XCTAssertEqual(UInt64(part.enqueues(on: "fx.stress").count) + droppedEnqueue, UInt64(submitted))
+        XCTAssertEqual(UInt64(part.enqueues(on: "fx.stress").count) + droppedEnqueue, UInt64(submitted) + 1)
         XCTAssertEqual(UInt64(part.count(.start)) + droppedStart, UInt64(submitted) + 1, "+1: the final sync")
         XCTAssertEqual(UInt64(part.count(.end)) + droppedEnd, UInt64(submitted) + 1)
     }
@@ -219,28 +222,28 @@ final class RecordTests: XCTestCase {
         let dir = Paths.tempDir("status")
         let (seven, _) = record([Paths.fixtures, "exit-code", "7"], in: dir, name: "seven")
         XCTAssertEqual(seven.status, 7)
-        let plainCrash = run([Paths.fixtures, "crash"])
+        let plainCrash = runProgram([Paths.fixtures, "crash"])
         let (crash, path) = record([Paths.fixtures, "crash"], in: dir, name: "crash")
         XCTAssertEqual(crash.status, plainCrash.status)
         XCTAssertEqual(crash.status, 128 + SIGABRT)
         let t = try TraceSummary(path: path)
         XCTAssertEqual(t.enqueues(on: "fx.crash").count, 101)
         XCTAssertEqual(t.header.exitStatus, 128 + SIGABRT)
-        let missing = run([Paths.qtrace, "record", "--no-report", "--", "/nonexistent/program"],
+        let missing = runProgram([Paths.qtrace, "record", "--no-report", "--", "/nonexistent/program"],
                           environment: ["QTRACE_SHIM": Paths.shim])
         XCTAssertEqual(missing.status, 127)
         XCTAssertTrue(missing.stderr.contains("cannot run '/nonexistent/program'"))
         XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, "one line")
-        let noProgram = run([Paths.qtrace, "record"])
+        let noProgram = runProgram([Paths.qtrace, "record"])
         XCTAssertNotEqual(noProgram.status, 0)
-        let unknown = run([Paths.qtrace, "record", "--bogus", "--", "true"])
+        let unknown = runProgram([Paths.qtrace, "record", "--bogus", "--", "true"])
         XCTAssertNotEqual(unknown.status, 0)
     }
 
     /// sync onto the current serial queue is reported the moment it happens.
     func testDeadlockReportedImmediately() throws {
         let dir = Paths.tempDir("deadlock")
-        let plain = run([Paths.fixtures, "deadlock"], timeout: 30)
+        let plain = runProgram([Paths.fixtures, "deadlock"], timeout: 30)
         let (traced, path) = record([Paths.fixtures, "deadlock"], in: dir)
         XCTAssertEqual(traced.status, plain.status, "same fate as untraced (libdispatch traps or the watchdog exits)")
         XCTAssertTrue(traced.stderr.contains("qtrace: deadlock"), traced.stderr)
@@ -257,7 +260,7 @@ final class RecordTests: XCTestCase {
         let cSource = dir.appendingPathComponent("plain.c")
         try "#include <stdio.h>\nint main(void){puts(\"plain c\");return 5;}\n".write(to: cSource, atomically: true, encoding: .utf8)
         let cExe = dir.appendingPathComponent("plain").path
-        XCTAssertEqual(run(["/usr/bin/env", "cc", cSource.path, "-o", cExe]).status, 0)
+        XCTAssertEqual(runProgram(["/usr/bin/env", "cc", cSource.path, "-o", cExe]).status, 0)
         let programs: [[String]] = [
             ["/bin/sh", "-c", "echo from sh; exit 3"],
             ["/usr/bin/env", "taskset", "-c", "0", "/bin/echo", "pinned"],
@@ -265,7 +268,7 @@ final class RecordTests: XCTestCase {
             [cExe],
         ]
         for (i, argv) in programs.enumerated() {
-            let plain = run(argv)
+            let plain = runProgram(argv)
             let (traced, path) = record(argv, in: dir, name: "p\(i)")
             XCTAssertEqual(traced.status, plain.status, "\(argv)")
             XCTAssertEqual(traced.stdout, plain.stdout, "\(argv)")
@@ -317,7 +320,7 @@ final class RecordTests: XCTestCase {
     /// without double counting), and its annotations land in the trace.
     func testLinkedAppAndAnnotations() throws {
         let dir = Paths.tempDir("linked")
-        let untraced = run([Paths.linkedApp])
+        let untraced = runProgram([Paths.linkedApp])
         XCTAssertTrue(untraced.stdout.contains("linked enabled=false"), "linked apps do not trace unless asked")
         let (traced, path) = record([Paths.linkedApp], in: dir)
         XCTAssertEqual(traced.status, 0)
@@ -331,7 +334,7 @@ final class RecordTests: XCTestCase {
         XCTAssertTrue(t.events.contains { $0.type == .threadName && $0.string == "linked-main" })
 
         let direct = dir.appendingPathComponent("direct.qtrace").path
-        let alone = run([Paths.linkedApp], environment: ["QTRACE_OUTPUT": direct])
+        let alone = runProgram([Paths.linkedApp], environment: ["QTRACE_OUTPUT": direct])
         XCTAssertEqual(alone.status, 0)
         XCTAssertEqual(try TraceSummary(path: direct).enqueues(on: "linked.serial").count, 6)
     }

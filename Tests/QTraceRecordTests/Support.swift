@@ -34,7 +34,7 @@ enum Paths {
         if FileManager.default.fileExists(atPath: beside) { return beside }
         let src = repo.appendingPathComponent("Sources/CQTraceShim")
         let out = beside
-        let result = run(["/usr/bin/env", "cc", "-O2", "-fPIC", "-shared", "-DQTRACE_PRELOAD=1",
+        let result = runProgram(["/usr/bin/env", "cc", "-O2", "-fPIC", "-shared", "-DQTRACE_PRELOAD=1",
                           "-I", src.appendingPathComponent("include").path,
                           src.appendingPathComponent("recorder.c").path, src.appendingPathComponent("interpose.c").path,
                           "-o", out, "-ldl", "-lpthread"])
@@ -58,7 +58,7 @@ struct RunResult {
 
 /// Runs a program to completion, capturing its output. `timeout` kills it (SIGKILL) if needed.
 @discardableResult
-func run(_ argv: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) -> RunResult {
+func runProgram(_ argv: [String], environment: [String: String] = [:], timeout: TimeInterval = 120) -> RunResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: argv[0])
     process.arguments = Array(argv.dropFirst())
@@ -66,22 +66,29 @@ func run(_ argv: [String], environment: [String: String] = [:], timeout: TimeInt
     for key in ["LD_PRELOAD", "QTRACE_OUTPUT", "QTRACE_ROOT_PPID"] { env.removeValue(forKey: key) }
     env.merge(environment) { $1 }
     process.environment = env
-    let out = Pipe(), err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
+    // Files rather than pipes: nothing to drain concurrently, and a killed program's partial
+    // output is still there.
+    let dir = FileManager.default.temporaryDirectory
+    let outURL = dir.appendingPathComponent("qtrace-run-\(UUID().uuidString).out")
+    let errURL = dir.appendingPathComponent("qtrace-run-\(UUID().uuidString).err")
+    FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: outURL); try? FileManager.default.removeItem(at: errURL) }
+    guard let outHandle = try? FileHandle(forWritingTo: outURL), let errHandle = try? FileHandle(forWritingTo: errURL) else {
+        return RunResult(status: -1, stdout: "", stderr: "cannot create output files")
+    }
+    process.standardOutput = outHandle
+    process.standardError = errHandle
     process.standardInput = FileHandle.nullDevice
-    var stdoutData = Data(), stderrData = Data()
-    let readers = DispatchGroup()
-    readers.enter()
-    DispatchQueue.global().async { stdoutData = out.fileHandleForReading.readDataToEndOfFile(); readers.leave() }
-    readers.enter()
-    DispatchQueue.global().async { stderrData = err.fileHandleForReading.readDataToEndOfFile(); readers.leave() }
     do { try process.run() } catch { return RunResult(status: -1, stdout: "", stderr: "\(error)") }
     let deadline = Date().addingTimeInterval(timeout)
     while process.isRunning && Date() < deadline { usleep(10_000) }
     if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     process.waitUntilExit()
-    readers.wait()
+    try? outHandle.close()
+    try? errHandle.close()
+    let stdoutData = (try? Data(contentsOf: outURL)) ?? Data()
+    let stderrData = (try? Data(contentsOf: errURL)) ?? Data()
     let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     return RunResult(status: status, stdout: String(decoding: stdoutData, as: UTF8.self),
                      stderr: String(decoding: stderrData, as: UTF8.self))
@@ -91,7 +98,7 @@ func run(_ argv: [String], environment: [String: String] = [:], timeout: TimeInt
 func record(_ argv: [String], in dir: URL, name: String = "trace", extraArgs: [String] = [],
             environment: [String: String] = [:]) -> (RunResult, String) {
     let path = dir.appendingPathComponent("\(name).qtrace").path
-    let result = run([Paths.qtrace, "record", "--no-report", "-o", path] + extraArgs + ["--"] + argv,
+    let result = runProgram([Paths.qtrace, "record", "--no-report", "-o", path] + extraArgs + ["--"] + argv,
                      environment: ["QTRACE_SHIM": Paths.shim].merging(environment) { $1 })
     return (result, path)
 }

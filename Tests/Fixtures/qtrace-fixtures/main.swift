@@ -158,11 +158,12 @@ func stress(threads: Int, perThread: Int) {
 /// Submits items forever; the test kills it with SIGKILL.
 func spin() {
     let queue = DispatchQueue(label: "fx.spin")
-    var n = 0
+    var submitted = 0
     while true {
-        queue.async { n += 1 }
-        if n == 1000 { print("ready"); n += 1 }
-        usleep(10)
+        queue.async { usleep(5) }
+        submitted += 1
+        if submitted == 2000 { queue.sync { }; print("ready") }
+        usleep(20)
     }
 }
 

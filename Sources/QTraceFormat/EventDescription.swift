@@ -1,0 +1,407 @@
+// Human-readable names and field descriptions of events (used by `qtrace dump` and by
+// messages elsewhere). Field names follow docs/trace-format.md.
+
+extension EventType {
+    /// The spec's name in lower case, e.g. `queue_create`.
+    public var name: String {
+        switch self {
+        case .threadStart: "thread_start"
+        case .threadExit: "thread_exit"
+        case .threadName: "thread_name"
+        case .queueCreate: "queue_create"
+        case .queueInfo: "queue_info"
+        case .setTarget: "set_target"
+        case .suspend: "suspend"
+        case .resume: "resume"
+        case .activate: "activate"
+        case .enqueue: "enqueue"
+        case .start: "start"
+        case .end: "end"
+        case .workItemCreate: "workitem_create"
+        case .workItemPerform: "workitem_perform"
+        case .applyBegin: "apply_begin"
+        case .applyEnd: "apply_end"
+        case .applyIterStart: "apply_iter_start"
+        case .applyIterEnd: "apply_iter_end"
+        case .groupCreate: "group_create"
+        case .groupEnter: "group_enter"
+        case .groupLeave: "group_leave"
+        case .groupWaitBegin: "group_wait_begin"
+        case .groupWaitEnd: "group_wait_end"
+        case .semCreate: "sem_create"
+        case .semWaitBegin: "sem_wait_begin"
+        case .semWaitEnd: "sem_wait_end"
+        case .semSignal: "sem_signal"
+        case .sourceCreate: "source_create"
+        case .sourceSetTimer: "source_set_timer"
+        case .sourceSetHandler: "source_set_handler"
+        case .sourceCancel: "source_cancel"
+        case .sourceHandlerBegin: "source_handler_begin"
+        case .sourceHandlerEnd: "source_handler_end"
+        case .sourceMergeData: "source_merge_data"
+        case .ioCreate: "io_create"
+        case .ioRead: "io_read"
+        case .ioWrite: "io_write"
+        case .ioHandlerBegin: "io_handler_begin"
+        case .ioHandlerEnd: "io_handler_end"
+        case .ioBarrier: "io_barrier"
+        case .ioClose: "io_close"
+        case .ioCleanupBegin: "io_cleanup_begin"
+        case .ioCleanupEnd: "io_cleanup_end"
+        case .mark: "mark"
+        case .intervalBegin: "interval_begin"
+        case .intervalEnd: "interval_end"
+        case .deadlock: "deadlock"
+        }
+    }
+
+    /// Looks a type up by its spec name, case-insensitively (`enqueue`, `QUEUE_CREATE`,
+    /// `queue-create`), or by its Swift case name (`queueCreate`).
+    public init?(name: String) {
+        let wanted = name.lowercased().replacingDashes()
+        guard let match = EventType.allCases.first(where: {
+            $0.name == wanted || String(describing: $0).lowercased() == wanted
+        }) else { return nil }
+        self = match
+    }
+}
+
+extension String {
+    fileprivate func replacingDashes() -> String { String(map { $0 == "-" ? "_" : $0 }) }
+}
+
+extension ItemKind {
+    /// The spec's name, e.g. `barrier_async`.
+    public var name: String {
+        switch self {
+        case .unknown: "unknown"
+        case .async: "async"
+        case .sync: "sync"
+        case .barrierAsync: "barrier_async"
+        case .barrierSync: "barrier_sync"
+        case .after: "after"
+        case .groupAsync: "group_async"
+        case .groupNotify: "group_notify"
+        case .asyncAndWait: "async_and_wait"
+        case .barrierAsyncAndWait: "barrier_async_and_wait"
+        case .workItemNotify: "workitem_notify"
+        }
+    }
+}
+
+extension EnqueueFlags {
+    /// Set flags by name, comma-separated (`barrier,workItem`); empty when none.
+    public var names: String {
+        var names: [String] = []
+        if contains(.barrier) { names.append("barrier") }
+        if contains(.workItem) { names.append("workItem") }
+        if contains(.function) { names.append("function") }
+        if contains(.swiftConcurrency) { names.append("swiftConcurrency") }
+        let unknown = rawValue & ~0x0F
+        if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
+        return names.joined(separator: ",")
+    }
+}
+
+extension SourceType {
+    public var name: String {
+        switch self {
+        case .other: "other"
+        case .timer: "timer"
+        case .read: "read"
+        case .write: "write"
+        case .signal: "signal"
+        case .dataAdd: "data_add"
+        case .dataOr: "data_or"
+        case .dataReplace: "data_replace"
+        case .interval: "interval"
+        }
+    }
+}
+
+extension Event {
+    /// For records with a string: the recorder cut it at 4096 bytes (flags8 bit 7).
+    public var isStringTruncated: Bool { type.hasString && flags & TraceLayout.stringTruncatedFlag != 0 }
+
+    /// ENQUEUE / START: how the item was submitted (`arg`).
+    public var itemKind: ItemKind { ItemKind(rawValue: arg) ?? .unknown }
+
+    /// ENQUEUE: `flags8` as options.
+    public var enqueueFlags: EnqueueFlags { EnqueueFlags(rawValue: flags) }
+
+    /// QUEUE_CREATE / QUEUE_INFO: QoS class in bits 8..15 of `arg`, or WORKITEM_CREATE's in bits
+    /// 24..31.
+    public var qosClass: QoSClass? {
+        switch type {
+        case .queueCreate, .queueInfo: QoSClass(rawValue: UInt8(truncatingIfNeeded: arg >> 8))
+        case .workItemCreate: QoSClass(rawValue: UInt8(truncatingIfNeeded: arg >> 24))
+        default: nil
+        }
+    }
+
+    /// The fields after the type name, e.g. `id=12 queue=0x55d0 kind=async flags=barrier`.
+    public var fieldsDescription: String {
+        var formatter = EventFieldFormatter(self)
+        return formatter.format()
+    }
+}
+
+extension Event {
+    /// `12.345us tid 1234 enqueue id=12 ...` (time in microseconds since trace start). Not
+    /// `description`: test failures keep showing every raw field.
+    public var summary: String {
+        "\(TraceText.microseconds(time))us tid \(tid) \(type.name) \(fieldsDescription)"
+    }
+}
+
+/// Formatting helpers for terminal output.
+public enum TraceText {
+    /// `ns` as microseconds with three decimals, computed exactly (no floating point).
+    public static func microseconds(_ ns: UInt64) -> String {
+        let fraction = String(ns % 1000)
+        return "\(ns / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+
+    /// `0x…` lower-case hex.
+    public static func hex<T: BinaryInteger>(_ value: T) -> String { "0x" + String(value, radix: 16) }
+
+    /// A quoted string safe for a terminal: quotes and backslashes escaped, control
+    /// characters (C0, DEL, C1) and line/paragraph separators as `\n`, `\t` or `\u{..}`.
+    public static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                let value = scalar.value
+                if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
+                    || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) {
+                    out += "\\u{" + String(value, radix: 16) + "}"
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// A dispatch_time_t: `now`, `forever` or the raw value.
+    public static func dispatchTime(_ value: UInt64) -> String {
+        value == 0 ? "now" : value == .max ? "forever" : String(value)
+    }
+}
+
+/// Builds `fieldsDescription` for one event, type by type (see the record tables).
+private struct EventFieldFormatter {
+    let event: Event
+    var parts: [String] = []
+
+    init(_ event: Event) { self.event = event }
+
+    mutating func format() -> String {
+        switch event.type {
+        case .threadStart, .threadExit, .threadName: formatThread()
+        case .queueCreate, .queueInfo, .setTarget, .suspend, .resume, .activate: formatQueue()
+        case .enqueue, .start, .end, .workItemCreate, .workItemPerform: formatItem()
+        case .applyBegin, .applyEnd, .applyIterStart, .applyIterEnd: formatApply()
+        case .groupCreate, .groupEnter, .groupLeave, .groupWaitBegin, .groupWaitEnd: formatGroup()
+        case .semCreate, .semWaitBegin, .semWaitEnd, .semSignal: formatSemaphore()
+        case .sourceCreate, .sourceSetTimer, .sourceSetHandler, .sourceCancel, .sourceHandlerBegin,
+             .sourceHandlerEnd, .sourceMergeData: formatSource()
+        case .ioCreate, .ioRead, .ioWrite, .ioHandlerBegin, .ioHandlerEnd, .ioBarrier, .ioClose,
+             .ioCleanupBegin, .ioCleanupEnd: formatIO()
+        case .mark, .intervalBegin, .intervalEnd, .deadlock: formatAnnotation()
+        }
+        return parts.joined(separator: " ")
+    }
+
+    private mutating func field(_ name: String, _ value: String) { parts.append("\(name)=\(value)") }
+    private mutating func pointer(_ name: String, _ value: UInt64) { field(name, TraceText.hex(value)) }
+    private mutating func number(_ name: String, _ value: some BinaryInteger) { field(name, String(value)) }
+
+    private mutating func string(_ name: String) {
+        field(name, TraceText.quoted(event.string ?? ""))
+        if event.isStringTruncated { parts.append("truncated") }
+    }
+
+    private mutating func named(_ name: String, _ value: UInt32, _ names: [UInt32: String]) {
+        field(name, names[value] ?? String(value))
+    }
+
+    private mutating func formatThread() {
+        switch event.type {
+        case .threadStart:
+            named("kind", event.arg, [0: "main", 1: "worker", 2: "other"])
+            number("creator", Int64(bitPattern: event.a))
+        case .threadName: string("name")
+        default: break
+        }
+    }
+
+    private mutating func formatQueue() {
+        switch event.type {
+        case .queueCreate:
+            pointer("queue", event.a)
+            field("target", event.b == 0 ? "default" : TraceText.hex(event.b))
+            string("label")
+            parts.append(event.arg & 1 != 0 ? "concurrent" : "serial")
+            if event.arg & 2 != 0 { parts.append("inactive") }
+            qos(UInt8(truncatingIfNeeded: event.arg >> 8))
+            let relative = Int(UInt8(truncatingIfNeeded: event.arg >> 16))
+            if relative != 0 && relative != 128 { number("relpri", relative - 128) }
+        case .queueInfo:
+            pointer("queue", event.a)
+            named("kind", event.arg & 0xFF, [1: "main", 2: "global", 3: "other"])
+            string("label")
+            qos(UInt8(truncatingIfNeeded: event.arg >> 8))
+        case .setTarget:
+            pointer("object", event.a)
+            pointer("target", event.b)
+        default:
+            pointer("object", event.a)
+        }
+    }
+
+    private mutating func qos(_ raw: UInt8) {
+        guard raw != 0 else { return }
+        field("qos", QoSClass(rawValue: raw)?.name ?? TraceText.hex(raw))
+    }
+
+    private mutating func formatItem() {
+        number("id", event.a)
+        switch event.type {
+        case .enqueue:
+            pointer("queue", event.b)
+            kind()
+            if event.flags != 0 { field("flags", event.enqueueFlags.names) }
+            switch event.itemKind {
+            case .after: field("deadline", TraceText.dispatchTime(event.c))
+            case .groupAsync, .groupNotify: pointer("group", event.c)
+            default: if event.c != 0 { number("extra", event.c) }
+            }
+        case .start: kind()
+        case .workItemCreate:
+            pointer("block", event.b)
+            let flags = event.arg & 0xFF_FFFF
+            if flags != 0 { field("flags", blockFlagNames(flags)) }
+            qos(UInt8(truncatingIfNeeded: event.arg >> 24))
+        default: break
+        }
+    }
+
+    private mutating func kind() {
+        field("kind", ItemKind(rawValue: event.arg)?.name ?? String(event.arg))
+    }
+
+    /// dispatch_block_flags_t names.
+    private func blockFlagNames(_ flags: UInt32) -> String {
+        let known: [(UInt32, String)] = [(0x1, "barrier"), (0x2, "detached"), (0x4, "assignCurrent"),
+                                         (0x8, "noQoS"), (0x10, "inheritQoS"), (0x20, "enforceQoS")]
+        var names = known.filter { flags & $0.0 != 0 }.map(\.1)
+        let unknown = flags & ~0x3F
+        if unknown != 0 { names.append(TraceText.hex(unknown)) }
+        return names.joined(separator: ",")
+    }
+
+    private mutating func formatApply() {
+        number("id", event.a)
+        switch event.type {
+        case .applyBegin:
+            pointer("queue", event.b)
+            number("iterations", event.c)
+        case .applyIterStart, .applyIterEnd: number("index", event.arg)
+        default: break
+        }
+    }
+
+    private mutating func formatGroup() {
+        pointer("group", event.a)
+        switch event.type {
+        case .groupWaitBegin: field("timeout", TraceText.dispatchTime(event.b))
+        case .groupWaitEnd: named("result", event.arg, [0: "ok", 1: "timed_out"])
+        default: break
+        }
+    }
+
+    private mutating func formatSemaphore() {
+        pointer("sem", event.a)
+        switch event.type {
+        case .semCreate: number("value", Int64(bitPattern: event.b))
+        case .semWaitBegin: field("timeout", TraceText.dispatchTime(event.b))
+        case .semWaitEnd:
+            field("result", event.arg & 1 != 0 ? "timed_out" : "ok")
+            if event.arg & 2 != 0 { parts.append("blocked") }
+        case .semSignal: if event.arg & 1 != 0 { parts.append("woke") }
+        default: break
+        }
+    }
+
+    private mutating func formatSource() {
+        pointer("source", event.a)
+        let handlers: [UInt32: String] = [0: "event", 1: "cancel", 2: "registration"]
+        switch event.type {
+        case .sourceCreate:
+            field("type", SourceType(rawValue: event.arg)?.name ?? String(event.arg))
+            number("handle", event.b)
+            pointer("mask", event.c)
+            pointer("queue", event.d)
+        case .sourceSetTimer:
+            field("start", TraceText.dispatchTime(event.b))
+            number("interval", event.c)
+            number("leeway", event.d)
+        case .sourceSetHandler, .sourceHandlerEnd: named("handler", event.arg, handlers)
+        case .sourceHandlerBegin:
+            named("handler", event.arg, handlers)
+            number("data", event.b)
+        case .sourceMergeData: number("value", event.b)
+        default: break
+        }
+    }
+
+    private mutating func formatIO() {
+        switch event.type {
+        case .ioCreate:
+            pointer("channel", event.a)
+            named("type", event.arg, [0: "stream", 1: "random"])
+            if event.b != .max { number("fd", Int64(bitPattern: event.b)) }
+            string("path")
+        case .ioRead, .ioWrite:
+            pointer("channel", event.a)
+            number("op", event.b)
+            number("offset", Int64(bitPattern: event.c))
+            number("length", event.d)
+        case .ioHandlerBegin:
+            number("op", event.a)
+            if event.arg & 1 != 0 { parts.append("done") }
+            let error = event.arg >> 8
+            if error != 0 { number("error", error) }
+            number("bytes", event.b)
+        case .ioHandlerEnd: number("op", event.a)
+        case .ioClose:
+            pointer("channel", event.a)
+            if event.arg != 0 { pointer("flags", UInt64(event.arg)) }
+        case .ioCleanupBegin:
+            pointer("channel", event.a)
+            if event.arg != 0 { number("error", event.arg) }
+        default: pointer("channel", event.a)
+        }
+    }
+
+    private mutating func formatAnnotation() {
+        switch event.type {
+        case .mark: string("name")
+        case .intervalBegin:
+            number("interval", event.a)
+            string("name")
+        case .intervalEnd: number("interval", event.a)
+        default:
+            named("kind", event.arg, [1: "sync", 2: "apply"])
+            pointer("queue", event.a)
+            pointer("held", event.b)
+        }
+    }
+}

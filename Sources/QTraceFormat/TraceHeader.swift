@@ -1,0 +1,95 @@
+// The decoded file header and per-thread summary.
+
+/// Header `flags`.
+public struct TraceHeaderFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    /// The traced process finalized the trace at exit (final_tsc/final_mono_ns are valid).
+    public static let finalizedByProcess = TraceHeaderFlags(rawValue: 1 << 0)
+    /// `qtrace record` finalized the trace after the process ended (exit status is valid).
+    public static let finalizedByRecorder = TraceHeaderFlags(rawValue: 1 << 1)
+}
+
+/// Every field of the 4096-byte header, as written (see docs/trace-format.md, "Header").
+/// OS ids (pid, ppid, main_tid) are stored as u64 but are `pid_t`s: they are exposed as
+/// `Int32` like `Event.tid`.
+public struct TraceHeader: Sendable, Equatable {
+    public var versionMajor: UInt16
+    public var versionMinor: UInt16
+    public var headerSize: UInt32
+    public var chunkSize: UInt32
+    public var ncpu: UInt32
+    public var pid: Int32
+    public var ppid: Int32
+    public var initTsc: UInt64
+    public var initMonoNs: UInt64
+    public var initRealtimeNs: UInt64
+    /// The end-of-run calibration pair, written by the process at exit or by `qtrace record`
+    /// after it; 0 when neither happened.
+    public var finalTsc: UInt64
+    public var finalMonoNs: UInt64
+    /// As written; the file may hold fewer (see `TraceFile.chunkCount`).
+    public var chunksAllocated: UInt64
+    public var droppedEvents: UInt64
+    public var mainTid: Int32
+    public var flags: TraceHeaderFlags
+    public var mainQueue: UInt64
+    /// Raw exit_status field; see `exitStatus`.
+    public var exitStatusRaw: UInt64
+    public var shimOverheadNs: UInt64
+    /// TSC ticks per second as calibrated by the shim; 0 = compute from the pairs.
+    public var tscHz: UInt64
+    public var executablePath: String
+    /// Arguments separated by single spaces, possibly truncated.
+    public var commandLine: String
+
+    /// The exit status recorded by `qtrace record` (128+N for signal N), nil if absent.
+    public var exitStatus: Int32? {
+        exitStatusRaw & TraceLayout.exitStatusPresent == 0 ? nil : Int32(truncatingIfNeeded: exitStatusRaw)
+    }
+
+    /// Whether the process itself finalized the trace at exit (rather than being killed).
+    public var exitedNormally: Bool { flags.contains(.finalizedByProcess) }
+
+    public var version: String { "\(versionMajor).\(versionMinor)" }
+
+    public init(versionMajor: UInt16 = TraceLayout.versionMajor, versionMinor: UInt16 = TraceLayout.versionMinor,
+                headerSize: UInt32 = UInt32(TraceLayout.headerSize), chunkSize: UInt32 = UInt32(TraceLayout.defaultChunkSize),
+                ncpu: UInt32 = 1, pid: Int32 = 0, ppid: Int32 = 0,
+                initTsc: UInt64 = 0, initMonoNs: UInt64 = 0, initRealtimeNs: UInt64 = 0,
+                finalTsc: UInt64 = 0, finalMonoNs: UInt64 = 0, chunksAllocated: UInt64 = 0,
+                droppedEvents: UInt64 = 0, mainTid: Int32 = 0, flags: TraceHeaderFlags = [],
+                mainQueue: UInt64 = 0, exitStatusRaw: UInt64 = 0, shimOverheadNs: UInt64 = 0,
+                tscHz: UInt64 = 0, executablePath: String = "", commandLine: String = "") {
+        self.versionMajor = versionMajor; self.versionMinor = versionMinor
+        self.headerSize = headerSize; self.chunkSize = chunkSize; self.ncpu = ncpu
+        self.pid = pid; self.ppid = ppid
+        self.initTsc = initTsc; self.initMonoNs = initMonoNs; self.initRealtimeNs = initRealtimeNs
+        self.finalTsc = finalTsc; self.finalMonoNs = finalMonoNs; self.chunksAllocated = chunksAllocated
+        self.droppedEvents = droppedEvents; self.mainTid = mainTid; self.flags = flags
+        self.mainQueue = mainQueue; self.exitStatusRaw = exitStatusRaw
+        self.shimOverheadNs = shimOverheadNs; self.tscHz = tscHz
+        self.executablePath = executablePath; self.commandLine = commandLine
+    }
+}
+
+/// One recorded thread: the chunks of one OS thread, in order. A tid the OS reused for a
+/// later thread of the same process yields a second `ThreadInfo` with the same tid.
+public struct ThreadInfo: Sendable, Equatable {
+    public var tid: Int32
+    /// The latest name: from THREAD_NAME records or the chunk headers (15 bytes max there).
+    public var name: String?
+    /// Time of the thread's first and last event (ns since trace start); both are the
+    /// first chunk's claim time when the thread has no readable event.
+    public var firstTime: UInt64
+    public var lastTime: UInt64
+    /// Events of known types the reader will deliver for this thread.
+    public var eventCount: Int
+    /// Chunks the thread wrote (skipped, unwritten chunks excluded).
+    public var chunkCount: Int
+
+    public init(tid: Int32, name: String?, firstTime: UInt64, lastTime: UInt64, eventCount: Int, chunkCount: Int) {
+        self.tid = tid; self.name = name; self.firstTime = firstTime; self.lastTime = lastTime
+        self.eventCount = eventCount; self.chunkCount = chunkCount
+    }
+}

@@ -1,0 +1,210 @@
+// Opening a trace: header validation, the chunk table, calibration, and the per-thread
+// streams of validated records that the merge reads.
+
+/// One written chunk (magic QCHK) within the usable part of the file.
+struct ChunkEntry {
+    let index: Int
+    let start: Int
+    let end: Int
+    let threadSeq: UInt32
+    let rawTid: UInt64
+    let calibration: CalibrationPair
+    let name: String?
+}
+
+/// The chunks of one OS thread, in order, reduced to their valid record spans.
+struct ThreadStream {
+    let tid: Int32
+    var spans: [RecordSpan]
+}
+
+/// Everything `TraceFile` learns at open time.
+struct TraceIndex {
+    var header: TraceHeader
+    var chunkCount = 0
+    var unwrittenChunkCount = 0
+    var unknownRecordCount = 0
+    var eventCount = 0
+    var clock = TraceClock(baseTsc: 0, offsetNs: 0, nsPerTick: 1, method: .identity, pairCount: 0)
+    var streams: [ThreadStream] = []
+    var threads: [ThreadInfo] = []
+    var warnings: [TraceWarning] = []
+
+    init(bytes: TraceBytes, path: String) throws {
+        header = try Self.readHeader(bytes, path: path)
+        let usable = try locateChunks(bytes, path: path)
+        let chunks = readChunkHeaders(bytes, usable: usable)
+        clock = Self.fitClock(header: header, chunks: chunks)
+        buildStreams(bytes, chunks: chunks)
+    }
+
+    // MARK: Header
+
+    static func readHeader(_ bytes: TraceBytes, path: String) throws -> TraceHeader {
+        let size = bytes.count
+        if size == 0 { throw TraceError.emptyFile(path: path) }
+        let magicBytes = withUnsafeBytes(of: TraceLayout.fileMagic.littleEndian) { Array($0) }
+        let present = Array(UnsafeRawBufferPointer(start: bytes.base, count: min(size, 8)))
+        if present != Array(magicBytes.prefix(present.count)) { throw TraceError.badMagic(path: path) }
+        if size >= 12 {
+            let major = bytes.u16(TraceLayout.Header.versionMajor)
+            if major != TraceLayout.versionMajor {
+                throw TraceError.unsupportedVersion(path: path, major: major, minor: bytes.u16(TraceLayout.Header.versionMinor))
+            }
+        }
+        if size < TraceLayout.headerSize { throw TraceError.truncatedHeader(path: path, bytes: size) }
+        let header = decodeHeader(bytes)
+        if let problem = sizeProblem(header) { throw TraceError.corruptHeader(path: path, reason: problem) }
+        if size < Int(header.headerSize) { throw TraceError.truncatedHeader(path: path, bytes: size) }
+        return header
+    }
+
+    private static func decodeHeader(_ bytes: TraceBytes) -> TraceHeader {
+        typealias H = TraceLayout.Header
+        return TraceHeader(
+            versionMajor: bytes.u16(H.versionMajor), versionMinor: bytes.u16(H.versionMinor),
+            headerSize: bytes.u32(H.headerSize), chunkSize: bytes.u32(H.chunkSize), ncpu: bytes.u32(H.ncpu),
+            pid: Int32(truncatingIfNeeded: bytes.u64(H.pid)), ppid: Int32(truncatingIfNeeded: bytes.u64(H.ppid)),
+            initTsc: bytes.u64(H.initTsc), initMonoNs: bytes.u64(H.initMonoNs), initRealtimeNs: bytes.u64(H.initRealtimeNs),
+            finalTsc: bytes.u64(H.finalTsc), finalMonoNs: bytes.u64(H.finalMonoNs),
+            chunksAllocated: bytes.u64(H.chunksAllocated), droppedEvents: bytes.u64(H.droppedEvents),
+            mainTid: Int32(truncatingIfNeeded: bytes.u64(H.mainTid)),
+            flags: TraceHeaderFlags(rawValue: bytes.u64(H.flags)), mainQueue: bytes.u64(H.mainQueue),
+            exitStatusRaw: bytes.u64(H.exitStatus), shimOverheadNs: bytes.u64(H.shimOverheadNs), tscHz: bytes.u64(H.tscHz),
+            executablePath: bytes.fixedString(at: H.executablePath, size: H.executablePathSize),
+            commandLine: bytes.fixedString(at: H.commandLine, size: H.commandLineSize))
+    }
+
+    /// header_size and chunk_size must be whole pages of a plausible size: everything else
+    /// is computed from them. header_size is honoured as the offset of chunk 0 (4096 in 1.0).
+    private static func sizeProblem(_ header: TraceHeader) -> String? {
+        let page = UInt32(TraceLayout.headerSize)
+        if header.headerSize < page || header.headerSize % page != 0 || header.headerSize > 1 << 20 {
+            return "header_size \(header.headerSize), expected \(page)"
+        }
+        if header.chunkSize < page || header.chunkSize % page != 0 || header.chunkSize > 1 << 28 {
+            return "chunk_size \(header.chunkSize) is not a multiple of \(page) between \(page) and 256 MiB"
+        }
+        return nil
+    }
+
+    // MARK: Chunks
+
+    /// How many chunks to read: chunks_allocated, clamped to what the file holds. A last chunk
+    /// cut short by truncation still counts if its 64-byte header is there.
+    private mutating func locateChunks(_ bytes: TraceBytes, path: String) throws -> Int {
+        let chunkSize = Int(header.chunkSize), base = Int(header.headerSize)
+        let body = bytes.count - base
+        let whole = body / chunkSize
+        let partial = body % chunkSize >= TraceLayout.chunkHeaderSize ? 1 : 0
+        let held = whole + partial
+        let usable = header.chunksAllocated < UInt64(held) ? Int(header.chunksAllocated) : held
+        if usable == 0 { throw TraceError.noChunks(path: path) }
+        if header.chunksAllocated > UInt64(held) {
+            warnings.append(TraceWarning(chunk: nil, message:
+                "trace file is truncated: it holds \(held) of \(header.chunksAllocated) allocated chunks"))
+        }
+        if usable > whole {
+            warnings.append(TraceWarning(chunk: nil, message:
+                "trace file is truncated: chunk \(whole) is cut short (\(body % chunkSize) of \(chunkSize) bytes)"))
+        }
+        chunkCount = usable
+        return usable
+    }
+
+    private mutating func readChunkHeaders(_ bytes: TraceBytes, usable: Int) -> [ChunkEntry] {
+        typealias C = TraceLayout.Chunk
+        let chunkSize = Int(header.chunkSize), base = Int(header.headerSize)
+        var chunks: [ChunkEntry] = []
+        chunks.reserveCapacity(usable)
+        for index in 0..<usable {
+            let start = base + index * chunkSize
+            let magic = bytes.u32(start + C.magic)
+            if magic == 0 { unwrittenChunkCount += 1; continue }
+            if magic != TraceLayout.chunkMagic {
+                warnings.append(TraceWarning(chunk: index, message: "bad chunk magic 0x\(String(magic, radix: 16)), chunk skipped"))
+                continue
+            }
+            let name = bytes.fixedString(at: start + C.threadName, size: C.threadNameSize)
+            chunks.append(ChunkEntry(
+                index: index, start: start, end: min(start + chunkSize, bytes.count),
+                threadSeq: bytes.u32(start + C.threadSeq), rawTid: bytes.u64(start + C.tid),
+                calibration: CalibrationPair(tsc: bytes.u64(start + C.calibTsc), monoNs: bytes.u64(start + C.calibMonoNs)),
+                name: name.isEmpty ? nil : name))
+        }
+        return chunks
+    }
+
+    static func fitClock(header: TraceHeader, chunks: [ChunkEntry]) -> TraceClock {
+        let initPair = CalibrationPair(tsc: header.initTsc, monoNs: header.initMonoNs)
+        var pairs = [initPair]
+        pairs.append(contentsOf: chunks.map(\.calibration))
+        if header.finalTsc != 0 { pairs.append(CalibrationPair(tsc: header.finalTsc, monoNs: header.finalMonoNs)) }
+        return TraceClock.fit(initPair: initPair, pairs: pairs, tscHz: header.tscHz)
+    }
+
+    // MARK: Streams
+
+    /// Groups chunks by tid in file order (a thread claims its chunks in increasing file
+    /// order, so this is thread_seq order). A thread_seq that does not increase means the OS
+    /// reused the tid for a new thread: that starts a separate stream.
+    static func groupByThread(_ chunks: [ChunkEntry]) -> [[ChunkEntry]] {
+        var groups: [[ChunkEntry]] = []
+        var openGroup: [UInt64: Int] = [:]
+        for chunk in chunks {
+            if let group = openGroup[chunk.rawTid], let last = groups[group].last, chunk.threadSeq > last.threadSeq {
+                groups[group].append(chunk)
+            } else {
+                openGroup[chunk.rawTid] = groups.count
+                groups.append([chunk])
+            }
+        }
+        return groups
+    }
+
+    private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry]) {
+        let layouts = RecordLayout.table
+        var built: [(stream: ThreadStream, info: ThreadInfo, order: Int)] = []
+        for group in Self.groupByThread(chunks) {
+            let tid = Int32(truncatingIfNeeded: group[0].rawTid)
+            var stream = ThreadStream(tid: tid, spans: [])
+            var name: String?
+            var firstTsc: UInt64?, lastTsc: UInt64 = 0, count = 0
+            for chunk in group {
+                if let headerName = chunk.name, !(name ?? "").hasPrefix(headerName) { name = headerName }
+                let scan = bytes.scanRecords(start: chunk.start + TraceLayout.chunkHeaderSize, end: chunk.end, layouts: layouts)
+                if let problem = scan.problem {
+                    warnings.append(TraceWarning(chunk: chunk.index, message: "tid \(tid): \(problem); rest of the chunk skipped"))
+                }
+                if let offset = scan.lastThreadNameOffset { name = bytes.threadName(record: offset) }
+                if scan.validEnd > chunk.start + TraceLayout.chunkHeaderSize {
+                    stream.spans.append(RecordSpan(start: chunk.start + TraceLayout.chunkHeaderSize, end: scan.validEnd))
+                }
+                if firstTsc == nil { firstTsc = scan.firstTsc }
+                if scan.eventCount > 0 { lastTsc = scan.lastTsc }
+                count += scan.eventCount
+                unknownRecordCount += scan.unknownCount
+            }
+            eventCount += count
+            let first = clock.time(ofTSC: firstTsc ?? group[0].calibration.tsc)
+            let last = firstTsc == nil ? first : clock.time(ofTSC: lastTsc)
+            let info = ThreadInfo(tid: tid, name: name, firstTime: first, lastTime: last, eventCount: count, chunkCount: group.count)
+            built.append((stream, info, group[0].index))
+        }
+        // Threads in order of appearance; this order also breaks time ties in the merge.
+        built.sort { ($0.info.firstTime, $0.order) < ($1.info.firstTime, $1.order) }
+        streams = built.map(\.stream)
+        threads = built.map(\.info)
+    }
+}
+
+extension TraceBytes {
+    /// The name in a validated THREAD_NAME record.
+    fileprivate func threadName(record offset: Int) -> String {
+        let layout = RecordLayout(.threadName)
+        let lengthOffset = offset + layout.fixedLength - 4
+        let flags = UInt8(truncatingIfNeeded: u64(offset) >> 8)
+        return recordString(at: lengthOffset + 4, count: Int(u32(lengthOffset)),
+                            truncated: flags & TraceLayout.stringTruncatedFlag != 0)
+    }
+}

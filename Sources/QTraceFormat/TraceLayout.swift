@@ -1,0 +1,84 @@
+// Byte layout of the embedded trace format (docs/trace-format.md), shared by the reader and
+// the writer so that both agree on every offset by construction.
+
+/// Offsets and constants of trace format version 1.
+public enum TraceLayout {
+    /// `"QTRACE\0\0"` read as a little-endian u64.
+    public static let fileMagic: UInt64 = 0x0000_4543_4152_5451
+    public static let versionMajor: UInt16 = 1
+    public static let versionMinor: UInt16 = 0
+    public static let headerSize = 4096
+    public static let defaultChunkSize = 65536
+    /// `"QCHK"` read as a little-endian u32.
+    public static let chunkMagic: UInt32 = 0x4B48_4351
+    public static let chunkHeaderSize = 64
+    public static let recordHeaderSize = 16
+    /// Strings longer than this are truncated by the recorder (flags8 bit 7 set).
+    public static let maxStringLength = 4096
+    /// flags8 bit 7 of a record with a string: the string was truncated.
+    public static let stringTruncatedFlag: UInt8 = 0x80
+    /// Bit 63 of the header's exit_status: the status is present.
+    public static let exitStatusPresent: UInt64 = 1 << 63
+
+    /// Header field offsets.
+    enum Header {
+        static let magic = 0, versionMajor = 8, versionMinor = 10, headerSize = 12, chunkSize = 16
+        static let ncpu = 20, pid = 24, ppid = 32, initTsc = 40, initMonoNs = 48, initRealtimeNs = 56
+        static let finalTsc = 64, finalMonoNs = 72, chunksAllocated = 80, droppedEvents = 88
+        static let mainTid = 96, flags = 104, mainQueue = 112, exitStatus = 120
+        static let shimOverheadNs = 128, tscHz = 136
+        static let executablePath = 256, executablePathSize = 256
+        static let commandLine = 512, commandLineSize = 1024
+    }
+
+    /// Chunk header field offsets.
+    enum Chunk {
+        static let magic = 0, threadSeq = 4, tid = 8, calibTsc = 16, calibMonoNs = 24
+        static let threadName = 32, threadNameSize = 16
+    }
+}
+
+/// How a known record type lays out its payload: `words` u64 values, then optionally a string.
+struct RecordLayout {
+    let type: EventType
+    let words: Int
+    let hasString: Bool
+
+    /// The smallest valid record length for this type before the string bytes.
+    var fixedLength: Int { TraceLayout.recordHeaderSize + 8 * words + (hasString ? 4 : 0) }
+
+    init(_ type: EventType) {
+        self.type = type
+        switch type {
+        case .threadExit: words = 0; hasString = false
+        case .threadName, .mark: words = 0; hasString = true
+        case .threadStart, .suspend, .resume, .activate, .start, .end, .workItemPerform, .applyEnd,
+             .applyIterStart, .applyIterEnd, .groupCreate, .groupEnter, .groupLeave, .groupWaitEnd,
+             .semWaitEnd, .semSignal, .sourceSetHandler, .sourceCancel, .sourceHandlerEnd,
+             .ioHandlerEnd, .ioBarrier, .ioClose, .ioCleanupBegin, .ioCleanupEnd, .intervalEnd:
+            words = 1; hasString = false
+        case .queueInfo, .intervalBegin: words = 1; hasString = true
+        case .setTarget, .workItemCreate, .groupWaitBegin, .semCreate, .semWaitBegin,
+             .sourceHandlerBegin, .sourceMergeData, .ioHandlerBegin, .deadlock:
+            words = 2; hasString = false
+        case .queueCreate: words = 2; hasString = true
+        case .ioCreate: words = 3; hasString = true
+        case .enqueue, .applyBegin: words = 3; hasString = false
+        case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite: words = 4; hasString = false
+        }
+    }
+
+    /// Layouts indexed by the raw type byte; nil for types this reader does not know.
+    static let table: [RecordLayout?] = {
+        var table = [RecordLayout?](repeating: nil, count: 256)
+        for type in EventType.allCases { table[Int(type.rawValue)] = RecordLayout(type) }
+        return table
+    }()
+}
+
+extension EventType {
+    /// Number of u64 payload words before the string (see the record tables).
+    public var payloadWordCount: Int { RecordLayout(self).words }
+    /// Whether records of this type end with a string.
+    public var hasString: Bool { RecordLayout(self).hasString }
+}
