@@ -39,6 +39,10 @@ public struct TraceHeader: Sendable, Equatable {
     public var shimOverheadNs: UInt64
     /// TSC ticks per second as calibrated by the shim; 0 = compute from the pairs.
     public var tscHz: UInt64
+    /// The ENQUEUE, START and END records among `droppedEvents`: recorded + dropped = submitted.
+    public var droppedEnqueue: UInt64 = 0
+    public var droppedStart: UInt64 = 0
+    public var droppedEnd: UInt64 = 0
     public var executablePath: String
     /// Arguments separated by single spaces, possibly truncated.
     public var commandLine: String

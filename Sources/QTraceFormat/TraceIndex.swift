@@ -61,7 +61,7 @@ struct TraceIndex {
 
     private static func decodeHeader(_ bytes: TraceBytes) -> TraceHeader {
         typealias H = TraceLayout.Header
-        return TraceHeader(
+        var header = TraceHeader(
             versionMajor: bytes.u16(H.versionMajor), versionMinor: bytes.u16(H.versionMinor),
             headerSize: bytes.u32(H.headerSize), chunkSize: bytes.u32(H.chunkSize), ncpu: bytes.u32(H.ncpu),
             pid: Int32(truncatingIfNeeded: bytes.u64(H.pid)), ppid: Int32(truncatingIfNeeded: bytes.u64(H.ppid)),
@@ -73,6 +73,10 @@ struct TraceIndex {
             exitStatusRaw: bytes.u64(H.exitStatus), shimOverheadNs: bytes.u64(H.shimOverheadNs), tscHz: bytes.u64(H.tscHz),
             executablePath: bytes.fixedString(at: H.executablePath, size: H.executablePathSize),
             commandLine: bytes.fixedString(at: H.commandLine, size: H.commandLineSize))
+        header.droppedEnqueue = bytes.u64(H.droppedEnqueue)
+        header.droppedStart = bytes.u64(H.droppedStart)
+        header.droppedEnd = bytes.u64(H.droppedEnd)
+        return header
     }
 
     /// header_size and chunk_size must be whole pages of a plausible size: everything else

@@ -27,6 +27,7 @@ public enum TraceLayout {
         static let finalTsc = 64, finalMonoNs = 72, chunksAllocated = 80, droppedEvents = 88
         static let mainTid = 96, flags = 104, mainQueue = 112, exitStatus = 120
         static let shimOverheadNs = 128, tscHz = 136
+        static let droppedEnqueue = 144, droppedStart = 152, droppedEnd = 160
         static let executablePath = 256, executablePathSize = 256
         static let commandLine = 512, commandLineSize = 1024
     }

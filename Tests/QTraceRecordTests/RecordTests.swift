@@ -209,9 +209,10 @@ final class RecordTests: XCTestCase {
         XCTAssertTrue(capped.stdout.contains("stress ran=\(submitted)"))
         let part = try TraceSummary(path: cappedPath)
         XCTAssertGreaterThan(part.header.droppedEvents, 0)
-        let droppedEnqueue = headerU64(cappedPath, offset: 144)
-        let droppedStart = headerU64(cappedPath, offset: 152)
-        let droppedEnd = headerU64(cappedPath, offset: 160)
+        let droppedEnqueue = part.header.droppedEnqueue
+        let droppedStart = part.header.droppedStart
+        let droppedEnd = part.header.droppedEnd
+        XCTAssertEqual(droppedEnqueue, headerU64(cappedPath, offset: 144), "the reader's field is the documented offset")
         XCTAssertEqual(UInt64(part.enqueues(on: "fx.stress").count) + droppedEnqueue, UInt64(submitted) + 1)
         XCTAssertEqual(UInt64(part.count(.start)) + droppedStart, UInt64(submitted) + 1, "+1: the final sync")
         XCTAssertEqual(UInt64(part.count(.end)) + droppedEnd, UInt64(submitted) + 1)
@@ -314,6 +315,24 @@ final class RecordTests: XCTestCase {
                 XCTAssertTrue(oe <= bs || os >= be, "an item overlapped a barrier on fx.concurrent")
             }
         }
+    }
+
+    /// QoS keeps its effect: items run on the same root queues, at the same thread priority
+    /// (libdispatch on Linux maps QoS to the worker's nice value), traced or not.
+    func testQoSKeepsItsEffect() throws {
+        let dir = Paths.tempDir("qos")
+        let plain = runProgram([Paths.fixtures, "qos"])
+        let (traced, path) = record([Paths.fixtures, "qos"], in: dir)
+        XCTAssertEqual(plain.status, 0)
+        XCTAssertEqual(traced.stdout, plain.stdout)
+        let lines = plain.stdout.split(separator: "\n")
+        let utilityNice = lines.first { $0.hasPrefix("plain:") }?.split(separator: "=").last
+        let backgroundNice = lines.first { $0.hasPrefix("global-background:") }?.split(separator: "=").last
+        XCTAssertNotNil(utilityNice)
+        XCTAssertNotEqual(utilityNice, backgroundNice, "QoS must be observable for this test to mean anything")
+        let t = try TraceSummary(path: path)
+        let item = try XCTUnwrap(t.events.first { $0.type == .workItemCreate })
+        XCTAssertEqual(item.arg >> 24, UInt32(QoSClass.userInteractive.rawValue), "the work item's QoS is recorded")
     }
 
     /// An app linking QTrace is traced under `qtrace record` (also with the preload present,

@@ -257,9 +257,38 @@ func benchRealistic(items: Int) {
     print(String(format: "realistic-10us ns/item %.1f", ns), sink == 42 ? "" : "")
 }
 
+/// Which root queue (by its worker thread's name) runs items submitted with different QoS.
+func qos() {
+    func workerName() -> String {
+        let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+        // /proc/thread-self/stat: field 19 is the nice value (fields after "(comm)" start at 3).
+        let stat = (try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)) ?? ""
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        let nice = fields.count > 16 ? String(fields[16]) : "?"
+        return comm.trimmingCharacters(in: .whitespacesAndNewlines) + " nice=\(nice)"
+    }
+    let queue = DispatchQueue(label: "fx.utility", qos: .utility)
+    queue.sync { }
+    let plain = DispatchSemaphore(value: 0)
+    var names: [String] = []
+    queue.async { names.append("plain: " + workerName()); plain.signal() }
+    plain.wait()
+    let item = DispatchWorkItem(qos: .userInteractive, flags: .enforceQoS) { names.append("enforced: " + workerName()) }
+    queue.async(execute: item)
+    item.wait()
+    DispatchQueue.global(qos: .background).async { names.append("global-background: " + workerName()); plain.signal() }
+    plain.wait()
+    DispatchQueue.global(qos: .background).async(qos: .userInitiated, flags: .enforceQoS) {
+        names.append("global-enforced: " + workerName()); plain.signal()
+    }
+    plain.wait()
+    print(names.joined(separator: "\n"))
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 switch args.first ?? "" {
 case "all-apis": allAPIs()
+case "qos": qos()
 case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250_000)
 case "spin": spin()
 case "swift-concurrency": swiftConcurrency()
