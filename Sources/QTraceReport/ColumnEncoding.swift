@@ -1,0 +1,212 @@
+// Binary columns of the report payload (format described in docs/report-data.md).
+//
+// Every column is a run of bytes in one buffer that is deflated as a whole. Integers are
+// LEB128 varints because most values (time deltas, small indexes) fit in one or two bytes,
+// and deflate squeezes the repetitive rest. The viewer decodes each column into a typed
+// array (Float64Array for times, Int32Array for indexes, Uint8Array for codes).
+
+/// How a column's bytes decode. The raw value is the name written in the header.
+enum ColumnEncoding: String {
+    /// Unsigned LEB128.
+    case uvarint
+    /// Zig-zag signed LEB128.
+    case svarint
+    /// Zig-zag LEB128 differences from the previous value (the first from 0).
+    case delta
+    /// Zig-zag LEB128 of `row - value`, with 0 meaning -1: a reference to an earlier row.
+    case relref
+    /// Unsigned LEB128 of `value + 1`, so -1 becomes 0.
+    case plus1
+    /// One byte per row.
+    case u8
+    /// IEEE 754 double, little-endian, 8 bytes per row.
+    case f64
+    /// Unsigned values in `width` bytes each, stored as byte planes (all lowest bytes first,
+    /// then all second bytes, ...). Deflate compresses the mostly-zero high planes to nothing
+    /// and the planes of noisy low bytes better than varints, whose continuation bits mix them.
+    case planes
+    /// Zig-zag differences from the previous value (the first from 0), as byte planes.
+    case deltaPlanes
+}
+
+/// The typed array a column decodes into.
+enum ColumnType: String {
+    case f64, i32, u8
+}
+
+struct ColumnInfo {
+    var name: String
+    var encoding: ColumnEncoding
+    var type: ColumnType
+    var offset: Int
+    var length: Int
+    /// Bytes per value of a planes column.
+    var width: Int = 0
+}
+
+struct TableInfo {
+    var name: String
+    var rows: Int
+    var columns: [ColumnInfo] = []
+}
+
+/// Accumulates the tables of one payload.
+struct PayloadBuilder {
+    private(set) var bytes: [UInt8] = []
+    private(set) var tables: [TableInfo] = []
+
+    mutating func beginTable(_ name: String, rows: Int) {
+        tables.append(TableInfo(name: name, rows: rows))
+    }
+
+    /// Appends a column to the current table; `values` must have one value per row.
+    mutating func column(
+        _ name: String, _ encoding: ColumnEncoding, as type: ColumnType, _ values: some Collection<Int64>
+    ) {
+        precondition(values.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
+        let start = bytes.count
+        var width = 0
+        switch encoding {
+        case .uvarint:
+            for v in values { appendVarint(UInt64(bitPattern: v)) }
+        case .svarint:
+            for v in values { appendVarint(zigzag(v)) }
+        case .delta:
+            var previous: Int64 = 0
+            for v in values {
+                appendVarint(zigzag(v &- previous))
+                previous = v
+            }
+        case .relref:
+            for (row, v) in values.enumerated() { appendVarint(v < 0 ? 0 : zigzag(Int64(row) - v)) }
+        case .plus1:
+            for v in values { appendVarint(UInt64(bitPattern: v &+ 1)) }
+        case .u8:
+            for v in values { bytes.append(UInt8(clamping: v)) }
+        case .f64:
+            preconditionFailure("use doubleColumn for f64")
+        case .planes:
+            width = appendPlanes(values.map { UInt64(bitPattern: $0) })
+        case .deltaPlanes:
+            var previous: Int64 = 0
+            width = appendPlanes(values.map { v in
+                defer { previous = v }
+                return zigzag(v &- previous)
+            })
+        }
+        tables[tables.count - 1].columns.append(
+            ColumnInfo(name: name, encoding: encoding, type: type, offset: start, length: bytes.count - start, width: width))
+    }
+
+    /// Appends the values as byte planes and returns their width in bytes.
+    private mutating func appendPlanes(_ values: [UInt64]) -> Int {
+        let largest = values.max() ?? 0
+        let width = max(1, (64 - largest.leadingZeroBitCount + 7) / 8)
+        bytes.reserveCapacity(bytes.count + values.count * width)
+        for plane in 0..<width {
+            let shift = UInt64(plane * 8)
+            for v in values { bytes.append(UInt8(truncatingIfNeeded: v >> shift)) }
+        }
+        return width
+    }
+
+    mutating func doubleColumn(_ name: String, _ values: some Collection<Double>) {
+        precondition(values.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
+        let start = bytes.count
+        for v in values {
+            let bits = v.bitPattern
+            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        }
+        tables[tables.count - 1].columns.append(
+            ColumnInfo(name: name, encoding: .f64, type: .f64, offset: start, length: bytes.count - start))
+    }
+
+    private mutating func appendVarint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    private func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
+
+    /// The header's description of the tables.
+    var tablesJSON: JSONValue {
+        .object(tables.map { table in
+            (table.name, .object([
+                ("rows", .int(table.rows)),
+                ("columns", .object(table.columns.map { c in
+                    (c.name, .object([
+                        ("enc", .string(c.encoding.rawValue)), ("type", .string(c.type.rawValue)),
+                        ("offset", .int(c.offset)), ("length", .int(c.length)), ("width", .int(c.width)),
+                    ]))
+                })),
+            ]))
+        })
+    }
+}
+
+/// Decodes a column back (the tests use it to check the writer; the viewer has its own).
+enum ColumnDecoder {
+    static func decode(_ bytes: ArraySlice<UInt8>, encoding: ColumnEncoding, rows: Int, width: Int = 0) -> [Int64] {
+        if encoding == .planes || encoding == .deltaPlanes {
+            return decodePlanes(bytes, delta: encoding == .deltaPlanes, rows: rows, width: width)
+        }
+        var out: [Int64] = []
+        out.reserveCapacity(rows)
+        var i = bytes.startIndex
+        func next() -> UInt64 {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let b = bytes[i]
+                i += 1
+                result |= UInt64(b & 0x7f) << shift
+                if b < 0x80 { return result }
+                shift += 7
+            }
+        }
+        func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))) }
+        var previous: Int64 = 0
+        for row in 0..<rows {
+            switch encoding {
+            case .uvarint: out.append(Int64(bitPattern: next()))
+            case .svarint: out.append(unzigzag(next()))
+            case .delta:
+                previous &+= unzigzag(next())
+                out.append(previous)
+            case .relref:
+                let v = next()
+                out.append(v == 0 ? -1 : Int64(row) - unzigzag(v))
+            case .plus1: out.append(Int64(bitPattern: next()) - 1)
+            case .u8:
+                out.append(Int64(bytes[i]))
+                i += 1
+            case .f64:
+                var bits: UInt64 = 0
+                for k in 0..<8 { bits |= UInt64(bytes[i + k]) << UInt64(8 * k) }
+                i += 8
+                out.append(Int64(Double(bitPattern: bits)))
+            case .planes, .deltaPlanes:
+                preconditionFailure("handled above")
+            }
+        }
+        return out
+    }
+
+    static func decodePlanes(_ bytes: ArraySlice<UInt8>, delta: Bool, rows: Int, width: Int) -> [Int64] {
+        var values = [UInt64](repeating: 0, count: rows)
+        for plane in 0..<width {
+            let base = bytes.startIndex + plane * rows
+            for row in 0..<rows { values[row] |= UInt64(bytes[base + row]) << UInt64(plane * 8) }
+        }
+        guard delta else { return values.map { Int64(bitPattern: $0) } }
+        var previous: Int64 = 0
+        return values.map { v in
+            previous &+= Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1)))
+            return previous
+        }
+    }
+}

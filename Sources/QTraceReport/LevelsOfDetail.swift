@@ -1,0 +1,195 @@
+// Levels of detail, computed when the report is written so that the browser never draws
+// more boxes than there are pixels. For each box track (the running items of a thread lane,
+// the running or pending items of a queue lane, blocked intervals, source handler runs) and
+// each level, time is cut into buckets of `topBucketNs >> (2 * level)` ns; each bucket of
+// each row becomes one summary: how much of it is covered (0...255) and by which colour
+// (queue, or block cause) most. Runs of equal buckets are merged, so one long item costs one
+// entry at every level. A track gets finer levels only while they are at most a quarter as many
+// entries as it has boxes: below that the viewer draws the boxes themselves.
+
+/// One box of a track, in the order the track lists them (by begin or by end).
+struct TrackBoxes {
+    var begin: [Int64] = []
+    var end: [Int64] = []
+    var row: [UInt8] = []
+    var color: [Int32] = []
+
+    mutating func append(begin b: Int64, end e: Int64, row r: UInt8, color c: Int32) {
+        begin.append(b)
+        end.append(e)
+        row.append(r)
+        color.append(c)
+    }
+
+    var count: Int { begin.count }
+}
+
+struct TrackInfo {
+    /// "threadRun", "threadBlocked", "queueRun", "queuePending", "sourceRun".
+    var kind: String
+    var object: Int
+    var levels: Int
+}
+
+struct LevelsOfDetail {
+    /// Tracks with fewer boxes are always drawn box by box.
+    static let minimumBoxes = 4096
+    static let minimumBucketNs: Int64 = 64
+    static let maximumLevels = 16
+
+    let topBucketNs: Int64
+    private(set) var tracks: [TrackInfo] = []
+    // The entries, as columns (sorted by track, level, row, bucket).
+    private(set) var track: [Int64] = []
+    private(set) var level: [Int64] = []
+    private(set) var row: [Int64] = []
+    private(set) var bucket: [Int64] = []
+    private(set) var length: [Int64] = []
+    private(set) var coverage: [Int64] = []
+    private(set) var color: [Int64] = []
+
+    /// Buckets of the top level are about 1/1024 of the trace (a power of two of ns).
+    init(traceDurationNs: Int64) {
+        var top = LevelsOfDetail.minimumBucketNs
+        while top < traceDurationNs / 1024 { top <<= 1 }
+        topBucketNs = top
+    }
+
+    mutating func addTrack(kind: String, object: Int, boxes: TrackBoxes) {
+        let id = Int64(tracks.count)
+        var levels = 0
+        if boxes.count >= LevelsOfDetail.minimumBoxes {
+            var bucketNs = topBucketNs
+            while levels < LevelsOfDetail.maximumLevels, bucketNs >= LevelsOfDetail.minimumBucketNs {
+                let runs = LevelsOfDetail.summarize(boxes, bucketNs: bucketNs)
+                if runs.count * 4 > boxes.count { break }
+                append(runs, track: id, level: Int64(levels))
+                levels += 1
+                bucketNs >>= 2
+            }
+        }
+        // Tracks without levels are left out: the viewer draws their boxes.
+        if levels > 0 { tracks.append(TrackInfo(kind: kind, object: object, levels: levels)) }
+    }
+
+    private mutating func append(_ runs: [SummaryRun], track id: Int64, level l: Int64) {
+        for run in runs {
+            track.append(id)
+            level.append(l)
+            row.append(Int64(run.row))
+            bucket.append(run.bucket)
+            length.append(run.length)
+            coverage.append(Int64(run.coverage))
+            color.append(Int64(run.color))
+        }
+    }
+
+    struct SummaryRun {
+        var row: UInt8
+        var bucket: Int64
+        var length: Int64
+        var coverage: UInt8
+        var color: Int32
+    }
+
+    /// The summaries of one level, grouped by row, each row in bucket order.
+    static func summarize(_ boxes: TrackBoxes, bucketNs: Int64) -> [SummaryRun] {
+        var rows = [RowSummarizer](repeating: RowSummarizer(), count: 256)
+        var used = [Bool](repeating: false, count: 256)
+        for i in 0..<boxes.count {
+            let r = Int(boxes.row[i])
+            used[r] = true
+            rows[r].add(begin: boxes.begin[i], end: boxes.end[i], color: boxes.color[i], bucketNs: bucketNs, row: UInt8(r))
+        }
+        var out: [SummaryRun] = []
+        for r in 0..<256 where used[r] {
+            rows[r].flush(bucketNs: bucketNs, row: UInt8(r))
+            out += rows[r].runs
+        }
+        return out
+    }
+
+    /// Accumulates one row's boxes into bucket summaries.
+    struct RowSummarizer {
+        var runs: [SummaryRun] = []
+        /// Boxes that overlap earlier ones in the row (shared overflow rows) are clipped here.
+        var cursor: Int64 = .min
+        var currentBucket: Int64 = -1
+        var coveredNs: Int64 = 0
+        var dominantColor: Int32 = 0
+        var dominantNs: Int64 = -1
+
+        mutating func add(begin: Int64, end: Int64, color: Int32, bucketNs: Int64, row: UInt8) {
+            let b = max(begin, cursor)
+            guard end > b else { return }
+            cursor = end
+            let first = b / bucketNs
+            let last = (end - 1) / bucketNs
+            if first == last {
+                addPartial(bucket: first, ns: end - b, color: color, bucketNs: bucketNs, row: row)
+                return
+            }
+            addPartial(bucket: first, ns: (first + 1) * bucketNs - b, color: color, bucketNs: bucketNs, row: row)
+            if last - first > 1 {
+                flush(bucketNs: bucketNs, row: row)
+                emit(SummaryRun(row: row, bucket: first + 1, length: last - first - 1, coverage: 255, color: color))
+            }
+            addPartial(bucket: last, ns: end - last * bucketNs, color: color, bucketNs: bucketNs, row: row)
+        }
+
+        mutating func addPartial(bucket: Int64, ns: Int64, color: Int32, bucketNs: Int64, row: UInt8) {
+            if bucket != currentBucket {
+                flush(bucketNs: bucketNs, row: row)
+                currentBucket = bucket
+            }
+            coveredNs += ns
+            if ns > dominantNs {
+                dominantNs = ns
+                dominantColor = color
+            }
+        }
+
+        mutating func flush(bucketNs: Int64, row: UInt8) {
+            guard currentBucket >= 0 else { return }
+            // 16 shades are plenty for the eye and let neighbouring buckets merge into runs.
+            let fraction = min(1.0, Double(coveredNs) / Double(bucketNs))
+            let coverage = UInt8(max(1, min(15, Int((fraction * 15).rounded(.up)))) * 17)
+            emit(SummaryRun(row: row, bucket: currentBucket, length: 1, coverage: coverage, color: dominantColor))
+            currentBucket = -1
+            coveredNs = 0
+            dominantNs = -1
+        }
+
+        mutating func emit(_ run: SummaryRun) {
+            if var lastRun = runs.last, lastRun.bucket + lastRun.length == run.bucket,
+               lastRun.coverage == run.coverage, lastRun.color == run.color
+            {
+                lastRun.length += run.length
+                runs[runs.count - 1] = lastRun
+            } else {
+                runs.append(run)
+            }
+        }
+    }
+
+    func write(to payload: inout PayloadBuilder) {
+        payload.beginTable("lod", rows: track.count)
+        payload.column("track", .delta, as: .i32, track)
+        payload.column("level", .u8, as: .u8, level)
+        payload.column("row", .u8, as: .u8, row)
+        payload.column("bucket", .deltaPlanes, as: .f64, bucket)
+        payload.column("length", .uvarint, as: .f64, length)
+        payload.column("coverage", .u8, as: .u8, coverage)
+        payload.column("color", .svarint, as: .i32, color)
+    }
+
+    var headerJSON: JSONValue {
+        .object([
+            ("topBucketNs", .int(topBucketNs)),
+            ("levelFactor", .int(4)),
+            ("tracks", .array(tracks.map { t in
+                .object([("kind", .string(t.kind)), ("object", .int(t.object)), ("levels", .int(t.levels))])
+            })),
+        ])
+    }
+}

@@ -1,0 +1,422 @@
+// Turns a ReportInput into the report's data: a JSON header (small objects, strings, table
+// layout) and a binary payload of columns (items, blocked intervals, source runs, counters,
+// annotations, levels of detail). See docs/report-data.md.
+
+/// Deduplicated strings that binary columns refer to by index.
+struct StringTable {
+    private(set) var strings: [String] = []
+    private var indexes: [String: Int] = [:]
+
+    mutating func index(_ s: String) -> Int64 {
+        if let i = indexes[s] { return Int64(i) }
+        indexes[s] = strings.count
+        strings.append(s)
+        return Int64(strings.count - 1)
+    }
+}
+
+struct EncodedReport {
+    static let formatVersion = 1
+
+    var header: JSONValue
+    var payload: [UInt8]
+    var itemCount: Int
+}
+
+struct ReportEncoder {
+    /// Counter series longer than this are reduced to min/max/last per time bucket.
+    static let maximumCounterPoints = 1 << 16
+
+    let input: ReportInput
+    let layout: ItemLayout
+    var payload = PayloadBuilder()
+    var strings = StringTable()
+    var lod: LevelsOfDetail
+
+    init(_ input: ReportInput) {
+        self.input = input
+        layout = ItemLayout(input.items, traceEnd: max(0, input.meta.durationNs))
+        lod = LevelsOfDetail(traceDurationNs: max(layout.traceEnd, input.meta.durationNs))
+    }
+
+    static func encode(_ input: ReportInput) -> EncodedReport {
+        var encoder = ReportEncoder(input)
+        return encoder.encode()
+    }
+
+    mutating func encode() -> EncodedReport {
+        writeItems()
+        let blockedTable = writeBlocked()
+        writeSources()
+        writeAnnotations()
+        let counters = writeCounters()
+        addItemTracks()
+        addBlockedTracks(blockedTable)
+        addSourceTracks()
+        lod.write(to: &payload)
+        let header = headerJSON(counters: counters)
+        return EncodedReport(header: header, payload: payload.bytes, itemCount: input.items.count)
+    }
+
+    // MARK: Items
+
+    private mutating func writeItems() {
+        let items = input.items
+        let layout = layout
+        let order = layout.order.map(Int.init)
+        let n = order.count
+        let rank = layout.rank
+        /// The sorted row of input item `index`, or -1.
+        func sortedRow(_ index: Int32) -> Int64 { index >= 0 && Int(index) < n ? Int64(rank[Int(index)]) : -1 }
+        payload.beginTable("items", rows: n)
+        payload.column("start", .deltaPlanes, as: .f64, layout.start)
+        payload.column("run", .planes, as: .f64, (0..<n).lazy.map { layout.end[$0] - layout.start[$0] })
+        payload.column("wait", .planes, as: .f64, (0..<n).lazy.map { layout.start[$0] - layout.enqueue[$0] })
+        payload.column("queue", .plus1, as: .i32, order.lazy.map { Int64(items.queue[$0]) })
+        payload.column("thread", .plus1, as: .i32, order.lazy.map { Int64(items.thread[$0]) })
+        payload.column("submitter", .plus1, as: .i32, order.lazy.map { Int64(items.submitterThread[$0]) })
+        payload.column("kind", .u8, as: .u8, order.lazy.map { Int64(items.kind[$0].rawValue) })
+        payload.column("flags", .u8, as: .u8, layout.flags.lazy.map { Int64($0) })
+        payload.column("parent", .relref, as: .i32, order.lazy.map { sortedRow(items.parent[$0]) })
+        payload.column("behind", .relref, as: .i32, order.lazy.map { sortedRow(items.waitedBehind[$0]) })
+        payload.column("group", .plus1, as: .i32, order.lazy.map { Int64(items.group[$0]) })
+        payload.column("source", .plus1, as: .i32, order.lazy.map { Int64(items.source[$0]) })
+        payload.column("depth", .u8, as: .u8, layout.depth.lazy.map { Int64($0) })
+        payload.column("slot", .u8, as: .u8, layout.runSlot.lazy.map { Int64($0) })
+        payload.column("pendingSlot", .u8, as: .u8, layout.pendingSlot.lazy.map { Int64($0) })
+        if order.enumerated().contains(where: { $0.offset != $0.element }) {
+            payload.column("inputIndex", .delta, as: .i32, order.lazy.map { Int64($0) })
+        }
+    }
+
+    /// The sorted row of input item `index`, or -1.
+    private func sortedRow(_ index: Int32) -> Int64 {
+        index >= 0 && Int(index) < layout.rank.count ? Int64(layout.rank[Int(index)]) : -1
+    }
+
+    private func sortedRow(_ index: Int) -> Int64 { sortedRow(Int32(clamping: index)) }
+
+    private mutating func addItemTracks() {
+        let items = input.items
+        var threadRuns = [TrackBoxes](repeating: TrackBoxes(), count: input.threads.count)
+        var queueRuns = [TrackBoxes](repeating: TrackBoxes(), count: input.queues.count)
+        for row in layout.order.indices {
+            let i = Int(layout.order[row])
+            let queue = items.queue[i]
+            let (start, end) = (layout.start[row], layout.end[row])
+            let notStarted = layout.flags[row] & ItemFlags.neverStarted != 0
+            if !notStarted, threadRuns.indices.contains(Int(items.thread[i])) {
+                threadRuns[Int(items.thread[i])].append(begin: start, end: end, row: layout.depth[row], color: queue)
+            }
+            if !notStarted, queueRuns.indices.contains(Int(queue)) {
+                queueRuns[Int(queue)].append(begin: start, end: end, row: layout.runSlot[row], color: queue)
+            }
+        }
+        // Pending items need no levels: zoomed out, the queue's backlog (derived from the
+        // same enqueue and start times) shows them.
+        for (t, boxes) in threadRuns.enumerated() { lod.addTrack(kind: "threadRun", object: t, boxes: boxes) }
+        for (q, boxes) in queueRuns.enumerated() { lod.addTrack(kind: "queueRun", object: q, boxes: boxes) }
+    }
+
+    // MARK: Blocked intervals
+
+    /// Blocked intervals sorted by start (the order of the table).
+    private mutating func writeBlocked() -> [ReportBlockedInterval] {
+        let blocked = input.blocked.sorted { $0.startNs < $1.startNs }
+        payload.beginTable("blocked", rows: blocked.count)
+        payload.column("thread", .plus1, as: .i32, blocked.map { Int64($0.thread) })
+        payload.column("start", .delta, as: .f64, blocked.map { $0.startNs })
+        payload.column("duration", .uvarint, as: .f64, blocked.map { max(0, $0.endNs - $0.startNs) })
+        payload.column("cause", .u8, as: .u8, blocked.map { Int64($0.cause.rawValue) })
+        var labels: [Int64] = []
+        labels.reserveCapacity(blocked.count)
+        for b in blocked { labels.append(b.objectLabel.isEmpty ? -1 : strings.index(b.objectLabel)) }
+        payload.column("label", .plus1, as: .i32, labels)
+        payload.column("item", .plus1, as: .i32, blocked.map { sortedRow($0.item) })
+        return blocked
+    }
+
+    private mutating func addBlockedTracks(_ blocked: [ReportBlockedInterval]) {
+        var perThread = [TrackBoxes](repeating: TrackBoxes(), count: input.threads.count)
+        for b in blocked where perThread.indices.contains(b.thread) {
+            perThread[b.thread].append(begin: b.startNs, end: b.endNs, row: 0, color: Int32(b.cause.rawValue))
+        }
+        for (t, boxes) in perThread.enumerated() { lod.addTrack(kind: "threadBlocked", object: t, boxes: boxes) }
+    }
+
+    // MARK: Sources
+
+    private mutating func writeSources() {
+        var source: [Int64] = [], start: [Int64] = [], duration: [Int64] = [], data: [Int64] = []
+        var eventSource: [Int64] = [], eventTime: [Int64] = []
+        for s in input.sources {
+            for run in s.handlerRuns.sorted(by: { $0.startNs < $1.startNs }) {
+                source.append(Int64(s.index))
+                start.append(run.startNs)
+                duration.append(max(0, run.endNs - run.startNs))
+                data.append(run.data)
+            }
+            for t in s.events.sorted() {
+                eventSource.append(Int64(s.index))
+                eventTime.append(t)
+            }
+        }
+        payload.beginTable("sourceRuns", rows: source.count)
+        payload.column("source", .uvarint, as: .i32, source)
+        payload.column("start", .delta, as: .f64, start)
+        payload.column("duration", .uvarint, as: .f64, duration)
+        payload.column("data", .svarint, as: .f64, data)
+        payload.beginTable("sourceEvents", rows: eventSource.count)
+        payload.column("source", .uvarint, as: .i32, eventSource)
+        payload.column("time", .delta, as: .f64, eventTime)
+    }
+
+    private mutating func addSourceTracks() {
+        for s in input.sources {
+            var boxes = TrackBoxes()
+            for run in s.handlerRuns.sorted(by: { $0.startNs < $1.startNs }) {
+                boxes.append(begin: run.startNs, end: run.endNs, row: 0, color: Int32(s.queueIndex))
+            }
+            lod.addTrack(kind: "sourceRun", object: s.index, boxes: boxes)
+        }
+    }
+
+    // MARK: Annotations
+
+    private mutating func writeAnnotations() {
+        let marks = input.annotations.marks.sorted { $0.timeNs < $1.timeNs }
+        payload.beginTable("marks", rows: marks.count)
+        payload.column("time", .delta, as: .f64, marks.map { $0.timeNs })
+        payload.column("thread", .plus1, as: .i32, marks.map { Int64($0.thread) })
+        var names: [Int64] = []
+        for m in marks { names.append(strings.index(m.name)) }
+        payload.column("name", .uvarint, as: .i32, names)
+
+        let intervals = input.annotations.intervals.sorted { $0.startNs < $1.startNs }
+        payload.beginTable("intervals", rows: intervals.count)
+        payload.column("start", .delta, as: .f64, intervals.map { $0.startNs })
+        payload.column("duration", .uvarint, as: .f64, intervals.map { max(0, $0.endNs - $0.startNs) })
+        payload.column("thread", .plus1, as: .i32, intervals.map { Int64($0.thread) })
+        names = []
+        for m in intervals { names.append(strings.index(m.name)) }
+        payload.column("name", .uvarint, as: .i32, names)
+    }
+
+    // MARK: Counters
+
+    /// Writes one table per counter series and returns their header entries.
+    private mutating func writeCounters() -> [JSONValue] {
+        var out: [JSONValue] = []
+        for (k, series) in input.counters.enumerated() {
+            if series.kind == .backlog, input.queues.indices.contains(series.queueIndex),
+               CounterSteps.normalized(series.timesNs, series.values) == derivedBacklog(series.queueIndex)
+            {
+                // The viewer recomputes it from the items: no bytes needed.
+                out.append(.object([
+                    ("name", .string(series.name)), ("kind", .string(series.kind.rawValue)),
+                    ("queue", .int(series.queueIndex)), ("derived", .bool(true)),
+                ]))
+                continue
+            }
+            let table = "counter\(k)"
+            let steps = CounterSteps(series, maximumPoints: ReportEncoder.maximumCounterPoints,
+                                     traceEnd: layout.traceEnd)
+            payload.beginTable(table, rows: steps.time.count)
+            payload.column("time", .deltaPlanes, as: .f64, steps.time)
+            if steps.integral {
+                payload.column("value", .delta, as: .f64, steps.last.map { Int64($0) })
+                if steps.bucketNs > 0 {
+                    payload.column("min", .delta, as: .f64, steps.min.map { Int64($0) })
+                    payload.column("max", .delta, as: .f64, steps.max.map { Int64($0) })
+                }
+            } else {
+                payload.doubleColumn("value", steps.last)
+                if steps.bucketNs > 0 {
+                    payload.doubleColumn("min", steps.min)
+                    payload.doubleColumn("max", steps.max)
+                }
+            }
+            out.append(.object([
+                ("name", .string(series.name)), ("kind", .string(series.kind.rawValue)),
+                ("queue", .int(series.queueIndex)), ("table", .string(table)),
+                ("bucketNs", .int(steps.bucketNs)), ("points", .int(series.timesNs.count)),
+            ]))
+        }
+        return out
+    }
+
+    /// A queue's backlog as the items give it: +1 at each enqueue, -1 at each start.
+    private func derivedBacklog(_ queue: Int) -> CounterSteps.Normalized {
+        var changes: [(time: Int64, delta: Int64)] = []
+        for row in layout.order.indices where input.items.queue[Int(layout.order[row])] == Int32(queue) {
+            changes.append((layout.enqueue[row], 1))
+            if layout.flags[row] & ItemFlags.neverStarted == 0 { changes.append((layout.start[row], -1)) }
+        }
+        changes.sort { $0.time < $1.time }
+        var times: [Int64] = [], values: [Double] = []
+        var value: Int64 = 0
+        for c in changes {
+            value += c.delta
+            times.append(c.time)
+            values.append(Double(value))
+        }
+        return CounterSteps.normalized(times, values)
+    }
+
+    // MARK: Header
+
+    private func headerJSON(counters: [JSONValue]) -> JSONValue {
+        let m = input.meta
+        return .object([
+            ("format", .string("qtrace-report")),
+            ("version", .int(EncodedReport.formatVersion)),
+            ("meta", .object([
+                ("title", .string(m.title)), ("commandLine", .string(m.commandLine)), ("pid", .int(m.pid)),
+                ("ncpu", .int(m.ncpu)), ("durationNs", .int(max(m.durationNs, layout.traceEnd))),
+                ("droppedEvents", .int(m.droppedEvents)), ("shimOverheadNs", .number(m.shimOverheadNsPerEvent)),
+                ("qtraceVersion", .string(m.qtraceVersion)),
+            ])),
+            ("itemKinds", .array(ReportItemKind.allCases.map { .string($0.name) })),
+            ("blockCauses", .array(ReportBlockCause.allCases.map { .string($0.name) })),
+            ("rows", .object([
+                ("thread", .int(Rows.thread)), ("queueRunning", .int(Rows.queueRunning)),
+                ("queuePending", .int(Rows.queuePending)),
+            ])),
+            ("threads", .array(input.threads.map { t in
+                .object([
+                    ("tid", .int(t.tid)), ("name", .string(t.name)), ("kind", .string(t.kind.rawValue)),
+                    ("start", .int(t.startNs)), ("end", .int(t.endNs)),
+                ])
+            })),
+            ("queues", .array(input.queues.map { q in
+                .object([
+                    ("label", .string(q.label)), ("kind", .string(q.kind.rawValue)), ("qos", .string(q.qosName)),
+                    ("target", .int(q.targetIndex)),
+                ])
+            })),
+            ("sources", .array(input.sources.map { s in
+                .object([
+                    ("label", .string(s.label)), ("type", .string(s.type)), ("queue", .int(s.queueIndex)),
+                    ("cancel", .int(s.cancelNs)), ("runs", .int(s.handlerRuns.count)),
+                    ("suspended", .array(s.suspended.map { .array([.int($0.startNs), .int($0.endNs)]) })),
+                ])
+            })),
+            ("groups", .array(input.groups.map { g in
+                .object([
+                    ("label", .string(g.label)), ("firstEnter", .int(g.firstEnterNs)), ("lastLeave", .int(g.lastLeaveNs)),
+                    ("notify", .int(g.notifyNs)), ("enters", .int(g.enters)), ("leaves", .int(g.leaves)),
+                ])
+            })),
+            ("counters", .array(counters)),
+            ("stats", .array(input.stats.map(tableJSON))),
+            ("histograms", .array(input.histograms.map { h in
+                .object([
+                    ("queue", .int(h.queueIndex)), ("metric", .string(h.metric.rawValue)),
+                    ("bounds", .array(h.boundsNs.map { .number($0) })), ("counts", .ints(h.counts)),
+                ])
+            })),
+            ("findings", .array(input.findings.map { f in
+                .object([
+                    ("id", .string(f.id)), ("severity", .string(f.severity.rawValue)), ("message", .string(f.message)),
+                    ("start", .int(f.startNs)), ("end", .int(f.endNs)), ("queues", .ints(f.queues)),
+                    ("threads", .ints(f.threads)), ("items", .array(f.items.map { .int(sortedRow($0)) })),
+                ])
+            })),
+            ("strings", .array(strings.strings.map { .string($0) })),
+            ("lod", lod.headerJSON),
+            ("tables", payload.tablesJSON),
+        ])
+    }
+
+    private func tableJSON(_ table: ReportTable) -> JSONValue {
+        .object([
+            ("id", .string(table.id)), ("title", .string(table.title)), ("rowObject", .string(table.rowObject.rawValue)),
+            ("columns", .array(table.columns.map { c in
+                .object([("key", .string(c.key)), ("title", .string(c.title)), ("unit", .string(c.unit))])
+            })),
+            ("rows", .array(table.rows.map { row in
+                .object([
+                    ("object", .int(row.objectIndex)),
+                    ("values", .array(row.values.map { v in
+                        switch v {
+                        case .number(let d): .number(d)
+                        case .text(let s): .string(s)
+                        case .missing: .null
+                        }
+                    })),
+                ])
+            })),
+        ])
+    }
+}
+
+extension CounterSteps {
+    struct Normalized: Equatable {
+        var times: [Int64] = []
+        var values: [Double] = []
+    }
+
+    /// The same step function with one point per time (the last) and no point that repeats
+    /// the value before it (the value before the first point is 0).
+    static func normalized(_ times: [Int64], _ values: [Double]) -> Normalized {
+        var collapsed = Normalized()
+        for (t, v) in zip(times, values) {
+            if collapsed.times.last == t {
+                collapsed.values[collapsed.values.count - 1] = v
+            } else {
+                collapsed.times.append(t)
+                collapsed.values.append(v)
+            }
+        }
+        var out = Normalized()
+        var previous = 0.0
+        for (t, v) in zip(collapsed.times, collapsed.values) where v != previous {
+            out.times.append(t)
+            out.values.append(v)
+            previous = v
+        }
+        return out
+    }
+}
+
+/// A counter series as steps, reduced to one point per bucket (with the bucket's minimum and
+/// maximum) when it has too many points to be worth their bytes.
+struct CounterSteps {
+    var time: [Int64] = []
+    var last: [Double] = []
+    var min: [Double] = []
+    var max: [Double] = []
+    /// 0 when the points are the original ones.
+    var bucketNs: Int64 = 0
+    var integral = true
+
+    init(_ series: ReportCounterSeries, maximumPoints: Int, traceEnd: Int64) {
+        let n = Swift.min(series.timesNs.count, series.values.count)
+        integral = series.values.prefix(n).allSatisfy { $0 == $0.rounded() && abs($0) < 9e15 }
+        if n <= maximumPoints {
+            time = Array(series.timesNs.prefix(n))
+            last = Array(series.values.prefix(n))
+            return
+        }
+        var bucket: Int64 = 1
+        while traceEnd / bucket > Int64(maximumPoints) { bucket <<= 1 }
+        bucketNs = bucket
+        var previous = series.values[0]
+        for i in 0..<n {
+            let b = series.timesNs[i] / bucket * bucket
+            let v = series.values[i]
+            if let t = time.last, t == b {
+                last[last.count - 1] = v
+                min[min.count - 1] = Swift.min(min[min.count - 1], v)
+                max[max.count - 1] = Swift.max(max[max.count - 1], v)
+            } else {
+                // The bucket starts with the value held before its first point.
+                time.append(b)
+                last.append(v)
+                min.append(Swift.min(previous, v))
+                max.append(Swift.max(previous, v))
+            }
+            previous = v
+        }
+    }
+}

@@ -1,0 +1,513 @@
+// The plain input model of the HTML report and the Chrome trace export.
+//
+// It deliberately knows nothing of the trace reader or the analysis: the analysis fills a
+// `ReportInput` and `ReportWriter` turns it into a self-contained HTML file. Every index is
+// 0-based into the array it names; -1 means "none". Times are nanoseconds since the start
+// of the trace. Strings come from the traced program and are untrusted: the writer escapes
+// them and the viewer only ever shows them as text.
+
+/// Everything one report shows.
+public struct ReportInput: Sendable {
+    public var meta: ReportMeta
+    public var threads: [ReportThread]
+    public var queues: [ReportQueue]
+    public var items: ReportItems
+    public var blocked: [ReportBlockedInterval]
+    public var sources: [ReportSource]
+    public var groups: [ReportGroup]
+    public var annotations: ReportAnnotations
+    public var counters: [ReportCounterSeries]
+    /// The tables of `qtrace stats --json` (per queue, per thread, ...), shown as they are.
+    public var stats: [ReportTable]
+    public var histograms: [ReportHistogram]
+    public var findings: [ReportFinding]
+
+    public init(
+        meta: ReportMeta,
+        threads: [ReportThread] = [],
+        queues: [ReportQueue] = [],
+        items: ReportItems = ReportItems(),
+        blocked: [ReportBlockedInterval] = [],
+        sources: [ReportSource] = [],
+        groups: [ReportGroup] = [],
+        annotations: ReportAnnotations = ReportAnnotations(),
+        counters: [ReportCounterSeries] = [],
+        stats: [ReportTable] = [],
+        histograms: [ReportHistogram] = [],
+        findings: [ReportFinding] = []
+    ) {
+        self.meta = meta
+        self.threads = threads
+        self.queues = queues
+        self.items = items
+        self.blocked = blocked
+        self.sources = sources
+        self.groups = groups
+        self.annotations = annotations
+        self.counters = counters
+        self.stats = stats
+        self.histograms = histograms
+        self.findings = findings
+    }
+}
+
+/// What was traced and how well.
+public struct ReportMeta: Sendable {
+    public var title: String
+    public var commandLine: String
+    public var pid: Int
+    public var ncpu: Int
+    public var durationNs: Int64
+    public var droppedEvents: Int64
+    public var shimOverheadNsPerEvent: Double
+    public var qtraceVersion: String
+
+    public init(
+        title: String, commandLine: String = "", pid: Int = 0, ncpu: Int = 1, durationNs: Int64,
+        droppedEvents: Int64 = 0, shimOverheadNsPerEvent: Double = 0, qtraceVersion: String = ""
+    ) {
+        self.title = title
+        self.commandLine = commandLine
+        self.pid = pid
+        self.ncpu = ncpu
+        self.durationNs = durationNs
+        self.droppedEvents = droppedEvents
+        self.shimOverheadNsPerEvent = shimOverheadNsPerEvent
+        self.qtraceVersion = qtraceVersion
+    }
+}
+
+public enum ReportThreadKind: String, Sendable, CaseIterable {
+    case main, worker, other
+}
+
+public struct ReportThread: Sendable {
+    public var index: Int
+    public var tid: Int64
+    public var name: String
+    public var kind: ReportThreadKind
+    /// First and last time the thread was seen (its lifetime lane).
+    public var startNs: Int64
+    public var endNs: Int64
+
+    public init(index: Int, tid: Int64, name: String, kind: ReportThreadKind, startNs: Int64, endNs: Int64) {
+        self.index = index
+        self.tid = tid
+        self.name = name
+        self.kind = kind
+        self.startNs = startNs
+        self.endNs = endNs
+    }
+}
+
+public enum ReportQueueKind: String, Sendable, CaseIterable {
+    case serial, concurrent, main, global
+}
+
+public struct ReportQueue: Sendable {
+    public var index: Int
+    public var label: String
+    public var kind: ReportQueueKind
+    /// "user-interactive", "user-initiated", "default", "utility", "background" or "".
+    public var qosName: String
+    /// The queue this one targets (its parent in the target-queue tree), or -1 for a root.
+    public var targetIndex: Int
+
+    public init(index: Int, label: String, kind: ReportQueueKind, qosName: String = "", targetIndex: Int = -1) {
+        self.index = index
+        self.label = label
+        self.kind = kind
+        self.qosName = qosName
+        self.targetIndex = targetIndex
+    }
+}
+
+/// How a work item was submitted. The raw value is the code stored in the report.
+public enum ReportItemKind: UInt8, Sendable, CaseIterable {
+    case async = 0, sync, barrierAsync, barrierSync, after, apply, groupAsync, notify
+    case asyncAndWait, sourceHandler, other
+
+    /// The name the viewer and the Chrome export show.
+    public var name: String {
+        switch self {
+        case .async: "async"
+        case .sync: "sync"
+        case .barrierAsync: "barrier async"
+        case .barrierSync: "barrier sync"
+        case .after: "after"
+        case .apply: "apply"
+        case .groupAsync: "group async"
+        case .notify: "notify"
+        case .asyncAndWait: "async and wait"
+        case .sourceHandler: "source handler"
+        case .other: "other"
+        }
+    }
+}
+
+/// One work item, for building `ReportItems` one row at a time.
+public struct ReportItem: Sendable, Equatable {
+    public var queue: Int
+    public var kind: ReportItemKind
+    public var submitterThread: Int
+    public var thread: Int
+    public var enqueueNs: Int64
+    /// -1 if the item never started (still pending when the trace ended).
+    public var startNs: Int64
+    /// -1 if the item never finished.
+    public var endNs: Int64
+    /// The item that was running on the submitter when this one was enqueued, or -1.
+    public var parent: Int
+    /// The item this one waited behind (the previous item of a serial queue, a barrier), or -1.
+    public var waitedBehind: Int
+    public var group: Int
+    /// The source whose handler this item ran, or -1.
+    public var source: Int
+
+    public init(
+        queue: Int, kind: ReportItemKind, submitterThread: Int, thread: Int,
+        enqueueNs: Int64, startNs: Int64, endNs: Int64,
+        parent: Int = -1, waitedBehind: Int = -1, group: Int = -1, source: Int = -1
+    ) {
+        self.queue = queue
+        self.kind = kind
+        self.submitterThread = submitterThread
+        self.thread = thread
+        self.enqueueNs = enqueueNs
+        self.startNs = startNs
+        self.endNs = endNs
+        self.parent = parent
+        self.waitedBehind = waitedBehind
+        self.group = group
+        self.source = source
+    }
+}
+
+/// All work items as columns (millions of them: one array per field keeps them compact).
+/// Item `i` is row `i` of every column; indexes refer to this order.
+public struct ReportItems: Sendable {
+    public var queue: [Int32] = []
+    public var kind: [ReportItemKind] = []
+    public var submitterThread: [Int32] = []
+    public var thread: [Int32] = []
+    public var enqueueNs: [Int64] = []
+    public var startNs: [Int64] = []
+    public var endNs: [Int64] = []
+    public var parent: [Int32] = []
+    public var waitedBehind: [Int32] = []
+    public var group: [Int32] = []
+    public var source: [Int32] = []
+
+    public init() {}
+
+    public var count: Int { queue.count }
+
+    public mutating func reserveCapacity(_ n: Int) {
+        queue.reserveCapacity(n)
+        kind.reserveCapacity(n)
+        submitterThread.reserveCapacity(n)
+        thread.reserveCapacity(n)
+        enqueueNs.reserveCapacity(n)
+        startNs.reserveCapacity(n)
+        endNs.reserveCapacity(n)
+        parent.reserveCapacity(n)
+        waitedBehind.reserveCapacity(n)
+        group.reserveCapacity(n)
+        source.reserveCapacity(n)
+    }
+
+    public mutating func append(_ item: ReportItem) {
+        queue.append(Int32(item.queue))
+        kind.append(item.kind)
+        submitterThread.append(Int32(item.submitterThread))
+        thread.append(Int32(item.thread))
+        enqueueNs.append(item.enqueueNs)
+        startNs.append(item.startNs)
+        endNs.append(item.endNs)
+        parent.append(Int32(item.parent))
+        waitedBehind.append(Int32(item.waitedBehind))
+        group.append(Int32(item.group))
+        source.append(Int32(item.source))
+    }
+
+    public subscript(i: Int) -> ReportItem {
+        ReportItem(
+            queue: Int(queue[i]), kind: kind[i], submitterThread: Int(submitterThread[i]), thread: Int(thread[i]),
+            enqueueNs: enqueueNs[i], startNs: startNs[i], endNs: endNs[i], parent: Int(parent[i]),
+            waitedBehind: Int(waitedBehind[i]), group: Int(group[i]), source: Int(source[i])
+        )
+    }
+}
+
+public enum ReportBlockCause: UInt8, Sendable, CaseIterable {
+    case sync = 0, semaphore, groupWait, apply, other
+
+    public var name: String {
+        switch self {
+        case .sync: "sync"
+        case .semaphore: "semaphore"
+        case .groupWait: "group wait"
+        case .apply: "apply"
+        case .other: "other"
+        }
+    }
+}
+
+/// A thread waiting (sync, semaphore wait, group wait, apply) instead of running.
+public struct ReportBlockedInterval: Sendable {
+    public var thread: Int
+    public var startNs: Int64
+    public var endNs: Int64
+    public var cause: ReportBlockCause
+    /// The queue, semaphore or group waited on, as the user knows it.
+    public var objectLabel: String
+    /// The item waited for (e.g. the sync item), or -1.
+    public var item: Int
+
+    public init(thread: Int, startNs: Int64, endNs: Int64, cause: ReportBlockCause, objectLabel: String = "", item: Int = -1) {
+        self.thread = thread
+        self.startNs = startNs
+        self.endNs = endNs
+        self.cause = cause
+        self.objectLabel = objectLabel
+        self.item = item
+    }
+}
+
+public struct ReportSpan: Sendable, Equatable {
+    public var startNs: Int64
+    public var endNs: Int64
+
+    public init(startNs: Int64, endNs: Int64) {
+        self.startNs = startNs
+        self.endNs = endNs
+    }
+}
+
+public struct ReportSourceRun: Sendable, Equatable {
+    public var startNs: Int64
+    public var endNs: Int64
+    /// dispatch_source_get_data() during the run: coalesced events or missed timer fires.
+    public var data: Int64
+
+    public init(startNs: Int64, endNs: Int64, data: Int64) {
+        self.startNs = startNs
+        self.endNs = endNs
+        self.data = data
+    }
+}
+
+public struct ReportSource: Sendable {
+    public var index: Int
+    public var label: String
+    /// "timer", "read", "write", "signal", "data add", "data or", "data replace", ...
+    public var type: String
+    /// The queue its handlers run on, or -1.
+    public var queueIndex: Int
+    public var handlerRuns: [ReportSourceRun]
+    public var suspended: [ReportSpan]
+    /// Times the source fired (kernel side), if known.
+    public var events: [Int64]
+    /// When it was cancelled, or -1.
+    public var cancelNs: Int64
+
+    public init(
+        index: Int, label: String, type: String, queueIndex: Int = -1, handlerRuns: [ReportSourceRun] = [],
+        suspended: [ReportSpan] = [], events: [Int64] = [], cancelNs: Int64 = -1
+    ) {
+        self.index = index
+        self.label = label
+        self.type = type
+        self.queueIndex = queueIndex
+        self.handlerRuns = handlerRuns
+        self.suspended = suspended
+        self.events = events
+        self.cancelNs = cancelNs
+    }
+}
+
+public struct ReportGroup: Sendable {
+    public var index: Int
+    public var label: String
+    public var firstEnterNs: Int64
+    public var lastLeaveNs: Int64
+    /// When notify fired, or -1 if it never did.
+    public var notifyNs: Int64
+    public var enters: Int
+    public var leaves: Int
+
+    public init(
+        index: Int, label: String, firstEnterNs: Int64, lastLeaveNs: Int64, notifyNs: Int64 = -1,
+        enters: Int = 0, leaves: Int = 0
+    ) {
+        self.index = index
+        self.label = label
+        self.firstEnterNs = firstEnterNs
+        self.lastLeaveNs = lastLeaveNs
+        self.notifyNs = notifyNs
+        self.enters = enters
+        self.leaves = leaves
+    }
+}
+
+public struct ReportMark: Sendable {
+    public var timeNs: Int64
+    public var thread: Int
+    public var name: String
+
+    public init(timeNs: Int64, thread: Int, name: String) {
+        self.timeNs = timeNs
+        self.thread = thread
+        self.name = name
+    }
+}
+
+public struct ReportInterval: Sendable {
+    public var startNs: Int64
+    public var endNs: Int64
+    public var thread: Int
+    public var name: String
+
+    public init(startNs: Int64, endNs: Int64, thread: Int, name: String) {
+        self.startNs = startNs
+        self.endNs = endNs
+        self.thread = thread
+        self.name = name
+    }
+}
+
+/// QTrace API annotations: `mark("...")` and `interval("...") { }`.
+public struct ReportAnnotations: Sendable {
+    public var marks: [ReportMark]
+    public var intervals: [ReportInterval]
+
+    public init(marks: [ReportMark] = [], intervals: [ReportInterval] = []) {
+        self.marks = marks
+        self.intervals = intervals
+    }
+}
+
+public enum ReportCounterKind: String, Sendable, CaseIterable {
+    case threadsAlive, threadsRunning, threadsBlocked, backlog, other
+}
+
+/// A step function: `values[i]` holds from `timesNs[i]` until the next time.
+public struct ReportCounterSeries: Sendable {
+    public var name: String
+    public var kind: ReportCounterKind
+    /// The queue of a backlog series, or -1.
+    public var queueIndex: Int
+    public var timesNs: [Int64]
+    public var values: [Double]
+
+    public init(name: String, kind: ReportCounterKind, queueIndex: Int = -1, timesNs: [Int64], values: [Double]) {
+        self.name = name
+        self.kind = kind
+        self.queueIndex = queueIndex
+        self.timesNs = timesNs
+        self.values = values
+    }
+}
+
+/// A cell of a stats table.
+public enum ReportValue: Sendable, Equatable {
+    case number(Double)
+    case text(String)
+    case missing
+}
+
+public struct ReportColumn: Sendable {
+    /// Stable key, as in `qtrace stats --json` ("p50_wait_ns").
+    public var key: String
+    public var title: String
+    /// "ns", "count", "%", "items/s", "" (text) ...: how the viewer formats the number.
+    public var unit: String
+
+    public init(key: String, title: String, unit: String = "") {
+        self.key = key
+        self.title = title
+        self.unit = unit
+    }
+}
+
+public enum ReportRowObject: String, Sendable {
+    case queue, thread, source, group, none
+}
+
+public struct ReportRow: Sendable {
+    public var values: [ReportValue]
+    /// The queue, thread, ... the row is about (see `ReportTable.rowObject`), or -1.
+    public var objectIndex: Int
+
+    public init(values: [ReportValue], objectIndex: Int = -1) {
+        self.values = values
+        self.objectIndex = objectIndex
+    }
+}
+
+public struct ReportTable: Sendable {
+    /// "queues", "threads", ...
+    public var id: String
+    public var title: String
+    public var rowObject: ReportRowObject
+    public var columns: [ReportColumn]
+    public var rows: [ReportRow]
+
+    public init(id: String, title: String, rowObject: ReportRowObject = .none, columns: [ReportColumn], rows: [ReportRow]) {
+        self.id = id
+        self.title = title
+        self.rowObject = rowObject
+        self.columns = columns
+        self.rows = rows
+    }
+}
+
+public enum ReportHistogramMetric: String, Sendable {
+    case wait, run
+}
+
+/// `counts[i]` values fell in `[boundsNs[i], boundsNs[i + 1])`.
+public struct ReportHistogram: Sendable {
+    public var queueIndex: Int
+    public var metric: ReportHistogramMetric
+    public var boundsNs: [Double]
+    public var counts: [Int]
+
+    public init(queueIndex: Int, metric: ReportHistogramMetric, boundsNs: [Double], counts: [Int]) {
+        self.queueIndex = queueIndex
+        self.metric = metric
+        self.boundsNs = boundsNs
+        self.counts = counts
+    }
+}
+
+public enum ReportSeverity: String, Sendable, CaseIterable {
+    case info, warning, error
+}
+
+/// A diagnostic, with what to highlight when the user follows it.
+public struct ReportFinding: Sendable {
+    /// The rule, e.g. "main-thread-blocked".
+    public var id: String
+    public var severity: ReportSeverity
+    public var message: String
+    public var startNs: Int64
+    public var endNs: Int64
+    public var queues: [Int]
+    public var threads: [Int]
+    public var items: [Int]
+
+    public init(
+        id: String, severity: ReportSeverity, message: String, startNs: Int64, endNs: Int64,
+        queues: [Int] = [], threads: [Int] = [], items: [Int] = []
+    ) {
+        self.id = id
+        self.severity = severity
+        self.message = message
+        self.startNs = startNs
+        self.endNs = endNs
+        self.queues = queues
+        self.threads = threads
+        self.items = items
+    }
+}

@@ -1,0 +1,224 @@
+// The self-contained HTML report and the Chrome trace-event export.
+//
+// The HTML file is the viewer (viewer/, embedded through ViewerAssets.swift) plus the data:
+//   <script type="application/json" id="qtrace-header">  small objects, strings, table layout
+//   <script type="application/octet-stream" id="qtrace-data">  base64 of the deflated columns
+// Neither data block is executed. A Content-Security-Policy forbids every network request
+// and every script or style but the two inline ones (by hash), so a hostile label that got
+// through would still have nothing to run.
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+public enum ReportWriterError: Error, CustomStringConvertible {
+    case cannotOpen(String, Int32)
+    case writeFailed(String, Int32)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let errno): "cannot open \(path): \(String(cString: strerror(errno)))"
+        case .writeFailed(let path, let errno): "cannot write \(path): \(String(cString: strerror(errno)))"
+        }
+    }
+}
+
+public enum ReportWriter {
+    /// Writes the HTML report for `input` to `path`.
+    public static func write(_ input: ReportInput, to path: String) throws {
+        let file = try OutputFile(path: path)
+        try writeHTML(input, to: file)
+        try file.close()
+    }
+
+    /// The HTML report as a string (for tests and small inputs).
+    public static func html(_ input: ReportInput) throws -> String {
+        let sink = StringSink()
+        try writeHTML(input, to: sink)
+        return sink.text
+    }
+
+    /// Writes the Chrome trace-event JSON (`qtrace export --format chrome-json`) that Perfetto
+    /// UI and chrome://tracing open.
+    public static func exportChromeJSON(_ input: ReportInput, to path: String) throws {
+        let file = try OutputFile(path: path)
+        try ChromeTraceExporter(input: input).write(to: file)
+        try file.close()
+    }
+
+    /// The Content-Security-Policy of a report whose inline script and style are these.
+    static func contentSecurityPolicy(script: String, style: String) -> String {
+        [
+            "default-src 'none'",
+            "script-src '\(hashSource(script))'",
+            "style-src '\(hashSource(style))'",
+            "img-src data: blob:",
+            "font-src 'none'",
+            "connect-src 'none'",
+            "media-src 'none'",
+            "object-src 'none'",
+            "frame-src 'none'",
+            "child-src 'none'",
+            "worker-src 'none'",
+            "manifest-src 'none'",
+            "form-action 'none'",
+            "base-uri 'none'",
+        ].joined(separator: "; ")
+    }
+
+    static func hashSource(_ text: String) -> String {
+        "sha256-" + Base64.encode(SHA256.digest(Array(text.utf8)))
+    }
+
+    /// The viewer's inline script: every viewer/*.js file in name order, in one strict scope.
+    static var viewerScript: String {
+        let sources = ViewerAssets.files.filter { $0.name.hasSuffix(".js") }.sorted { $0.name < $1.name }
+        return "(function () {\n\"use strict\";\n"
+            + sources.map { "// ---- viewer/\($0.name)\n" + $0.contents }.joined(separator: "\n")
+            + "\n})();\n"
+    }
+
+    static var viewerStyle: String {
+        ViewerAssets.files.filter { $0.name.hasSuffix(".css") }.sorted { $0.name < $1.name }
+            .map(\.contents).joined(separator: "\n")
+    }
+
+    static var viewerTemplate: String {
+        ViewerAssets.files.first { $0.name == "index.html" }?.contents ?? "<!--qtrace:head--><!--qtrace:body-->"
+    }
+
+    private static func writeHTML(_ input: ReportInput, to out: some ByteSink) throws {
+        let encoded = ReportEncoder.encode(input)
+        let compressed = try Zlib.compress(encoded.payload)
+        let script = viewerScript
+        let style = viewerStyle
+        let headerJSON = JSONValue.object([
+            ("header", encoded.header),
+            ("payload", .object([("encoding", .string("base64+zlib")), ("compressedBytes", .int(compressed.count)),
+                                 ("rawBytes", .int(encoded.payload.count))])),
+        ]).serialized()
+
+        let template = viewerTemplate
+        let (beforeHead, afterHead) = split(template, at: "<!--qtrace:head-->")
+        let (beforeBody, afterBody) = split(afterHead, at: "<!--qtrace:body-->")
+        try out.write(beforeHead)
+        try out.write("""
+            <meta http-equiv="Content-Security-Policy" content="\(htmlEscaped(contentSecurityPolicy(script: script, style: style)))">
+            <title>\(htmlEscaped("qtrace — " + input.meta.title))</title>
+            <link rel="icon" href="\(iconDataURL)">
+            <style>\(style)</style>
+            """)
+        try out.write(beforeBody)
+        try out.write("<script type=\"application/json\" id=\"qtrace-header\">")
+        try out.write(headerJSON)
+        try out.write("</script>\n<script type=\"application/octet-stream\" id=\"qtrace-data\">")
+        try Base64.write(compressed, to: out)
+        try out.write("</script>\n<script>")
+        try out.write(script)
+        try out.write("</script>")
+        try out.write(afterBody)
+    }
+
+    private static func split(_ text: String, at marker: String) -> (String, String) {
+        guard let range = text.range(of: marker) else { return (text, "") }
+        return (String(text[..<range.lowerBound]), String(text[range.upperBound...]))
+    }
+
+    /// A small SVG icon: three queue bars.
+    static let iconDataURL = "data:image/svg+xml,"
+        + "%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E"
+        + "%3Crect width='16' height='16' rx='3' fill='%23171b26'/%3E"
+        + "%3Crect x='2' y='3' width='8' height='2.5' rx='1' fill='%2358a6ff'/%3E"
+        + "%3Crect x='5' y='7' width='9' height='2.5' rx='1' fill='%23f2a65a'/%3E"
+        + "%3Crect x='3' y='11' width='6' height='2.5' rx='1' fill='%2356d364'/%3E%3C/svg%3E"
+}
+
+// MARK: Output
+
+/// Where the writers put their bytes.
+protocol ByteSink: AnyObject {
+    func write(bytes: UnsafeRawBufferPointer) throws
+}
+
+extension ByteSink {
+    func write(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { try write(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write(bytes: $0) }
+    }
+}
+
+final class StringSink: ByteSink {
+    private var bytes: [UInt8] = []
+    func write(bytes chunk: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: chunk) }
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// A buffered file.
+final class OutputFile: ByteSink {
+    private let path: String
+    private var handle: UnsafeMutablePointer<FILE>?
+
+    init(path: String) throws {
+        self.path = path
+        guard let handle = fopen(path, "wb") else { throw ReportWriterError.cannotOpen(path, errno) }
+        self.handle = handle
+        setvbuf(handle, nil, _IOFBF, 1 << 20)
+    }
+
+    func write(bytes chunk: UnsafeRawBufferPointer) throws {
+        guard let handle, chunk.count > 0 else { return }
+        if fwrite(chunk.baseAddress, 1, chunk.count, handle) != chunk.count {
+            throw ReportWriterError.writeFailed(path, errno)
+        }
+    }
+
+    func close() throws {
+        guard let handle else { return }
+        self.handle = nil
+        if fclose(handle) != 0 { throw ReportWriterError.writeFailed(path, errno) }
+    }
+
+    deinit {
+        if let handle { fclose(handle) }
+    }
+}
+
+enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        let sink = StringSink()
+        try? write(bytes, to: sink)
+        return sink.text
+    }
+
+    /// Streams the encoding in chunks, so a 50 MB payload never exists twice as a String.
+    static func write(_ bytes: [UInt8], to out: some ByteSink) throws {
+        var chunk = [UInt8]()
+        chunk.reserveCapacity(1 << 16)
+        var i = 0
+        while i < bytes.count {
+            let n = min(3, bytes.count - i)
+            let b0 = UInt32(bytes[i])
+            let b1 = n > 1 ? UInt32(bytes[i + 1]) : 0
+            let b2 = n > 2 ? UInt32(bytes[i + 2]) : 0
+            let v = b0 << 16 | b1 << 8 | b2
+            chunk.append(alphabet[Int(v >> 18 & 63)])
+            chunk.append(alphabet[Int(v >> 12 & 63)])
+            chunk.append(n > 1 ? alphabet[Int(v >> 6 & 63)] : UInt8(ascii: "="))
+            chunk.append(n > 2 ? alphabet[Int(v & 63)] : UInt8(ascii: "="))
+            i += 3
+            if chunk.count >= 1 << 16 - 4 {
+                try out.write(chunk)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        }
+        try out.write(chunk)
+    }
+}

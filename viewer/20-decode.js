@@ -1,0 +1,171 @@
+// Reading the embedded data (format: docs/report-data.md). The header is JSON; the columns
+// are one zlib stream, base64-encoded, inflated with the browser's DecompressionStream.
+
+const SUPPORTED_VERSION = 1;
+
+async function loadEmbeddedReport() {
+  const wrapper = JSON.parse($("qtrace-header").textContent);
+  const header = wrapper.header;
+  if (header.format !== "qtrace-report" || header.version > SUPPORTED_VERSION) {
+    throw new Error(`unsupported report data version ${header.version}`);
+  }
+  const compressed = base64ToBytes($("qtrace-data").textContent);
+  timings.base64 = performance.now();
+  const raw = await inflate(compressed, wrapper.payload.rawBytes);
+  timings.inflated = performance.now();
+  const tables = {};
+  for (const [name, table] of Object.entries(header.tables)) {
+    tables[name] = decodeTable(raw, table);
+  }
+  return { header, tables, sizes: wrapper.payload };
+}
+
+function base64ToBytes(text) {
+  if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/**
+ * Inflates into one buffer of the known size. Writing the whole input at once and copying the
+ * output chunks as they come is twice as fast as Response.arrayBuffer() on large payloads.
+ */
+async function inflate(bytes, size) {
+  const stream = new DecompressionStream("deflate");
+  const writer = stream.writable.getWriter();
+  writer.write(bytes).catch(() => {});
+  writer.close().catch(() => {});
+  const reader = stream.readable.getReader();
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (offset + value.length > size) throw new Error("payload is larger than its header says");
+    out.set(value, offset);
+    offset += value.length;
+  }
+  if (offset !== size) throw new Error(`payload is ${offset} bytes, expected ${size}`);
+  return out;
+}
+
+/**
+ * A table whose columns decode on first use: start-up decodes only what the first frame
+ * needs, and materializeTables() decodes the rest once the page is shown.
+ */
+function decodeTable(raw, table) {
+  const out = { rows: table.rows };
+  for (const [name, column] of Object.entries(table.columns)) {
+    let value = null;
+    Object.defineProperty(out, name, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        if (value === null) value = decodeColumn(raw, column, table.rows);
+        return value;
+      },
+    });
+  }
+  return out;
+}
+
+/** Decodes every remaining column and drops the closures, so the inflated payload can go. */
+function materializeTables(tables) {
+  for (const table of Object.values(tables)) {
+    for (const name of Object.keys(table)) {
+      if (name === "rows") continue;
+      const value = table[name];
+      Object.defineProperty(table, name, { value, writable: true, enumerable: true, configurable: true });
+    }
+  }
+}
+
+function newTypedArray(type, rows) {
+  if (type === "f64") return new Float64Array(rows);
+  if (type === "i32") return new Int32Array(rows);
+  return new Uint8Array(rows);
+}
+
+function decodeColumn(raw, column, rows) {
+  const { enc, type, offset, length } = column;
+  if (enc === "f64") {
+    return new Float64Array(raw.buffer.slice(raw.byteOffset + offset, raw.byteOffset + offset + length));
+  }
+  const out = newTypedArray(type, rows);
+  if (enc === "planes" || enc === "deltaPlanes") {
+    decodePlanes(raw, offset, rows, column.width, out, enc === "deltaPlanes");
+    return out;
+  }
+  if (enc === "u8") {
+    out.set(raw.subarray(offset, offset + rows));
+    return out;
+  }
+  decodeVarints(raw, offset, rows, out, enc);
+  return out;
+}
+
+/** Fixed-width unsigned values stored as byte planes (lowest bytes of all rows first). */
+function decodePlanes(bytes, offset, rows, width, out, delta) {
+  const values = delta || !(out instanceof Float64Array) ? new Float64Array(rows) : out;
+  let scale = 1;
+  for (let plane = 0; plane < width; plane++) {
+    const base = offset + plane * rows;
+    if (plane === 0) for (let i = 0; i < rows; i++) values[i] = bytes[base + i];
+    else for (let i = 0; i < rows; i++) values[i] += bytes[base + i] * scale;
+    scale *= 256;
+  }
+  if (!delta) {
+    if (values !== out) out.set(values);
+    return;
+  }
+  let previous = 0;
+  for (let i = 0; i < rows; i++) out[i] = previous += unzigzag(values[i]);
+}
+
+/** LEB128 varints, with the arithmetic done in doubles (values may exceed 2^31). */
+function decodeVarints(bytes, offset, rows, out, enc) {
+  let p = offset;
+  // One loop per encoding keeps each one monomorphic and free of branches on `enc`.
+  const next = () => {
+    let b = bytes[p++];
+    if (b < 128) return b;
+    let v = b & 127;
+    let scale = 128;
+    do {
+      b = bytes[p++];
+      v += (b & 127) * scale;
+      scale *= 128;
+    } while (b >= 128);
+    return v;
+  };
+  switch (enc) {
+    case "uvarint":
+      for (let i = 0; i < rows; i++) out[i] = next();
+      break;
+    case "plus1":
+      for (let i = 0; i < rows; i++) out[i] = next() - 1;
+      break;
+    case "svarint":
+      for (let i = 0; i < rows; i++) out[i] = unzigzag(next());
+      break;
+    case "delta": {
+      let previous = 0;
+      for (let i = 0; i < rows; i++) out[i] = previous += unzigzag(next());
+      break;
+    }
+    case "relref":
+      for (let i = 0; i < rows; i++) {
+        const v = next();
+        out[i] = v === 0 ? -1 : i - unzigzag(v);
+      }
+      break;
+    default:
+      throw new Error(`unknown column encoding ${enc}`);
+  }
+}
+
+function unzigzag(v) {
+  return v % 2 === 0 ? v / 2 : -(v + 1) / 2;
+}

@@ -1,0 +1,238 @@
+// The Stats tab: the stats tables exactly as `qtrace stats --json` gives them (sortable; each
+// cell keeps its number in data-value), wait and run-time histograms per queue, and the
+// target-queue tree with each queue's utilisation.
+
+class StatsView {
+  constructor(model, app) {
+    this.m = model;
+    this.app = app;
+    this.root = $("stats");
+    this.built = false;
+  }
+
+  show() {
+    if (this.built) return;
+    this.built = true;
+    const m = this.m;
+    if (!m.header.stats.length) this.root.appendChild(el("p", "empty", "No statistics in this report."));
+    m.header.stats.forEach((table) => this.buildTable(table));
+    this.buildHistograms();
+    this.buildTree();
+  }
+
+  buildTable(table) {
+    const m = this.m;
+    this.root.appendChild(el("h2", null, table.title));
+    const wrap = el("div", "table-wrap");
+    const t = el("table", "stats-table");
+    t.dataset.tableId = table.id;
+    const thead = el("thead");
+    const headRow = el("tr");
+    const isText = table.columns.map((c, k) => table.rows.some((r) => typeof r.values[k] === "string"));
+    table.columns.forEach((column, k) => {
+      const th = el("th", isText[k] ? "text" : "");
+      th.dataset.key = column.key;
+      const button = el("button", null, column.title);
+      button.type = "button";
+      button.title = column.unit ? `${column.key} (${column.unit})` : column.key;
+      button.addEventListener("click", () => this.sortBy(t, table, k, th));
+      th.appendChild(button);
+      headRow.appendChild(th);
+    });
+    thead.appendChild(headRow);
+    t.appendChild(thead);
+    const tbody = el("tbody");
+    table.rows.forEach((row, r) => tbody.appendChild(this.buildRow(table, row, r, isText)));
+    t.appendChild(tbody);
+    wrap.appendChild(t);
+    this.root.appendChild(wrap);
+  }
+
+  buildRow(table, row, r, isText) {
+    const tr = el("tr");
+    tr.dataset.row = String(r);
+    table.columns.forEach((column, k) => {
+      const value = row.values[k];
+      const td = el("td", isText[k] ? "text" : "");
+      if (typeof value === "number") {
+        td.dataset.value = String(value);
+        td.textContent = fmtValue(value, column.unit);
+        td.title = `${value} ${column.unit}`.trim();
+      } else if (typeof value === "string") {
+        if (k === 0 && table.rowObject === "queue" && row.object >= 0) {
+          const sw = el("span", "swatch");
+          sw.style.background = this.app.timeline.colors[row.object];
+          td.appendChild(sw);
+        }
+        td.appendChild(document.createTextNode(value));
+        td.title = value;
+      } else {
+        td.textContent = "–";
+      }
+      tr.appendChild(td);
+    });
+    if (row.object >= 0 && (table.rowObject === "queue" || table.rowObject === "thread")) {
+      tr.addEventListener("click", () => {
+        this.app.openTab("timeline");
+        this.app.timeline.reveal(`${table.rowObject}:${row.object}`);
+        if (table.rowObject === "queue") this.app.details.showQueue(row.object);
+        else this.app.details.showThread(row.object);
+      });
+    }
+    return tr;
+  }
+
+  sortBy(t, table, k, th) {
+    const ascending = !(th.classList.contains("sorted") && th.classList.contains("asc"));
+    t.querySelectorAll("th").forEach((h) => h.classList.remove("sorted", "asc", "desc"));
+    th.classList.add("sorted", ascending ? "asc" : "desc");
+    const tbody = t.tBodies[0];
+    const rows = [...tbody.rows];
+    const key = (tr) => table.rows[Number(tr.dataset.row)].values[k];
+    rows.sort((a, b) => {
+      const x = key(a), y = key(b);
+      if (x === null || x === undefined) return 1;
+      if (y === null || y === undefined) return -1;
+      const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
+      return ascending ? c : -c;
+    });
+    rows.forEach((tr) => tbody.appendChild(tr));
+  }
+
+  buildHistograms() {
+    const m = this.m;
+    const hists = m.header.histograms;
+    if (!hists.length) return;
+    this.root.appendChild(el("h2", null, "Wait and run time per queue"));
+    this.root.appendChild(el("p", "sub", "Enqueue → start (wait) and start → end (run), log-scale buckets."));
+    const byQueue = new Map();
+    for (const h of hists) {
+      if (!byQueue.has(h.queue)) byQueue.set(h.queue, {});
+      byQueue.get(h.queue)[h.metric] = h;
+    }
+    const grid = el("div", "histograms");
+    for (const [q, pair] of byQueue) {
+      const card = el("div", "hist-card");
+      card.dataset.queue = String(q);
+      const title = el("h4");
+      const sw = el("span", "swatch");
+      sw.style.background = this.app.timeline.colors[q];
+      title.appendChild(sw);
+      title.appendChild(el("span", "label", queueLabel(m, q)));
+      card.appendChild(title);
+      const canvas = el("canvas");
+      card.appendChild(canvas);
+      grid.appendChild(card);
+      requestAnimationFrame(() => drawHistogramPair(canvas, pair, this.app.timeline.colors[q]));
+    }
+    this.root.appendChild(grid);
+  }
+
+  buildTree() {
+    const m = this.m;
+    if (!m.queues.length) return;
+    this.root.appendChild(el("h2", null, "Target-queue tree"));
+    this.root.appendChild(el("p", "sub",
+      "Each queue under the queue it targets. Utilisation: the queue's own items' run time over the trace " +
+      "(1.0 = one thread busy all the time); the faint bar includes the queues below it."));
+    const children = m.queues.map(() => []);
+    const roots = [];
+    m.queues.forEach((q, i) => (q.target >= 0 && q.target < m.queues.length && q.target !== i ? children[q.target].push(i) : roots.push(i)));
+    const subtree = new Float64Array(m.queues.length);
+    const seen = new Uint8Array(m.queues.length);
+    const total = (q) => {
+      if (seen[q]) return subtree[q];
+      seen[q] = 1;
+      subtree[q] = m.queueBusy[q] + children[q].reduce((s, c) => s + total(c), 0);
+      return subtree[q];
+    };
+    m.queues.forEach((_, q) => total(q));
+    const maxShare = Math.max(1, ...[...subtree].map((v) => v / m.duration));
+    const build = (q, depth, visited) => {
+      const li = el("li");
+      const row = el("div", "tree-row");
+      const name = el("div", "tree-name");
+      const sw = el("span", "swatch");
+      sw.style.background = this.app.timeline.colors[q];
+      name.appendChild(sw);
+      name.appendChild(el("span", "label", queueLabel(m, q)));
+      row.appendChild(name);
+      const queue = m.queues[q];
+      row.appendChild(el("span", "tree-meta", [queue.kind, queue.qos].filter(Boolean).join(" · ")));
+      const util = el("div", "util");
+      const bar = el("div", "util-bar");
+      const share = el("i", "tree-share");
+      share.style.width = `${Math.min(100, (subtree[q] / m.duration / maxShare) * 100)}%`;
+      share.style.background = this.app.timeline.colors[q];
+      const own = el("i", "own");
+      own.style.width = `${Math.min(100, (m.queueBusy[q] / m.duration / maxShare) * 100)}%`;
+      own.style.background = this.app.timeline.colors[q];
+      bar.appendChild(share);
+      bar.appendChild(own);
+      util.appendChild(bar);
+      util.appendChild(el("span", null, (m.queueBusy[q] / m.duration).toFixed(2)));
+      util.dataset.utilisation = String(m.queueBusy[q] / m.duration);
+      row.appendChild(util);
+      li.appendChild(row);
+      if (children[q].length && !visited.has(q) && depth < 64) {
+        visited.add(q);
+        const ul = el("ul");
+        children[q].forEach((c) => ul.appendChild(build(c, depth + 1, visited)));
+        li.appendChild(ul);
+      }
+      return li;
+    };
+    const tree = el("ul", "tree");
+    const visited = new Set();
+    roots.forEach((q) => tree.appendChild(build(q, 0, visited)));
+    this.root.appendChild(tree);
+  }
+}
+
+/** Wait (left) and run (right) histograms side by side on one canvas. */
+function drawHistogramPair(canvas, pair, color) {
+  const dpr = window.devicePixelRatio || 1;
+  const width = canvas.clientWidth || 320;
+  const height = canvas.clientHeight || 96;
+  canvas.width = width * dpr;
+  canvas.height = height * dpr;
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const half = (width - 12) / 2;
+  drawHistogram(ctx, pair.wait, 0, half, height, fade("#8fa8c8", 0.9), "wait");
+  drawHistogram(ctx, pair.run, half + 12, half, height, color, "run");
+}
+
+function drawHistogram(ctx, h, x0, width, height, color, title) {
+  ctx.font = "10px system-ui, sans-serif";
+  ctx.textBaseline = "alphabetic";
+  ctx.fillStyle = "#8d98aa";
+  ctx.fillText(title, x0, 10);
+  if (!h) return;
+  // Trim empty buckets at both ends.
+  let first = h.counts.findIndex((c) => c > 0);
+  if (first < 0) return;
+  let last = h.counts.length - 1;
+  while (last > first && h.counts[last] === 0) last--;
+  first = Math.max(0, first - 1);
+  last = Math.min(h.counts.length - 1, last + 1);
+  const n = last - first + 1;
+  const max = Math.max(...h.counts.slice(first, last + 1));
+  const top = 16, bottom = height - 14;
+  const bw = width / n;
+  ctx.fillStyle = "#1b2230";
+  ctx.fillRect(x0, bottom, width, 1);
+  ctx.fillStyle = color;
+  for (let k = 0; k < n; k++) {
+    const c = h.counts[first + k];
+    if (!c) continue;
+    const bh = Math.max(1, (Math.sqrt(c) / Math.sqrt(max)) * (bottom - top));
+    ctx.fillRect(x0 + k * bw + 0.5, bottom - bh, Math.max(1, bw - 1), bh);
+  }
+  ctx.fillStyle = "#6b778a";
+  ctx.fillText(fmtDuration(h.bounds[first]), x0, height - 2);
+  const right = fmtDuration(h.bounds[last + 1]);
+  ctx.fillText(right, x0 + width - ctx.measureText(right).width, height - 2);
+  const label = `max ${fmtCount(max)}`;
+  ctx.fillText(label, x0 + width - ctx.measureText(label).width, 10);
+}

@@ -1,0 +1,194 @@
+// Start-up: decode the embedded data, build the model and the views, wire the tabs, and
+// expose `window.qtrace`, the small hook the browser tests (and curious users) drive.
+
+class App {
+  constructor(model) {
+    this.m = model;
+    this.activeTab = null;
+    this.firstRenderAt = 0;
+    this.showRunFacts();
+    this.details = new Details(model, this);
+    this.timeline = new Timeline(model, this);
+    this.stats = new StatsView(model, this);
+    this.findings = new FindingsView(model, this);
+    this.replay = new ReplayView(model, this);
+    for (const button of document.querySelectorAll("#tabs button")) {
+      button.addEventListener("click", () => this.openTab(button.dataset.tab));
+    }
+    $("zoom-fit").addEventListener("click", () => this.timeline.fit());
+    $("zoom-in").addEventListener("click", () => this.timeline.zoomAround((this.timeline.v0 + this.timeline.v1) / 2, 0.5));
+    $("zoom-out").addEventListener("click", () => this.timeline.zoomAround((this.timeline.v0 + this.timeline.v1) / 2, 2));
+    $("collapse-all").addEventListener("click", () => this.timeline.toggleTree());
+    this.buildLegend();
+    this.openTab("timeline");
+    this.timeline.fit();
+  }
+
+  showRunFacts() {
+    const meta = this.m.meta;
+    $("run-title").textContent = meta.title;
+    $("run-command").textContent = meta.commandLine;
+    $("run-command").title = meta.commandLine;
+    const facts = $("run-facts");
+    const fact = (label, value, bad) => {
+      const div = el("div", bad ? "bad" : "");
+      div.appendChild(el("dt", null, label));
+      div.appendChild(el("dd", null, value));
+      facts.appendChild(div);
+    };
+    fact("duration", fmtDuration(meta.durationNs));
+    fact("items", fmtCount(this.m.n));
+    fact("threads", fmtCount(this.m.threads.length));
+    fact("queues", fmtCount(this.m.queues.length));
+    fact("pid", String(meta.pid));
+    fact("cpus", String(meta.ncpu));
+    fact("dropped", fmtCount(meta.droppedEvents), meta.droppedEvents > 0);
+    if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`);
+    if (meta.qtraceVersion) fact("qtrace", meta.qtraceVersion);
+  }
+
+  buildLegend() {
+    const legend = $("legend");
+    const add = (label, color) => {
+      const span = el("span");
+      const swatch = el("i");
+      swatch.style.background = color;
+      span.appendChild(swatch);
+      span.appendChild(document.createTextNode(label));
+      legend.appendChild(span);
+    };
+    add("pending", fade("#5b9cf6", 0.42));
+    add("running", "#5b9cf6");
+    add("blocked", "repeating-linear-gradient(135deg, #ff5d6c 0 2px, #0d1117 2px 5px)");
+    add("threads running", "#3fb950");
+    add("threads blocked", "#f85149");
+  }
+
+  openTab(name) {
+    if (!["timeline", "stats", "findings", "replay"].includes(name)) throw new Error(`no tab ${name}`);
+    if (this.activeTab === "replay" && name !== "replay") this.replay.pause();
+    this.activeTab = name;
+    for (const button of document.querySelectorAll("#tabs button")) {
+      button.classList.toggle("active", button.dataset.tab === name);
+    }
+    for (const section of document.querySelectorAll("main > .tab")) section.hidden = section.id !== `tab-${name}`;
+    if (name === "timeline") this.timeline.resize();
+    if (name === "stats") this.stats.show();
+    if (name === "replay") this.replay.open();
+  }
+
+  onViewChanged() {
+    const t = this.timeline;
+    $("view-range").textContent = `${fmtTime(t.v0, (t.v1 - t.v0) / 100)} → ${fmtTime(t.v1, (t.v1 - t.v0) / 100)}`;
+  }
+
+  selectAndReveal(i) {
+    const m = this.m;
+    this.openTab("timeline");
+    const started = (m.flags[i] & FLAG_NEVER_STARTED) === 0;
+    this.timeline.reveal(started ? `thread:${m.thread[i]}` : `queue:${m.queue[i]}`, m.enq[i], m.end[i]);
+    this.timeline.select(i);
+  }
+
+  /** What the tests read back. */
+  state() {
+    const t = this.timeline;
+    return {
+      tab: this.activeTab,
+      lanes: t.laneNames(),
+      visible: { t0: t.v0, t1: t.v1 },
+      duration: this.m.duration,
+      items: this.m.n,
+      selected: t.selected >= 0 ? inputIndexOf(this.m, t.selected) : -1,
+      selectedRow: t.selected,
+      children: t.selectedChildren ? t.selectedChildren.length : 0,
+      range: t.range ? { t0: t.range.t0, t1: t.range.t1 } : null,
+      highlight: t.highlight ? {
+        finding: t.highlight.finding, queues: [...t.highlight.queues], threads: [...t.highlight.threads],
+        items: [...t.highlight.items].map((i) => inputIndexOf(this.m, i)),
+      } : null,
+      replay: this.replay.lastState || null,
+      timings: timings,
+      sizes: this.m.sizes,
+      arrayBufferBytes: arrayBufferBytes(this.m),
+    };
+  }
+}
+
+/** Bytes held in typed arrays reachable from the model (they live outside the JS heap). */
+function arrayBufferBytes(root) {
+  const buffers = new Set();
+  const seen = new Set();
+  const visit = (value, depth) => {
+    if (!value || typeof value !== "object" || seen.has(value) || depth > 6) return;
+    seen.add(value);
+    if (ArrayBuffer.isView(value)) {
+      buffers.add(value.buffer);
+      return;
+    }
+    for (const key of Object.keys(value)) visit(value[key], depth + 1);
+  };
+  visit(root, 0);
+  let total = 0;
+  buffers.forEach((b) => (total += b.byteLength));
+  return total;
+}
+
+const timings = { start: performance.now() };
+let app = null;
+
+const ready = (async () => {
+  try {
+    const report = await loadEmbeddedReport();
+    timings.decoded = performance.now();
+    const model = buildModel(report);
+    timings.modelBuilt = performance.now();
+    app = new App(model);
+    $("loading").hidden = true;
+    await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+    app.timeline.draw();
+    timings.firstRender = app.firstRenderAt || performance.now();
+    // The columns not needed yet, then let the inflated payload go.
+    setTimeout(() => {
+      materializeTables(report.tables);
+      timings.allDecoded = performance.now();
+    }, 50);
+    return true;
+  } catch (error) {
+    const loading = $("loading");
+    loading.classList.add("failed");
+    $("loading-text").textContent = `This report could not be opened: ${error && error.message ? error.message : error}`;
+    throw error;
+  }
+})();
+
+window.qtrace = Object.freeze({
+  ready,
+  state: () => app.state(),
+  zoomTo: (t0, t1) => app.timeline.setView(t0, t1),
+  select: (itemIndex) => {
+    const row = rowOfInputIndex(app.m, itemIndex);
+    if (row >= 0) app.selectAndReveal(row); else app.timeline.select(-1);
+    return row >= 0;
+  },
+  selectRange: (t0, t1) => {
+    app.openTab("timeline");
+    app.timeline.setRange(t0, t1);
+    const agg = app.details.lastRange;
+    return { started: agg.started, busy: agg.busy, queues: agg.rows.map((r) => ({ queue: r.q, started: r.started, busy: r.busy })) };
+  },
+  openTab: (name) => app.openTab(name),
+  locate: (itemIndex) => app.timeline.itemScreenPoint(rowOfInputIndex(app.m, itemIndex)),
+  followFinding: (k) => app.findings.follow(k),
+  replay: Object.freeze({
+    play: () => app.replay.play(),
+    pause: () => app.replay.pause(),
+    seek: (t) => app.replay.seek(t),
+    state: () => ({ ...app.replay.lastState, playing: app.replay.playing, r0: app.replay.r0, r1: app.replay.r1 }),
+  }),
+  draw: () => {
+    const t0 = performance.now();
+    app.timeline.draw();
+    return performance.now() - t0;
+  },
+});
