@@ -9,12 +9,15 @@ SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/include/qtrac
 SHIM := $(BIN)/libqtrace-shim.so
 OUT := out
 
-.PHONY: all deps build shim demo test test-swift test-browser bench clean
+.PHONY: all deps test-deps build shim shim-lttng demo test bench clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+test-deps:
+	@bash scripts/install-deps.sh --test
 
 # The preloadable shim is plain C built by cc (a SwiftPM dynamic library would pull in the
 # Swift runtime, which must not be loaded into every process that inherits LD_PRELOAD).
@@ -24,6 +27,20 @@ $(SHIM): $(SHIM_SOURCES) $(SHIM_HEADERS)
 	  -ISources/CQTraceShim/include -o $@ $(SHIM_SOURCES) -ldl -lpthread
 
 shim: $(SHIM)
+
+# The LTTng-UST variant (docs/lttng.md): records go to `qtrace:*` tracepoints instead of a
+# trace file. With systemtap-sdt-dev the tracepoints are also USDT probes (perf, bpftrace).
+SHIM_LTTNG := $(BIN)/libqtrace-shim-lttng.so
+SHIM_LTTNG_SOURCES := Sources/CQTraceShim/interpose.c Sources/CQTraceShim/lttng/recorder_lttng.c \
+  Sources/CQTraceShim/lttng/qtrace_tp.c
+SHIM_LTTNG_HEADERS := $(SHIM_HEADERS) Sources/CQTraceShim/lttng/qtrace_tp.h Sources/CQTraceShim/lttng/recorder_lttng.h
+SDT_FLAGS = $(shell echo '\#include <sys/sdt.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo -DLTTNG_UST_HAVE_SDT_INTEGRATION)
+$(SHIM_LTTNG): $(SHIM_LTTNG_SOURCES) $(SHIM_LTTNG_HEADERS)
+	@mkdir -p $(BIN)
+	$(CC) -O2 -g -fPIC -shared -Wall -Wextra -fno-omit-frame-pointer -DQTRACE_PRELOAD=1 -DQTRACE_LTTNG=1 $(SDT_FLAGS) \
+	  -ISources/CQTraceShim/include -ISources/CQTraceShim/lttng -o $@ $(SHIM_LTTNG_SOURCES) -llttng-ust -ldl -lpthread
+
+shim-lttng: $(SHIM_LTTNG)
 
 build: deps
 	$(SWIFT) build -c $(CONFIG)
@@ -35,11 +52,13 @@ demo: build
 	$(BIN)/qtrace record -o $(OUT)/demo.qtrace -- $(BIN)/qtrace-samples app
 	@echo "open $(OUT)/demo.html in a browser"
 
-test: build
+# Swift tests (unit, end to end), then the browser tests on the reports they wrote.
+BROWSER_FIXTURES := $(abspath $(OUT)/browser-fixtures)
+test: test-deps build
 	$(SWIFT) build -c $(CONFIG) --build-tests
-	@$(MAKE) --no-print-directory shim
-	QTRACE_SHIM=$(abspath $(SHIM)) $(SWIFT) test -c $(CONFIG) --skip-build --parallel --num-workers 2
-	@if [ -f Tests/BrowserTests/run.sh ]; then bash Tests/BrowserTests/run.sh; fi
+	@rm -rf $(BROWSER_FIXTURES) && mkdir -p $(BROWSER_FIXTURES)
+	QTRACE_SHIM=$(abspath $(SHIM)) QTRACE_BROWSER_FIXTURES=$(BROWSER_FIXTURES) $(SWIFT) test -c $(CONFIG) --skip-build
+	QTRACE_BROWSER_FIXTURES=$(BROWSER_FIXTURES) bash Tests/BrowserTests/run.sh
 
 bench:
 	@$(MAKE) --no-print-directory build CONFIG=release

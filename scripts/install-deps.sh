@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Installs the Debian packages qtrace's build and tests need, only those missing.
+# Installs what qtrace's build (and, with --test, its tests) need: only what is missing.
+#   scripts/install-deps.sh          build: gcc, make, zlib, python3
+#   scripts/install-deps.sh --test   also Chromium + chromedriver (Debian) and selenium (PyPI)
 set -euo pipefail
 packages=(gcc make zlib1g-dev python3)
+if [ "${1:-}" = "--test" ]; then packages+=(chromium chromium-driver liblttng-ust-dev lttng-tools babeltrace2 libbabeltrace2-dev systemtap-sdt-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
+  echo "qtrace: installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ "${1:-}" = "--test" ]; then
+  if ! python3 -c "import selenium, pytest, PIL" 2>/dev/null; then
+    echo "qtrace: installing Python packages: selenium pytest pillow"
+    python3 -m pip install -q selenium pytest pillow
+  fi
 fi

@@ -1,6 +1,67 @@
 import ArgumentParser
+import QTraceAnalysis
 
 struct Check: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "(not yet implemented)")
-    func run() throws { throw ValidationError("Check is not implemented yet") }
+    static let configuration = CommandConfiguration(
+        abstract: "Fail (exit 1) when queue latencies exceed bounds or findings are present.",
+        discussion: """
+        Bounds are LABEL=DURATION (units ns, us, ms, s); LABEL may use * and ? wildcards and \
+        every queue it matches must hold. Prints one line per broken bound. Exit status: 0 all \
+        bounds hold, 1 some do not, 2 unusable input.
+          qtrace check app.qtrace --max-wait-p99 'com.example.db=10ms' --no-findings error
+        """)
+
+    @Argument(help: "The trace file (or a JSON summary from `qtrace stats --json`).")
+    var trace: String
+
+    @Option(name: .customLong("max-wait-p50"), help: "LABEL=DURATION bound on the median wait (enqueue to start).")
+    var maxWaitP50: [String] = []
+    @Option(name: .customLong("max-wait-p90"), help: "LABEL=DURATION bound on the 90th percentile wait.")
+    var maxWaitP90: [String] = []
+    @Option(name: .customLong("max-wait-p99"), help: "LABEL=DURATION bound on the 99th percentile wait.")
+    var maxWaitP99: [String] = []
+    @Option(name: .customLong("max-wait"), help: "LABEL=DURATION bound on the longest wait.")
+    var maxWait: [String] = []
+    @Option(name: .customLong("max-run-p50"), help: "LABEL=DURATION bound on the median run time.")
+    var maxRunP50: [String] = []
+    @Option(name: .customLong("max-run-p90"), help: "LABEL=DURATION bound on the 90th percentile run time.")
+    var maxRunP90: [String] = []
+    @Option(name: .customLong("max-run-p99"), help: "LABEL=DURATION bound on the 99th percentile run time.")
+    var maxRunP99: [String] = []
+    @Option(name: .customLong("max-run"), help: "LABEL=DURATION bound on the longest run time.")
+    var maxRun: [String] = []
+
+    @Option(name: .customLong("no-findings"), help: "Fail on findings of this severity or worse: error, warning or info.")
+    var noFindings: String?
+
+    func run() throws {
+        var bounds: [QueueBound] = []
+        let options: [(BoundMetric, [String])] = [
+            (.waitP50, maxWaitP50), (.waitP90, maxWaitP90), (.waitP99, maxWaitP99), (.waitMax, maxWait),
+            (.runP50, maxRunP50), (.runP90, maxRunP90), (.runP99, maxRunP99), (.runMax, maxRun),
+        ]
+        do {
+            for (metric, texts) in options { for text in texts { bounds.append(try QueueBound(parsing: text, metric: metric)) } }
+        } catch let error as BoundError {
+            throw fail("check", error.description)
+        }
+        var severity: Severity?
+        if let noFindings {
+            guard let s = Severity(rawValue: noFindings.lowercased()) else {
+                throw fail("check", "--no-findings takes error, warning or info, not '\(noFindings)'")
+            }
+            severity = s
+        }
+        guard !bounds.isEmpty || severity != nil else {
+            throw fail("check", "nothing to check: give bounds (e.g. --max-wait-p99 'LABEL=10ms') or --no-findings")
+        }
+        let summary = try loadSummary(trace, command: "check")
+        let violations = BoundCheck.violations(summary: summary, bounds: bounds, failOn: severity)
+        if violations.isEmpty {
+            writeStdout("ok: \(bounds.count) bound\(bounds.count == 1 ? " holds" : "s hold")" + (severity.map { ", no \($0.rawValue) findings or worse" } ?? "") + "\n")
+            return
+        }
+        for line in violations { writeStdout(terminalSafe(line) + "\n") }
+        throw ExitCode(1)
+    }
 }

@@ -1,6 +1,23 @@
 import ArgumentParser
+import QTraceAnalysis
 
 struct Diff: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "(not yet implemented)")
-    func run() throws { throw ValidationError("Diff is not implemented yet") }
+    static let configuration = CommandConfiguration(
+        abstract: "Compare two runs queue by queue (items, wait and run p50/p99).",
+        discussion: """
+        A and B are traces or JSON summaries (`qtrace stats --json`), so a run can be compared \
+        with a stored baseline. Queues are matched by label.
+        """)
+
+    @Argument(help: "The baseline run (trace or JSON summary).")
+    var base: String
+
+    @Argument(help: "The run to compare with it.")
+    var new: String
+
+    func run() throws {
+        let a = try loadSummary(base, command: "diff")
+        let b = try loadSummary(new, command: "diff")
+        writeStdout(DiffText.render(RunComparison(base: a, new: b), width: terminalWidth()))
+    }
 }

@@ -1,0 +1,343 @@
+// Diagnostics: the pitfalls of docs (dispatch-domain.md) detected from the model, each as a
+// Finding with a stable id, a severity, the objects involved and a one-line fix.
+import QTraceFormat
+
+public enum Severity: String, Sendable, Codable, CaseIterable, Comparable {
+    case info, warning, error
+    var rank: Int { self == .info ? 0 : self == .warning ? 1 : 2 }
+    public static func < (a: Severity, b: Severity) -> Bool { a.rank < b.rank }
+}
+
+public enum FindingObjectKind: String, Sendable, Codable {
+    case queue, thread, item, source, group, semaphore, apply
+}
+
+public struct FindingObject: Sendable, Codable, Equatable {
+    public var kind: FindingObjectKind
+    /// Index into the model's array for that kind.
+    public var index: Int
+    public var label: String
+}
+
+public struct Finding: Sendable, Codable, Equatable {
+    /// Stable rule id, e.g. "deadlock.sync-current-queue".
+    public var id: String
+    public var severity: Severity
+    /// Span of the occurrences (ns since trace start).
+    public var start: UInt64
+    public var end: UInt64
+    public var objects: [FindingObject]
+    /// One line: what happened, then the fix.
+    public var message: String
+    /// Occurrences aggregated into this finding (same rule and objects).
+    public var occurrences: Int
+}
+
+/// Rule thresholds. Values marked † in gcd-talks.md are proposals, not from the talks.
+public enum Thresholds {
+    /// A frame at 60 Hz: a longer main-thread item drops a frame.
+    public static let frameNs: UInt64 = 16_000_000
+    /// Users perceive a hang past 100 ms†.
+    public static let hangNs: UInt64 = 100_000_000
+    /// A sync from the main thread shorter than this (a getter/setter around a lock) is fine†.
+    public static let mainSyncAllowanceNs: UInt64 = 1_000_000
+    /// A sync or wait without progress this long is reported†.
+    public static let longWaitNs: UInt64 = 1_000_000_000
+    /// Workers above the CPU count with most of them blocked for this long: explosion†.
+    public static let threadExplosionMinNs: UInt64 = 100_000_000
+    /// A higher-QoS item held back less than this by a lower-QoS one is noise†.
+    public static let priorityInversionMinWaitNs: UInt64 = 1_000_000
+    /// Handler runs that coalesced events (while the source was active) before we call the
+    /// handler slower than its events†.
+    public static let slowHandlerMinCoalescedRuns = 2
+    /// A backlog that stays non-empty this long while reaching this depth is unbounded†.
+    public static let unboundedBacklogMinNs: UInt64 = 1_000_000_000
+    public static let unboundedBacklogMinDepth = 100
+    /// Items too small: at least this many, with median run under this factor × median wait†.
+    public static let tinyItemsMinCount = 1000
+    public static let tinyItemsRunToWaitFactor: UInt64 = 2
+}
+
+public enum Diagnostics {
+    /// All findings, most severe first, then by time, id and objects (deterministic).
+    public static func findings(model: TraceModel, statistics: TraceStatistics) -> [Finding] {
+        var rules = RuleContext(model: model, stats: statistics)
+        rules.deadlocks()
+        rules.syncCycles()
+        rules.unfinishedAndLongWaits()
+        rules.mainThread()
+        rules.threadExplosion()
+        rules.priorityInversions()
+        rules.globalBarriers()
+        rules.sources()
+        rules.groups()
+        rules.queues()
+        rules.targetLoops()
+        rules.applies()
+        rules.droppedEvents()
+        return rules.sorted()
+    }
+}
+
+/// Accumulates findings, merging occurrences of the same rule on the same objects.
+struct RuleContext {
+    let model: TraceModel
+    let stats: TraceStatistics
+    var found: [Finding] = []
+    /// How bad each finding's kept occurrence is: its message is the worst occurrence's.
+    var weights: [UInt64] = []
+    var slotByKey: [String: Int] = [:]
+
+    init(model: TraceModel, stats: TraceStatistics) { self.model = model; self.stats = stats }
+
+    func sorted() -> [Finding] {
+        found.sorted { a, b in
+            if a.severity != b.severity { return a.severity > b.severity }
+            if a.start != b.start { return a.start < b.start }
+            if a.id != b.id { return a.id < b.id }
+            return a.objects.map(\.index).lexicographicallyPrecedes(b.objects.map(\.index))
+        }
+    }
+
+    /// Adds an occurrence. Occurrences of one rule on the same objects merge into one finding
+    /// that spans them all and keeps the message of the worst (largest `weight`, then first).
+    mutating func add(_ id: String, _ severity: Severity, _ start: UInt64, _ end: UInt64,
+                      _ objects: [FindingObject], _ message: String, weight: UInt64 = 0) {
+        let key = id + "|" + objects.map { "\($0.kind.rawValue)\($0.index)" }.joined(separator: ",")
+        if let slot = slotByKey[key] {
+            found[slot].occurrences += 1
+            found[slot].start = Swift.min(found[slot].start, start)
+            found[slot].end = Swift.max(found[slot].end, end)
+            if weight > weights[slot] {
+                weights[slot] = weight
+                found[slot].message = message
+            }
+            return
+        }
+        slotByKey[key] = found.count
+        weights.append(weight)
+        found.append(Finding(id: id, severity: severity, start: start, end: end, objects: objects,
+                             message: message, occurrences: 1))
+    }
+
+    // MARK: Object references
+
+    func queueRef(_ q: Int) -> FindingObject { FindingObject(kind: .queue, index: q, label: queueName(model.queues[q])) }
+    func threadRef(_ t: Int) -> FindingObject { FindingObject(kind: .thread, index: t, label: threadName(model.threads[t])) }
+    func itemRef(_ i: Int) -> FindingObject { FindingObject(kind: .item, index: i, label: itemName(i)) }
+    func sourceRef(_ s: Int) -> FindingObject {
+        let src = model.sources[s]
+        return FindingObject(kind: .source, index: s, label: "\(src.type) source 0x" + String(src.address, radix: 16))
+    }
+    func groupRef(_ g: Int) -> FindingObject {
+        FindingObject(kind: .group, index: g, label: "group 0x" + String(model.groups[g].address, radix: 16))
+    }
+    func semaphoreRef(_ s: Int) -> FindingObject {
+        FindingObject(kind: .semaphore, index: s, label: "semaphore 0x" + String(model.semaphores[s].address, radix: 16))
+    }
+    func q(_ q: Int) -> String { "'" + queueName(model.queues[q]) + "'" }
+
+    func itemName(_ i: Int) -> String {
+        let item = model.items[i]
+        let on = item.queue.map { " on '" + queueName(model.queues[$0]) + "'" } ?? ""
+        return "item \(i)" + (item.id != 0 ? " (id \(item.id))" : "") + on
+    }
+
+    func qosName(_ raw: UInt8) -> String { (QoSClass(rawValue: raw) ?? .unspecified).name }
+
+    // MARK: Rules
+
+    mutating func deadlocks() {
+        // Prefer the shim's own record; the analysis finds the same from ENQUEUE.
+        var seen = Set<String>()
+        let ordered = model.deadlocks.sorted { ($0.origin == .shim ? 0 : 1, $0.time) < ($1.origin == .shim ? 0 : 1, $1.time) }
+        for d in ordered {
+            let key = "\(d.thread)|\(d.queue ?? -1)|\(d.kind)"
+            if d.origin == .analysis && seen.contains(key) { continue }
+            seen.insert(key)
+            var objects = [threadRef(d.thread)]
+            if let q = d.queue { objects.append(queueRef(q)) }
+            if let h = d.heldQueue, h != d.queue { objects.append(queueRef(h)) }
+            if let i = d.item { objects.append(itemRef(i)) }
+            let target = d.queue.map(q) ?? "a queue"
+            let via = d.heldQueue.flatMap { $0 == d.queue ? nil : " (it targets \(q($0)), which the thread is running)" } ?? ""
+            let call = d.kind == .sync ? "sync" : "concurrentPerform/apply"
+            let id = d.kind == .sync ? "deadlock.sync-current-queue" : "deadlock.apply-current-queue"
+            add(id, .error, d.time, d.time, objects,
+                "\(threadName(model.threads[d.thread])) calls \(call) onto \(target)\(via) while already running on it: deadlock; use async, or run the work directly when already on the queue")
+        }
+    }
+
+    mutating func syncCycles() {
+        for c in model.syncCycles {
+            let order = zip(c.threads, c.queues).map { "\(threadName(model.threads[$0.0])) waits on \(q($0.1))" }
+            add("deadlock.sync-cycle", .error, c.time, c.time,
+                c.threads.sorted().map(threadRef) + Array(Set(c.queues)).sorted().map(queueRef),
+                order.joined(separator: ", ") + ", held by the first: sync cycle; make one of the syncs async, or always take the queues in one order")
+        }
+    }
+
+    mutating func unfinishedAndLongWaits() {
+        let deadlocked = Set(model.deadlocks.map(\.thread))
+        for thread in model.threads {
+            for b in thread.blocked {
+                let length = b.duration(traceEnd: model.endTime)
+                guard length >= Thresholds.longWaitNs else { continue } // the common case: no string work
+                let what = blockedWhat(b)
+                let t = b.thread
+                if b.end == nil {
+                    guard !deadlocked.contains(t) else { continue }
+                    add("wait.never-finished", .error, b.start, model.endTime, [threadRef(t)] + blockedObjects(b),
+                        "\(threadName(model.threads[t])) was still blocked in \(what) \(formatDuration(length)) after it began, at the end of the trace: likely deadlock; find who should signal or release it",
+                        weight: length)
+                } else if model.threads[t].kind != .main {
+                    add("wait.long", .warning, b.start, b.end!, [threadRef(t)] + blockedObjects(b),
+                        "\(threadName(model.threads[t])) blocked \(formatDuration(length)) in \(what): a blocked worker holds a thread; prefer async completion (notify, sources) to waiting",
+                        weight: length)
+                }
+            }
+        }
+    }
+
+    func blockedWhat(_ b: BlockedInterval) -> String {
+        switch b.cause {
+        case .sync: "sync onto \(q(b.object))"
+        case .apply: "concurrentPerform"
+        case .semaphore: "a semaphore wait"
+        case .groupWait: "a group wait"
+        }
+    }
+
+    func blockedObjects(_ b: BlockedInterval) -> [FindingObject] {
+        switch b.cause {
+        case .sync: [queueRef(b.object)]
+        case .apply: model.applies[b.object].queue.map { [queueRef($0)] } ?? [] // aggregate calls per queue
+        case .semaphore: [semaphoreRef(b.object)]
+        case .groupWait: [groupRef(b.object)]
+        }
+    }
+
+    mutating func mainThread() {
+        guard let t = stats.mainThread.thread else { return }
+        let main = Int32(t)
+        for (i, item) in model.items.enumerated() where item.threadIndex == main && item.depth == 0 {
+            guard let run = item.runTime, run > Thresholds.frameNs else { continue }
+            let hang = run > Thresholds.hangNs
+            let objects = [threadRef(t)] + (item.queue.map { [queueRef($0)] } ?? [])
+            add(hang ? "main.hang" : "main.long-item", hang ? .error : .warning, item.startTime, item.endTime, objects,
+                "an item on the main thread ran \(formatDuration(run)) (\(itemName(i))), longer than \(hang ? "100 ms: the app hangs" : "a 16 ms frame"); move the work to a background queue and post the result back to main",
+                weight: run)
+        }
+        for b in model.threads[t].blocked {
+            let length = b.duration(traceEnd: model.endTime)
+            if b.cause == .sync && length < Thresholds.mainSyncAllowanceNs { continue }
+            add("main.blocking-call", .warning, b.start, b.end ?? model.endTime, [threadRef(t)] + blockedObjects(b),
+                "the main thread blocked \(formatDuration(length)) in \(blockedWhat(b)): it cannot handle events meanwhile; use async and continue in a completion on main",
+                weight: length)
+        }
+    }
+
+    mutating func threadExplosion() {
+        for x in model.threadExplosions {
+            add("threads.explosion", .warning, x.start, x.end, [],
+                "\(x.peakWorkers) worker threads for \(model.info.ncpu) CPUs, \(x.peakBlockedWorkers) of them blocked inside items, for \(formatDuration(x.end - x.start)): thread explosion; don't block in items (use async, sources, Dispatch I/O) or bound concurrency",
+                weight: UInt64(x.peakWorkers) << 32 | (x.end - x.start) >> 20)
+        }
+    }
+
+    mutating func priorityInversions() {
+        for p in model.priorityInversions {
+            add("qos.priority-inversion", .warning, model.items[p.item].readyTime, model.items[p.item].startTime,
+                [queueRef(p.queue)],
+                "a \(qosName(p.itemQoS)) item waited \(formatDuration(p.waitNs)) on \(q(p.queue)) behind a \(qosName(p.blockerQoS)) item (\(itemName(p.blocker))): priority inversion; use one QoS per shared queue, or raise the queue's QoS",
+                weight: p.waitNs)
+        }
+    }
+
+    mutating func globalBarriers() {
+        for (i, item) in model.items.enumerated() where item.isBarrier {
+            guard let qi = item.queue, model.queues[qi].kind == .global else { continue }
+            add("barrier.global-queue", .warning, item.enqueueTime == noTime ? item.startTime : item.enqueueTime,
+                item.enqueueTime == noTime ? item.startTime : item.enqueueTime, [queueRef(qi)],
+                "barrier submitted to the global queue \(q(qi)) (\(itemName(i))) runs like a plain async: barriers only work on private concurrent queues; create one with attributes: .concurrent")
+        }
+    }
+
+    mutating func sources() {
+        for (s, src) in model.sources.enumerated() {
+            if src.activatedAt == nil && src.cancelledAt == nil {
+                add("source.never-resumed", .warning, src.createdAt, model.endTime, [sourceRef(s)],
+                    "\(sourceRef(s).label) was created but never resumed or activated, so its handler never runs; call resume() (or activate()) after setting the handlers")
+            }
+            if src.cancelledWhileSuspended, let at = src.cancelledAt, !src.runs.contains(where: { $0.kind == .cancel }) {
+                add("source.cancelled-while-suspended", .warning, at, at, [sourceRef(s)],
+                    "\(sourceRef(s).label) was cancelled while suspended: its cancel handler never runs; resume it after cancel()")
+            }
+            let st = stats.sources[s]
+            if st.coalescedRunsWhileActive >= Thresholds.slowHandlerMinCoalescedRuns {
+                let first = src.runs.first { $0.coalesced && !$0.afterSuspension }
+                let start = first.map { model.items[$0.item].startTime } ?? src.createdAt
+                let period = st.timerIntervalNs.map { " against a \(formatDuration($0)) period" } ?? ""
+                add("source.handler-too-slow", .warning, start, model.endTime, [sourceRef(s)],
+                    "\(sourceRef(s).label): \(st.coalescedRunsWhileActive) handler runs each covered several events (data up to \(st.maxData)); handler p50 \(formatDuration(st.handlerRun.p50Ns))\(period): the handler is slower than its events; make it cheaper or move work off its queue")
+            }
+        }
+    }
+
+    mutating func groups() {
+        for (g, group) in model.groups.enumerated() {
+            if group.leavesWithoutEnter > 0 {
+                let at = group.firstUnbalancedLeave ?? 0
+                add("group.leave-without-enter", .error, at, at, [groupRef(g)],
+                    "\(groupRef(g).label): \(group.leavesWithoutEnter) leave() without a matching enter() (libdispatch crashes on this); pair every leave with one enter")
+            }
+            if group.outstanding > 0 {
+                let start = group.rounds.last?.start ?? 0
+                let unfired = group.notifies.contains { $0.fired == nil } ? " and its notify never fired" : ""
+                add("group.never-left", .warning, start, model.endTime, [groupRef(g)],
+                    "\(groupRef(g).label): \(group.outstanding) enter() never left by the end of the trace\(unfired); call leave() on every path, including errors")
+            }
+        }
+    }
+
+    mutating func queues() {
+        for (qi, queue) in model.queues.enumerated() {
+            let st = stats.queues[qi]
+            if let e = queue.longestBacklogEpisode {
+                let end = e.end ?? model.endTime
+                if end - e.start >= Thresholds.unboundedBacklogMinNs && e.peak >= Thresholds.unboundedBacklogMinDepth {
+                    let seconds = Double(end - e.start) / 1e9
+                    let inRate = Double(e.enqueued) / seconds, outRate = Double(e.started) / seconds
+                    add("queue.unbounded-backlog", .warning, e.start, end, [queueRef(qi)],
+                        "\(q(qi)) had a backlog for \(formatDuration(end - e.start)), up to \(e.peak) items (\(formatRate(inRate)) in, \(formatRate(outRate)) out): unbounded backlog; throttle producers (a semaphore) or coalesce work (a data source)")
+                }
+            }
+            if st.completed >= Thresholds.tinyItemsMinCount && st.wait.count > 0
+                && st.run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * st.wait.p50Ns {
+                add("queue.items-too-small", .info, 0, model.endTime, [queueRef(qi)],
+                    "\(q(qi)): \(st.completed) items with median run \(formatDuration(st.run.p50Ns)) against median wait \(formatDuration(st.wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items")
+            }
+        }
+    }
+
+    mutating func targetLoops() {
+        for loop in model.targetLoops {
+            let names = (loop.queues + [loop.queues[0]]).map(q).joined(separator: " → ")
+            add("queue.target-loop", .error, loop.time, loop.time, loop.queues.sorted().map(queueRef),
+                "target queues form a loop: \(names); items there never run; make the hierarchy a tree")
+        }
+    }
+
+    mutating func applies() {
+        for call in model.applies where call.iterationsRun > 1 && call.maxWidth == 1 {
+            add("apply.no-parallelism", .info, call.begin, call.end ?? model.endTime, call.queue.map { [queueRef($0)] } ?? [],
+                "concurrentPerform ran its \(call.iterationsRun) iterations one at a time\(call.queue.map { " on \(q($0))" } ?? ""): no speedup; run it from a concurrent queue, or use a plain loop")
+        }
+    }
+
+    mutating func droppedEvents() {
+        guard model.info.droppedEvents > 0 else { return }
+        add("trace.dropped-events", .warning, 0, model.endTime, [],
+            "\(model.info.droppedEvents) events could not be recorded: statistics undercount; give the recorder more room")
+    }
+}

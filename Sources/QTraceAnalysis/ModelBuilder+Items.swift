@@ -1,0 +1,342 @@
+// Work items: ENQUEUE / START / END, the wait-cause split, sync waits and the deadlock,
+// cycle and priority-inversion observations that need the live state.
+import QTraceFormat
+
+extension ModelBuilder {
+    mutating func enqueue(_ e: Event, thread t: Int32) {
+        let kind = ItemKind(rawValue: e.arg) ?? .unknown
+        let q = queue(address: e.b)
+        let workItem = workItemInfo.count == 0 ? nil : workItemInfo[e.a]
+        var item = WorkItem(id: e.a, kind: kind, flags: EnqueueFlags(rawValue: e.flags), origin: .enqueued)
+        item.isBarrier = kind.isBarrier || item.flags.contains(.barrier) || (workItem?.isBarrier ?? false)
+        item.enqueueTime = now
+        item.submitterIndex = t
+        item.parentIndex = topItem(of: t)
+        item.queueIndex = q
+        switch kind {
+        case .after:
+            // The deadline (never before the call); DISPATCH_TIME_FOREVER never becomes ready.
+            item.readyTime = converter.traceTime(e.c, now: now).map { Swift.max($0, now) } ?? noTime
+        case .groupNotify, .workItemNotify:
+            item.readyTime = noTime // known when it fires
+        default:
+            item.readyTime = now
+        }
+        if kind == .groupAsync || kind == .groupNotify { item.relatedIndex = group(address: e.c) }
+        item.qosRaw = itemQoS(workItem: workItem, synchronous: kind.isSynchronous, queue: q, caller: t)
+        let i = Int32(model.items.count)
+        model.items.append(item)
+
+        let delayed = kind == .after || kind == .groupNotify || kind == .workItemNotify
+        let domain = domainRoot(q)
+        let qi = Int(q)
+        let entry = PendingItem(item: i, domain: domain, inBacklog: !delayed,
+                                domainBusyAt: domain >= 0 ? queueState[Int(domain)].domainBusy.value(at: now) : 0,
+                                runningAt: queueState[qi].running.value(at: now),
+                                barrierAt: queueState[qi].barrier.value(at: now),
+                                suspendedAt: queueState[qi].suspended.value(at: now))
+        if !delayed { backlogChanged(Int(q), by: 1) }
+        if item.isBarrier {
+            queueState[Int(q)].barriersOutstanding += 1
+            queueState[Int(q)].barrier.set(true, at: now)
+            queueState[Int(q)].lastBarrierItem = i
+        }
+        if !pending.insertIfAbsent(e.a, entry) { pendingOverflow[e.a, default: []].append(entry) }
+
+        if kind == .groupAsync, item.relatedIndex >= 0 { groupEnter(item.relatedIndex, thread: t, item: i) }
+        if kind == .groupNotify, item.relatedIndex >= 0 {
+            model.groups[Int(item.relatedIndex)].notifies.append(GroupNotify(item: Int(i), registered: now, fired: nil))
+        }
+        if kind.isSynchronous {
+            beginBlocked(t, cause: .sync, object: q, item: i, key: UInt64(i))
+            checkSelfDeadlock(thread: t, queue: q, exclusive: item.isBarrier, kind: .sync, item: i)
+            checkSyncCycle(thread: t, queue: q)
+        }
+    }
+
+    /// QoS of a new item: a DispatchWorkItem's own; a sync item runs at its caller's; otherwise
+    /// the queue's (falling back to the submitter's, which libdispatch propagates).
+    mutating func itemQoS(workItem: WorkItemInfo?, synchronous: Bool, queue q: Int32, caller t: Int32) -> UInt8 {
+        if let qos = workItem?.qos, qos != 0 { return qos }
+        let callerQoS = currentQoS(of: t)
+        if synchronous && callerQoS != 0 { return callerQoS }
+        let queueQoS = effectiveQoS(q)
+        return queueQoS != 0 ? queueQoS : callerQoS
+    }
+
+    mutating func takePending(_ id: UInt64) -> PendingItem? {
+        guard let entry = pending.remove(id) else { return nil }
+        if var more = pendingOverflow[id] {
+            pending[id] = more.removeFirst()
+            pendingOverflow[id] = more.isEmpty ? nil : more
+        }
+        return entry
+    }
+
+    mutating func start(_ e: Event, thread t: Int32) {
+        let id = e.a
+        let i: Int32
+        if threadState[Int(t)].performId == id {
+            threadState[Int(t)].performId = nil
+            i = newUnqueuedItem(id: id, kind: e.arg, origin: .performed, thread: t)
+        } else if let entry = takePending(id) {
+            i = entry.item
+            startQueued(entry)
+        } else {
+            model.anomalies.startsWithoutEnqueue += 1
+            i = newUnqueuedItem(id: id, kind: e.arg, origin: .startOnly, thread: t)
+        }
+        let item = model.items[Int(i)]
+        if item.kind.isSynchronous, item.submitterIndex >= 0 {
+            if item.submitterIndex == t {
+                _ = endBlocked(t, cause: .sync, key: UInt64(i)) // the caller runs it itself
+            } else {
+                syncWaiter[UInt64(i)] = item.submitterIndex
+            }
+        } else if item.origin == .enqueued, !threadState[Int(t)].isWorker, model.threads[Int(t)].createdAt == nil,
+                  model.threads[Int(t)].kind == .other, item.submitterIndex != t {
+            markWorker(t) // a thread from before tracing that drains queues
+        }
+        if item.kind == .groupNotify, item.relatedIndex >= 0 {
+            let g = Int(item.relatedIndex)
+            if let n = model.groups[g].notifies.lastIndex(where: { $0.item == Int(i) }) {
+                model.groups[g].notifies[n].fired = now
+            }
+        }
+        beginExecution(i, thread: t, kind: .item, key: id)
+    }
+
+    mutating func newUnqueuedItem(id: UInt64, kind: UInt32, origin: ItemOrigin, thread t: Int32) -> Int32 {
+        var item = WorkItem(id: id, kind: ItemKind(rawValue: kind) ?? .unknown, origin: origin)
+        let info = workItemInfo.count == 0 ? nil : workItemInfo[id]
+        item.qosRaw = info?.qos ?? 0
+        item.isBarrier = info?.isBarrier ?? false
+        item.parentIndex = topItem(of: t)
+        if item.qosRaw == 0 { item.qosRaw = currentQoS(of: t) }
+        model.items.append(item)
+        return Int32(model.items.count - 1)
+    }
+
+    /// An enqueued item starts: settle its wait, split by cause.
+    mutating func startQueued(_ entry: PendingItem) {
+        let i = Int(entry.item)
+        let q = Int(model.items[i].queueIndex)
+        if entry.inBacklog { backlogChanged(q, by: -1) }
+        // Fields are read and written one by one: copying the item in and out costs more.
+        let kind = model.items[i].kind
+        if kind == .groupNotify, model.items[i].relatedIndex >= 0 {
+            model.items[i].readyTime = Swift.max(model.items[i].enqueueTime,
+                                                 groupLastEmptied[Int(model.items[i].relatedIndex)])
+        } else if kind == .workItemNotify {
+            model.items[i].readyTime = noTime
+        }
+        let ready = model.items[i].readyTime
+        guard ready != noTime, now > ready else { return }
+        let total = now - ready
+        guard entry.inBacklog else {
+            model.queues[q].waitByCause.unattributedNs += total
+            model.items[i].waitCause = .unattributed
+            return
+        }
+        let isBarrier = model.items[i].isBarrier
+        let domain = domainRoot(Int32(q))
+        var occupied: UInt64 = 0
+        if isBarrier && domain < 0 {
+            occupied = queueState[q].running.value(at: now) - entry.runningAt // draining earlier items
+        } else if domain >= 0 && domain == entry.domain {
+            occupied = queueState[Int(domain)].domainBusy.value(at: now) - entry.domainBusyAt
+        }
+        let barrier = isBarrier ? 0 : queueState[q].barrier.value(at: now) - entry.barrierAt
+        let suspended = queueState[q].suspended.value(at: now) - entry.suspendedAt
+        let behindPrevious = Swift.min(occupied, total)
+        let behindBarrier = Swift.min(barrier, total - behindPrevious)
+        let whileSuspended = Swift.min(suspended, total - behindPrevious - behindBarrier)
+        let forThread = total - behindPrevious - behindBarrier - whileSuspended
+        model.queues[q].waitByCause.behindPreviousNs += behindPrevious
+        model.queues[q].waitByCause.behindBarrierNs += behindBarrier
+        model.queues[q].waitByCause.suspendedNs += whileSuspended
+        model.queues[q].waitByCause.threadNs += forThread
+        model.items[i].waitCause = dominantCause(behindPrevious, behindBarrier, whileSuspended, forThread)
+
+        var blocker: Int32 = -1
+        var blockedFor: UInt64 = 0
+        if behindPrevious > 0 {
+            // Serial domain: the item that ran just before; a barrier draining: the last to end.
+            blocker = domain >= 0 && domain == entry.domain ? queueState[Int(domain)].lastDomainItem : queueState[q].lastEndedItem
+            blockedFor = behindPrevious
+        } else if behindBarrier > 0 {
+            blocker = queueState[q].lastBarrierItem
+            blockedFor = behindBarrier
+        }
+        guard blocker >= 0 && blocker != entry.item else { return }
+        model.items[i].waitedBehindIndex = blocker
+        if blockedFor > (model.queues[q].worstWaitBehind?.waitNs ?? 0) {
+            model.queues[q].worstWaitBehind = WaitBehind(item: i, blocker: Int(blocker), waitNs: blockedFor)
+        }
+        let itemQoS = model.items[i].qosRaw, blockerQoS = model.items[Int(blocker)].qosRaw
+        if itemQoS != 0 && blockerQoS != 0 && itemQoS > blockerQoS && blockedFor >= Thresholds.priorityInversionMinWaitNs {
+            appendObservation(&model.priorityInversions,
+                              PriorityInversion(item: i, blocker: Int(blocker), queue: q, waitNs: blockedFor,
+                                                itemQoS: itemQoS, blockerQoS: blockerQoS))
+        }
+    }
+
+    /// The largest part (ties go to the earlier cause).
+    func dominantCause(_ previous: UInt64, _ barrier: UInt64, _ suspended: UInt64, _ thread: UInt64) -> WaitCause {
+        var cause = WaitCause.behindPrevious, most = previous
+        if barrier > most { cause = .behindBarrier; most = barrier }
+        if suspended > most { cause = .suspended; most = suspended }
+        if thread > most { cause = .thread }
+        return cause
+    }
+
+    /// Common to items and source handler runs: the thread starts executing item `i`.
+    mutating func beginExecution(_ i: Int32, thread t: Int32, kind: FrameKind, key: UInt64) {
+        model.items[Int(i)].startTime = now
+        model.items[Int(i)].threadIndex = t
+        model.items[Int(i)].depth = threadState[Int(t)].itemDepth
+        var domain: Int32 = -1
+        let q = model.items[Int(i)].queueIndex
+        if q >= 0 {
+            domain = domainRoot(q)
+            let qi = Int(q)
+            queueState[qi].runningCount += 1
+            queueState[qi].running.set(true, at: now)
+            if queueState[qi].runningCount > queueState[qi].maxWidth {
+                queueState[qi].maxWidth = queueState[qi].runningCount
+                model.queues[qi].maxWidth = Int(queueState[qi].runningCount)
+            }
+            if domain >= 0 {
+                let d = Int(domain)
+                queueState[d].domainRunning += 1
+                queueState[d].domainBusy.set(true, at: now)
+                queueState[d].lastDomainItem = i
+                queueState[d].holder = t
+            }
+        }
+        push(Frame(kind: kind, index: i, domain: domain, key: key, start: now), on: t)
+    }
+
+    mutating func end(id: UInt64, thread t: Int32) {
+        guard let f = pop(.item, key: id, from: t) else {
+            model.anomalies.endsWithoutStart += 1
+            return
+        }
+        finishExecution(f, thread: t)
+    }
+
+    /// Common to items and handler runs: item of frame `f` ended on thread `t`.
+    mutating func finishExecution(_ f: Frame, thread t: Int32) {
+        let i = Int(f.index)
+        model.items[i].endTime = now
+        let q = model.items[i].queueIndex
+        if q >= 0 {
+            let qi = Int(q)
+            queueState[qi].runningCount -= 1
+            if queueState[qi].runningCount <= 0 { queueState[qi].running.set(false, at: now) }
+            queueState[qi].lastEndedItem = f.index
+            if model.items[i].isBarrier {
+                queueState[qi].barriersOutstanding -= 1
+                if queueState[qi].barriersOutstanding <= 0 { queueState[qi].barrier.set(false, at: now) }
+            }
+            if f.domain >= 0 {
+                let d = Int(f.domain)
+                queueState[d].domainRunning -= 1
+                if queueState[d].domainRunning <= 0 { queueState[d].domainBusy.set(false, at: now) }
+                if queueState[d].holder == t { queueState[d].holder = -1 }
+            }
+        }
+        if let caller = syncWaiter.remove(UInt64(i)) {
+            _ = endBlocked(caller, cause: .sync, key: UInt64(i))
+        }
+        if model.items[i].kind == .groupAsync, model.items[i].relatedIndex >= 0 {
+            groupLeave(model.items[i].relatedIndex, thread: t, item: f.index)
+        }
+    }
+
+    // MARK: Deadlocks
+
+    /// Whether thread `t` holds queue `c` exclusively: it runs an item of `c` (of any kind:
+    /// a barrier needs it drained) or of a queue below `c` when `c` is serial. The main thread
+    /// always holds the main queue (it drains it). No allocation: this runs on every sync.
+    func holds(_ t: Int32, _ c: Int32) -> Bool {
+        if c == mainQueue && model.threads[Int(t)].kind == .main { return true }
+        let serial = model.queues[Int(c)].kind.isSerial
+        for f in threadState[Int(t)].stack where f.kind == .item || f.kind == .handler {
+            var cur = model.items[Int(f.index)].queueIndex
+            var steps = 0
+            while cur >= 0 && steps < 64 {
+                if cur == c && (steps == 0 || serial) { return true }
+                cur = queueState[Int(cur)].target
+                steps += 1
+            }
+        }
+        return false
+    }
+
+    /// sync (or apply) onto a serial queue the thread already holds, directly or through a
+    /// target, can never start: libdispatch would need the thread to finish first.
+    mutating func checkSelfDeadlock(thread t: Int32, queue q: Int32, exclusive: Bool, kind: DeadlockReport.Kind,
+                                    item: Int32) {
+        guard threadState[Int(t)].currentItem >= 0 || model.threads[Int(t)].kind == .main else { return }
+        var cur = q
+        var steps = 0
+        while cur >= 0 && steps < 64 {
+            let needsExclusive = model.queues[Int(cur)].kind.isSerial || (steps == 0 && exclusive)
+            if needsExclusive && holds(t, cur) {
+                appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
+                                                                   queue: Int(q), heldQueue: Int(cur),
+                                                                   item: item < 0 ? nil : Int(item)))
+                return
+            }
+            cur = queueState[Int(cur)].target
+            steps += 1
+        }
+    }
+
+    /// Wait-for graph: thread waits on queue → the queue's serial domain is held by a thread →
+    /// which waits on a queue ... back to the first thread.
+    mutating func checkSyncCycle(thread t: Int32, queue q: Int32) {
+        // Fast exit for the common case: nobody else holds the queue's domain.
+        let firstDomain = domainRoot(q)
+        guard firstDomain >= 0, queueState[Int(firstDomain)].holder != t,
+              queueState[Int(firstDomain)].holder >= 0 || firstDomain == mainQueue else { return }
+        var threads: [Int32] = [t]
+        var queues: [Int32] = [q]
+        var wanted = q
+        for _ in 0..<16 {
+            let domain = domainRoot(wanted)
+            guard domain >= 0 else { return }
+            var holder = queueState[Int(domain)].holder
+            if holder < 0, domain == mainQueue,
+               let main = model.threads.firstIndex(where: { $0.kind == .main && $0.exitedAt == nil }),
+               threadState[main].state == .blocked {
+                holder = Int32(main) // blocked main-thread code holds the main queue
+            }
+            guard holder >= 0 else { return }
+            if holder == t {
+                if threads.count > 1 {
+                    appendObservation(&model.syncCycles, SyncCycle(time: now, threads: threads.map { Int($0) },
+                                                                   queues: queues.map { Int($0) }))
+                }
+                return
+            }
+            guard !threads.contains(holder),
+                  let top = threadState[Int(holder)].stack.last, top.kind == .blocked, top.cause == .sync else { return }
+            let interval = model.threads[Int(holder)].blocked[Int(top.index)]
+            threads.append(holder)
+            queues.append(Int32(interval.object))
+            wanted = Int32(interval.object)
+        }
+    }
+
+    mutating func shimDeadlock(_ e: Event, thread t: Int32) {
+        let q: Int32? = e.a == 0 ? nil : queue(address: e.a)
+        let held: Int32? = e.b == 0 ? nil : queue(address: e.b)
+        let waiting = threadState[Int(t)].stack.last { $0.kind == .blocked && $0.cause == .sync }
+        appendObservation(&model.deadlocks, DeadlockReport(
+            time: now, thread: Int(t), kind: e.arg == 2 ? .apply : .sync, origin: .shim,
+            queue: q.map { Int($0) }, heldQueue: held.map { Int($0) },
+            item: waiting.map { Int(model.threads[Int(t)].blocked[Int($0.index)].item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))
+    }
+}

@@ -1,0 +1,324 @@
+// Queues: identity, kinds, targets (serial domains, effective QoS), suspension and backlog.
+import QTraceFormat
+
+extension ModelBuilder {
+    /// Starts a new object at `address`, returning its generation.
+    mutating func nextGeneration(_ address: UInt64) -> Int {
+        let g = generations[address] ?? 0
+        generations[address] = g + 1
+        return Int(g)
+    }
+
+    mutating func newQueue(address: UInt64, label: String, kind: QueueKind, origin: QueueOrigin,
+                           qos: QoSClass, target: Int32, inactive: Bool = false, relativePriority: Int = 0) -> Int32 {
+        let q = Int32(model.queues.count)
+        let generation = origin == .defaultRoot ? 0 : nextGeneration(address)
+        var queue = TraceQueue(address: address, generation: generation, label: label, kind: kind, origin: origin, qos: qos)
+        queue.relativePriority = relativePriority
+        queue.createdAt = origin == .created ? now : nil
+        queue.initialTarget = opt(target)
+        queue.target = opt(target)
+        queue.initiallyInactive = inactive
+        model.queues.append(queue)
+        var state = QueueState()
+        state.target = target
+        if inactive {
+            state.inactive = true
+            state.suspendCount = 1
+            model.queues[Int(q)].suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
+        }
+        queueState.append(state)
+        if origin != .defaultRoot { objects[address] = ObjectRef(kind: .queue, index: q) }
+        topologyVersion &+= 1
+        if inactive { suspendedQueues += 1 }
+        // Nothing targets a new queue yet: only its own state can be suspended.
+        let suspended = inactive || (target >= 0 && queueState[Int(target)].effectivelySuspended)
+        if suspended {
+            queueState[Int(q)].effectivelySuspended = true
+            queueState[Int(q)].suspended.set(true, at: now)
+        }
+        return q
+    }
+
+    /// The queue at `address` as referenced by another record; unknown addresses become an
+    /// implicit queue of unknown kind.
+    mutating func queue(address: UInt64) -> Int32 {
+        if let ref = objects[address], ref.kind == .queue { return ref.index }
+        return newQueue(address: address, label: "queue 0x" + String(address, radix: 16), kind: .unknown,
+                        origin: .implicit, qos: .unspecified, target: -1)
+    }
+
+    /// Where private queues go by default: the default-QoS global queue (a placeholder until
+    /// the trace names the real one).
+    mutating func defaultRootQueue() -> Int32 {
+        if defaultRoot >= 0 { return defaultRoot }
+        if let q = model.queues.firstIndex(where: { isDefaultRoot(kind: $0.kind, qos: $0.qos, label: $0.label) }) {
+            defaultRoot = Int32(q)
+        } else {
+            defaultRoot = newQueue(address: 0, label: "com.apple.root.default-qos", kind: .global,
+                                   origin: .defaultRoot, qos: .default, target: -1)
+        }
+        return defaultRoot
+    }
+
+    func isDefaultRoot(kind: QueueKind, qos: QoSClass, label: String) -> Bool {
+        kind == .global && qos == .default && !label.contains("overcommit")
+    }
+
+    mutating func queueCreated(_ e: Event) {
+        let attrs = e.arg
+        let target = e.b == 0 ? defaultRootQueue() : queue(address: e.b)
+        let kind: QueueKind = attrs & 1 != 0 ? .concurrent : .serial
+        let qos = QoSClass(rawValue: UInt8((attrs >> 8) & 0xFF)) ?? .unspecified
+        _ = newQueue(address: e.a, label: e.string ?? "", kind: kind, origin: .created, qos: qos, target: target,
+                     inactive: attrs & 2 != 0, relativePriority: Int((attrs >> 16) & 0xFF) - 128)
+        checkTargetLoop(Int32(model.queues.count - 1))
+    }
+
+    /// QUEUE_INFO describes a queue not created through the shim (main, global, other). It
+    /// completes a placeholder for the same address, repeats of the same description are
+    /// ignored, anything else is a new object at a reused address.
+    mutating func queueInfo(_ e: Event) {
+        let kind: QueueKind
+        switch e.arg & 0xFF {
+        case 1: kind = .main
+        case 2: kind = .global
+        default: kind = .unknown
+        }
+        var qos = QoSClass(rawValue: UInt8((e.arg >> 8) & 0xFF)) ?? .unspecified
+        if kind == .main && qos == .unspecified { qos = .userInteractive }
+        let label = e.string ?? ""
+        if let ref = objects[e.a], ref.kind == .queue {
+            let q = Int(ref.index)
+            let existing = model.queues[q]
+            if existing.origin == .implicit || existing.origin == .header {
+                model.queues[q].label = label.isEmpty ? existing.label : label
+                model.queues[q].kind = kind == .unknown ? existing.kind : kind
+                model.queues[q].qos = qos
+                model.queues[q].origin = .info
+                topologyVersion &+= 1
+                if kind == .main { mainQueue = ref.index }
+                return
+            }
+            if existing.label == label && existing.kind == kind { return }
+        }
+        if isDefaultRoot(kind: kind, qos: qos, label: label), defaultRoot >= 0,
+           model.queues[Int(defaultRoot)].origin == .defaultRoot {
+            // The placeholder default root turns out to be this queue.
+            let q = defaultRoot
+            model.queues[Int(q)].address = e.a
+            model.queues[Int(q)].label = label
+            model.queues[Int(q)].origin = .info
+            model.queues[Int(q)].generation = nextGeneration(e.a)
+            objects[e.a] = ObjectRef(kind: .queue, index: q)
+            return
+        }
+        let q = newQueue(address: e.a, label: label, kind: kind, origin: .info, qos: qos, target: -1)
+        if kind == .main { mainQueue = q }
+        if isDefaultRoot(kind: kind, qos: qos, label: label), defaultRoot < 0 { defaultRoot = q }
+    }
+
+    mutating func setTarget(object: UInt64, target: UInt64) {
+        guard let ref = objects[object] else { return }
+        let newTarget = target == 0 ? defaultRootQueue() : queue(address: target)
+        switch ref.kind {
+        case .queue:
+            let q = Int(ref.index)
+            let old = queueState[q].target
+            queueState[q].target = newTarget
+            model.queues[q].target = opt(newTarget)
+            model.queues[q].targetChanges.append(TargetChange(time: now, from: opt(old), to: opt(newTarget)))
+            topologyVersion &+= 1
+            checkTargetLoop(ref.index)
+            recomputeSuspension()
+        case .source:
+            model.sources[Int(ref.index)].queue = Int(newTarget)
+        default: break
+        }
+    }
+
+    /// Records a cycle through `q`'s targets (libdispatch cannot detect it; the program hangs).
+    mutating func checkTargetLoop(_ q: Int32) {
+        var path: [Int32] = [q]
+        var cur = queueState[Int(q)].target
+        while cur >= 0 && path.count <= 64 {
+            if cur == q {
+                appendObservation(&model.targetLoops, TargetLoop(time: now, queues: path.map { Int($0) }))
+                return
+            }
+            if path.contains(cur) { return } // a loop that does not pass through q: already reported
+            path.append(cur)
+            cur = queueState[Int(cur)].target
+        }
+    }
+
+    // MARK: Topology
+
+    /// The outermost serial queue on `q`'s target chain (items of all queues below it run one
+    /// at a time), or -1 when nothing on the chain is serial.
+    mutating func domainRoot(_ q: Int32) -> Int32 {
+        if queueState[Int(q)].cacheVersion != topologyVersion { refreshTopologyCache(q) }
+        return queueState[Int(q)].cachedDomain
+    }
+
+    /// QoS of `q`: its own, else its target's, else default.
+    mutating func effectiveQoS(_ q: Int32) -> UInt8 {
+        if queueState[Int(q)].cacheVersion != topologyVersion { refreshTopologyCache(q) }
+        return queueState[Int(q)].cachedQoS
+    }
+
+    mutating func refreshTopologyCache(_ q: Int32) {
+        var root: Int32 = -1
+        var qos: UInt8 = 0
+        var cur = q
+        var steps = 0
+        while cur >= 0 && steps < 64 {
+            let queue = model.queues[Int(cur)]
+            if queue.kind.isSerial { root = cur }
+            if qos == 0 { qos = queue.qos.rawValue }
+            cur = queueState[Int(cur)].target
+            steps += 1
+        }
+        queueState[Int(q)].cachedDomain = root
+        queueState[Int(q)].cachedQoS = qos == 0 ? QoSClass.default.rawValue : qos
+        queueState[Int(q)].cacheVersion = topologyVersion
+    }
+
+    /// `q` and the queues it targets, innermost first.
+    func targetChain(_ q: Int32) -> [Int32] {
+        var chain: [Int32] = []
+        var cur = q
+        while cur >= 0 && chain.count < 64 && !chain.contains(cur) {
+            chain.append(cur)
+            cur = queueState[Int(cur)].target
+        }
+        return chain
+    }
+
+    // MARK: Suspension
+
+    mutating func suspend(object: UInt64) {
+        guard let ref = objects[object] else { return }
+        switch ref.kind {
+        case .queue:
+            let q = Int(ref.index)
+            queueState[q].suspendCount += 1
+            if queueState[q].suspendCount == 1 {
+                suspendedQueues += 1
+                model.queues[q].suspensions.append(SuspendInterval(start: now, end: nil, initial: false))
+                recomputeSuspension()
+            }
+        case .source:
+            let s = Int(ref.index)
+            sourceState[s].suspendCount += 1
+            sourceState[s].suspendedSinceRun = true
+            if sourceState[s].suspendCount == 1 {
+                model.sources[s].suspensions.append(SuspendInterval(start: now, end: nil, initial: false))
+            }
+        default: break
+        }
+    }
+
+    /// RESUME (or ACTIVATE when `activateOnly`): resuming an inactive object activates it.
+    mutating func resume(object: UInt64, activateOnly: Bool) {
+        guard let ref = objects[object] else { return }
+        switch ref.kind {
+        case .queue:
+            let q = Int(ref.index)
+            if queueState[q].inactive {
+                queueState[q].inactive = false
+            } else if activateOnly || queueState[q].suspendCount == 0 {
+                return
+            }
+            queueState[q].suspendCount -= 1
+            if queueState[q].suspendCount == 0 {
+                suspendedQueues -= 1
+                closeLastSuspension(&model.queues[q].suspensions)
+                recomputeSuspension()
+            }
+        case .source:
+            let s = Int(ref.index)
+            if sourceState[s].inactive {
+                sourceState[s].inactive = false
+                model.sources[s].activatedAt = now
+            } else if activateOnly || sourceState[s].suspendCount == 0 {
+                return
+            }
+            sourceState[s].suspendCount -= 1
+            if sourceState[s].suspendCount == 0 { closeLastSuspension(&model.sources[s].suspensions) }
+        default: break
+        }
+    }
+
+    func closeLastSuspension(_ list: inout [SuspendInterval]) {
+        if let last = list.indices.last, list[last].end == nil { list[last].end = now }
+    }
+
+    /// A queue is effectively suspended when it or any queue it targets is suspended. After
+    /// a suspend, resume or retarget, one memoised pass over the queues (skipped when nothing
+    /// is or was suspended, the common case).
+    mutating func recomputeSuspension() {
+        guard suspendedQueues > 0 || effectivelySuspendedQueues > 0 else { return }
+        // 0 unknown, 1 running, 2 suspended.
+        var memo = [UInt8](repeating: 0, count: queueState.count)
+        var path: [Int32] = []
+        for q in queueState.indices where memo[q] == 0 {
+            path.removeAll(keepingCapacity: true)
+            var cur = Int32(q)
+            var result: UInt8 = 1
+            while cur >= 0 && path.count < 64 {
+                if memo[Int(cur)] != 0 { result = memo[Int(cur)]; break }
+                path.append(cur)
+                if queueState[Int(cur)].suspendCount > 0 { result = 2; break }
+                cur = queueState[Int(cur)].target
+            }
+            // Every queue on the path shares the result of the first suspended or known queue
+            // above it (queues above a suspended one keep their own: they were not walked).
+            for p in path { memo[Int(p)] = result }
+        }
+        effectivelySuspendedQueues = 0
+        for q in queueState.indices {
+            let suspended = memo[q] == 2
+            if suspended { effectivelySuspendedQueues += 1 }
+            if suspended != queueState[q].effectivelySuspended {
+                queueState[q].effectivelySuspended = suspended
+                queueState[q].suspended.set(suspended, at: now)
+            }
+        }
+    }
+
+    // MARK: Backlog
+
+    /// The backlog (pending items) of `q` grows by one (enqueue) or shrinks by one (start).
+    /// An episode runs from the backlog leaving 0 to its return to 0.
+    mutating func backlogChanged(_ q: Int, by delta: Int32) {
+        queueState[q].pending += delta
+        let depth = queueState[q].pending
+        model.queues[q].backlog.record(depth, at: now)
+        if delta > 0 {
+            if queueState[q].episodeEnqueued == 0 { queueState[q].episodeStart = now }
+            queueState[q].episodeEnqueued += 1
+            if depth > queueState[q].episodePeak { queueState[q].episodePeak = depth }
+        } else if queueState[q].episodeEnqueued > 0 {
+            queueState[q].episodeStarted += 1
+            if depth <= 0 {
+                let longest = model.queues[q].longestBacklogEpisode
+                if longest == nil || longest!.end! - longest!.start < now - queueState[q].episodeStart {
+                    var episode = queueState[q].episode!
+                    episode.end = now
+                    model.queues[q].longestBacklogEpisode = episode
+                }
+                queueState[q].episodeEnqueued = 0
+                queueState[q].episodeStarted = 0
+                queueState[q].episodePeak = 0
+            }
+        }
+    }
+
+    /// At the end of the trace: an open episode competes with the longest closed one.
+    mutating func closeBacklogEpisode(_ q: Int) {
+        guard let episode = queueState[q].episode else { return }
+        if let best = model.queues[q].longestBacklogEpisode, best.end! - best.start >= model.endTime - episode.start { return }
+        model.queues[q].longestBacklogEpisode = episode
+    }
+}

@@ -1,0 +1,352 @@
+// Builds a TraceModel from events in time order, in one pass with state kept per in-flight
+// object only. The per-domain handlers live in the ModelBuilder+*.swift files.
+//
+// How records become the model (docs/trace-format.md gives the records):
+// - Objects are keyed by address; a CREATE/INFO record at a known address starts a new
+//   object (generation), except QUEUE_INFO completing a placeholder or repeating itself.
+// - An ENQUEUE makes an item pending under its id; START takes the oldest pending entry of
+//   that id (a DispatchWorkItem keeps its id across submissions), or follows a
+//   WORKITEM_PERFORM on the same thread (inline run, no queue), or else makes an item without
+//   queue. END closes the innermost open item of that id on the thread.
+// - Each thread keeps a stack (items, handler runs, blocked waits, apply iterations); its
+//   top gives the thread's state (running / blocked / idle). A sync caller is blocked from
+//   ENQUEUE to START when it runs the block itself, else until the block's END.
+// - A queue's serial domain is the outermost serial queue on its target chain; items of one
+//   domain run one at a time. Waits are split with cumulative per-queue clocks (domain busy,
+//   barrier outstanding, suspended): an item's share of each is the clock's advance between
+//   its enqueue and its start, taken in that order of precedence; the rest waited for a thread.
+import QTraceFormat
+
+/// Streaming model builder: `var b = ModelBuilder(info: info); b.consume(e) ...; b.finish()`.
+public struct ModelBuilder {
+    var model: TraceModel
+    let converter: DispatchTimeConverter
+    /// Time of the latest event (events that go back in time are clamped to it).
+    var now: UInt64 = 0
+
+    // Object identity: every address maps to its most recent object.
+    var objects = IdMap<ObjectRef>()
+    var generations = IdMap<Int32>()
+    var threadByTid = IdMap<Int32>()
+    /// Most events come in runs from one thread: skip the lookup then.
+    var lastTid: Int32 = 0
+    var lastThread: Int32 = -1
+
+    // Run-time state, index-aligned with the model arrays.
+    var queueState: [QueueState] = []
+    var threadState: [ThreadState] = []
+    var sourceState: [SourceState] = []
+    var groupLastEmptied: [UInt64] = []
+
+    // In-flight lookups.
+    var pending = IdMap<PendingItem>()
+    /// Further pending enqueues of an id already pending (a DispatchWorkItem submitted twice).
+    var pendingOverflow: [UInt64: [PendingItem]] = [:]
+    var workItemInfo = IdMap<WorkItemInfo>()
+    var applyById = IdMap<Int32>()
+    var ioOpById = IdMap<Int32>()
+    var intervalById = IdMap<Int32>()
+    /// Sync items that run on another thread than their caller: item → caller thread.
+    var syncWaiter = IdMap<Int32>()
+    var applyRunning: [Int32] = []
+
+    /// Bumped when a target changes, invalidating cached serial domains and QoS.
+    var topologyVersion: Int32 = 0
+    /// Queues with a suspend count above 0, and those suspended through a target.
+    var suspendedQueues = 0
+    var effectivelySuspendedQueues = 0
+    var defaultRoot: Int32 = -1
+    var mainQueue: Int32 = -1
+    var plainIOChannel: Int32 = -1
+
+    // Thread counters for the activity series and the thread-explosion rule.
+    var aliveThreads: Int32 = 0
+    var runningThreads: Int32 = 0
+    var blockedThreads: Int32 = 0
+    var aliveWorkers: Int32 = 0
+    var blockedWorkers: Int32 = 0
+    var explosion: ThreadExplosion?
+
+    /// Observation lists are capped: findings aggregate them, and a pathological trace must
+    /// not grow them without bound.
+    static let maxObservations = 10_000
+
+    /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
+    public init(info: TraceInfo, expectedEvents: Int = 0) {
+        model = TraceModel(info: info)
+        if expectedEvents > 0 { model.items.reserveCapacity(expectedEvents / 3 + 16) }
+        converter = DispatchTimeConverter(initMonoNs: info.initMonoNs, initRealtimeNs: info.initRealtimeNs)
+        if info.mainTid != 0 { _ = thread(for: info.mainTid) }
+        if info.mainQueue != 0 {
+            mainQueue = newQueue(address: info.mainQueue, label: "com.apple.main-thread", kind: .main,
+                                 origin: .header, qos: .userInteractive, target: -1)
+        }
+    }
+
+    /// The model so far (complete after `finish()`).
+    public var currentModel: TraceModel { model }
+
+    public mutating func consume(_ e: Event) {
+        model.eventCount += 1
+        if e.time >= now { now = e.time } else { model.anomalies.outOfOrderEvents += 1 }
+        let t = thread(for: e.tid)
+        switch e.type {
+        case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
+        case .threadExit: threadExited(t)
+        case .threadName: model.threads[Int(t)].name = e.string ?? ""
+        case .queueCreate: queueCreated(e)
+        case .queueInfo: queueInfo(e)
+        case .setTarget: setTarget(object: e.a, target: e.b)
+        case .suspend: suspend(object: e.a)
+        case .resume: resume(object: e.a, activateOnly: false)
+        case .activate: resume(object: e.a, activateOnly: true)
+        case .enqueue: enqueue(e, thread: t)
+        case .start: start(e, thread: t)
+        case .end: end(id: e.a, thread: t)
+        case .workItemCreate: workItemInfo[e.a] = WorkItemInfo(blockFlags: e.arg & 0xFF_FFFF, qos: UInt8(e.arg >> 24))
+        case .workItemPerform: threadState[Int(t)].performId = e.a
+        case .applyBegin: applyBegin(e, thread: t)
+        case .applyEnd: applyEnd(id: e.a, thread: t)
+        case .applyIterStart: applyIterationStart(id: e.a, thread: t)
+        case .applyIterEnd: applyIterationEnd(id: e.a, thread: t)
+        case .groupCreate: _ = newGroup(address: e.a, createdAt: now)
+        case .groupEnter: groupEnter(group(address: e.a), thread: t, item: topItem(of: t))
+        case .groupLeave: groupLeave(group(address: e.a), thread: t, item: topItem(of: t))
+        case .groupWaitBegin: groupWaitBegin(e, thread: t)
+        case .groupWaitEnd: groupWaitEnd(e, thread: t)
+        case .semCreate: semaphoreCreated(e)
+        case .semWaitBegin: semaphoreWaitBegin(e, thread: t)
+        case .semWaitEnd: semaphoreWaitEnd(e, thread: t)
+        case .semSignal: semaphoreSignal(e)
+        case .sourceCreate: sourceCreated(e)
+        case .sourceSetTimer: sourceSetTimer(e)
+        case .sourceSetHandler: sourceSetHandler(e)
+        case .sourceCancel: sourceCancel(e)
+        case .sourceHandlerBegin: sourceHandlerBegin(e, thread: t)
+        case .sourceHandlerEnd: sourceHandlerEnd(e, thread: t)
+        case .sourceMergeData: sourceMergeData(e)
+        case .ioCreate: ioCreated(e)
+        case .ioRead, .ioWrite: ioSubmitted(e, thread: t)
+        case .ioHandlerBegin: ioHandlerBegin(e, thread: t)
+        case .ioHandlerEnd: ioHandlerEnd(e, thread: t)
+        case .ioBarrier: if let c = channel(address: e.a) { model.channels[Int(c)].barriers += 1 }
+        case .ioClose: if let c = channel(address: e.a) { model.channels[Int(c)].closedAt = now }
+        case .ioCleanupBegin:
+            if let c = channel(address: e.a) {
+                model.channels[Int(c)].cleanupAt = now
+                model.channels[Int(c)].cleanupError = Int(e.arg)
+            }
+        case .ioCleanupEnd: break
+        case .mark: model.marks.append(Mark(time: now, thread: Int(t), name: e.string ?? ""))
+        case .intervalBegin:
+            intervalById[e.a] = Int32(model.intervals.count)
+            model.intervals.append(AnnotatedInterval(id: e.a, name: e.string ?? "", begin: now, thread: Int(t)))
+        case .intervalEnd:
+            if let i = intervalById.remove(e.a) {
+                model.intervals[Int(i)].end = now
+                model.intervals[Int(i)].endThread = Int(t)
+            }
+        case .deadlock: shimDeadlock(e, thread: t)
+        }
+    }
+
+    /// Closes what is still open at the end of the trace and returns the model.
+    public mutating func finish() -> TraceModel {
+        let end = Swift.max(now, model.info.durationNs ?? 0)
+        model.endTime = end
+        now = end
+        for t in threadState.indices {
+            if threadState[t].state != .dead { closeStateTime(Int32(t)) }
+            model.threads[t].lastSeen = threadState[t].lastSeen
+        }
+        for q in queueState.indices {
+            model.queues[q].busyNs = queueState[q].running.value(at: end)
+            closeBacklogEpisode(q)
+        }
+        for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
+        if var x = explosion {
+            x.end = end
+            if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&model.threadExplosions, x) }
+            explosion = nil
+        }
+        return model
+    }
+
+    func appendObservation<T>(_ list: inout [T], _ value: T) {
+        if list.count < Self.maxObservations { list.append(value) }
+    }
+}
+
+/// Convenience entry points.
+public enum Analysis {
+    /// Builds the model from events already in time order.
+    public static func buildModel<S: Sequence>(info: TraceInfo, events: S) -> TraceModel where S.Element == Event {
+        var builder = ModelBuilder(info: info)
+        for e in events { builder.consume(e) }
+        return builder.finish()
+    }
+
+    /// Builds the model of a trace file. `progress` is called every `progressEvery` events
+    /// (a power of two) with the number consumed so far.
+    public static func buildModel(file: TraceFile, progressEvery: Int = 1 << 20,
+                                  progress: ((Int) -> Void)? = nil) -> TraceModel {
+        var builder = ModelBuilder(info: TraceInfo(file: file), expectedEvents: file.eventCount)
+        var count = 0
+        let mask = Swift.max(progressEvery, 1) - 1
+        file.forEachEvent { event in
+            builder.consume(event)
+            count &+= 1
+            if count & mask == 0 { progress?(count) }
+        }
+        return builder.finish()
+    }
+
+    /// Model, statistics and findings of a trace file.
+    public static func run(file: TraceFile) -> AnalysisResult {
+        AnalysisResult(model: buildModel(file: file))
+    }
+
+    /// Model, statistics and findings in one go.
+    public static func run<S: Sequence>(info: TraceInfo, events: S) -> AnalysisResult where S.Element == Event {
+        AnalysisResult(model: buildModel(info: info, events: events))
+    }
+}
+
+/// Everything `qtrace stats` shows: the model, its statistics and the findings.
+public struct AnalysisResult: Sendable {
+    public var model: TraceModel
+    public var statistics: TraceStatistics
+    public var findings: [Finding]
+
+    public init(model: TraceModel) {
+        self.model = model
+        statistics = TraceStatistics(model: model)
+        findings = Diagnostics.findings(model: model, statistics: statistics)
+    }
+}
+
+// MARK: Run-time state
+
+enum ObjectKind: UInt8 { case queue, group, semaphore, source, channel }
+
+struct ObjectRef {
+    var kind: ObjectKind
+    var index: Int32
+}
+
+struct WorkItemInfo {
+    var blockFlags: UInt32
+    var qos: UInt8
+    /// DISPATCH_BLOCK_BARRIER.
+    var isBarrier: Bool { blockFlags & 0x1 != 0 }
+}
+
+/// Time spent in a state, accumulated so that the overlap of any interval with the state is
+/// `value(at: end) - value(at: start)`: O(1) per item for the wait-cause split.
+struct Accumulator {
+    var total: UInt64 = 0
+    var since: UInt64 = 0
+    var active = false
+
+    @inline(__always) mutating func set(_ on: Bool, at t: UInt64) {
+        if on == active { return }
+        if active { total &+= t &- since } else { since = t }
+        active = on
+    }
+
+    @inline(__always) func value(at t: UInt64) -> UInt64 { active ? total &+ (t &- since) : total }
+}
+
+struct QueueState {
+    var target: Int32 = -1
+    var pending: Int32 = 0
+    var runningCount: Int32 = 0
+    var maxWidth: Int32 = 0
+    var domainRunning: Int32 = 0
+    var suspendCount: Int32 = 0
+    var inactive = false
+    var effectivelySuspended = false
+    var barriersOutstanding: Int32 = 0
+    /// Time with one of its own items running; with one item of its serial domain running;
+    /// with a barrier outstanding; suspended (itself or through a target).
+    var running = Accumulator()
+    var domainBusy = Accumulator()
+    var barrier = Accumulator()
+    var suspended = Accumulator()
+    /// Domain roots: the item that started last in the domain, and the thread running one.
+    var lastDomainItem: Int32 = -1
+    var holder: Int32 = -1
+    var lastEndedItem: Int32 = -1
+    var lastBarrierItem: Int32 = -1
+    /// The current backlog episode (pending > 0), kept flat for the per-enqueue update.
+    var episodeStart: UInt64 = 0
+    var episodeEnqueued: Int32 = 0
+    var episodeStarted: Int32 = 0
+    var episodePeak: Int32 = 0
+    var episode: BacklogEpisode? {
+        pending > 0 || episodeEnqueued > 0
+            ? BacklogEpisode(start: episodeStart, end: nil, peak: Int(episodePeak), enqueued: Int(episodeEnqueued),
+                             started: Int(episodeStarted))
+            : nil
+    }
+    var cacheVersion: Int32 = -1
+    var cachedDomain: Int32 = -1
+    var cachedQoS: UInt8 = 0
+}
+
+struct PendingItem {
+    var item: Int32
+    var domain: Int32
+    /// Counted in the backlog (after and notify items are not: they are not in the queue yet).
+    var inBacklog: Bool
+    var domainBusyAt: UInt64
+    var runningAt: UInt64
+    var barrierAt: UInt64
+    var suspendedAt: UInt64
+}
+
+enum FrameKind: UInt8 { case item, handler, blocked, iteration, ioHandler }
+
+/// One entry of a thread's stack: what it is doing, innermost last.
+struct Frame {
+    var kind: FrameKind
+    var cause: BlockCause = .sync
+    /// Item index (item, handler), blocked-interval index, apply index or I/O op index.
+    var index: Int32
+    /// Serial domain the item counted in (items and handlers).
+    var domain: Int32 = -1
+    /// Matching key: item id, source address, wait key, apply id, op id.
+    var key: UInt64
+    var start: UInt64
+    /// The thread's innermost item and item depth before this frame was pushed (restored on pop).
+    var outerItem: Int32 = -1
+    var outerDepth: UInt8 = 0
+
+    init(kind: FrameKind, cause: BlockCause = .sync, index: Int32, domain: Int32 = -1, key: UInt64, start: UInt64) {
+        self.kind = kind; self.cause = cause; self.index = index; self.domain = domain; self.key = key; self.start = start
+    }
+}
+
+enum RunState: UInt8 { case idle, running, blocked, dead }
+
+struct ThreadState {
+    var stack: [Frame] = []
+    var state: RunState = .idle
+    var since: UInt64 = 0
+    var isWorker = false
+    /// Innermost item or handler run being executed (-1: none) and how many are nested.
+    var currentItem: Int32 = -1
+    var itemDepth: UInt8 = 0
+    var lastSeen: UInt64 = 0
+    /// WORKITEM_PERFORM seen: the next START of this id runs inline, not from a queue.
+    var performId: UInt64?
+}
+
+struct SourceState {
+    var suspendCount: Int32 = 1
+    var inactive = true
+    var mergesSinceRun = 0
+    var firstUnhandledMerge: UInt64?
+    var suspendedSinceRun = false
+    var firesSinceTimerSet: UInt64 = 0
+}

@@ -1,0 +1,590 @@
+// Statistics computed from a TraceModel: per queue, per thread, main thread, sources, groups,
+// semaphores, apply calls and the tracer's own overhead. Pure function of the model.
+import QTraceFormat
+
+public struct TraceStatistics: Sendable, Codable {
+    public var durationNs: UInt64 = 0
+    public var events = 0
+    public var items = 0
+    /// Items with no known queue (DispatchWorkItem.perform, START without ENQUEUE).
+    public var itemsWithoutQueue = 0
+    /// Index-aligned with `model.queues`.
+    public var queues: [QueueStats] = []
+    /// The target-queue forest, depth-first (roots: main, global queues by QoS, then others).
+    public var queueTree: [QueueTreeNode] = []
+    /// Index-aligned with `model.threads`.
+    public var threads: [ThreadStats] = []
+    public var threadCounts = ThreadCountStats()
+    public var mainThread = MainThreadStats()
+    public var sources: [SourceStats] = []
+    public var groups: [GroupStats] = []
+    public var semaphores: [SemaphoreStats] = []
+    public var applies: [ApplyStats] = []
+    public var overhead = OverheadStats()
+
+    public init() {}
+
+    public init(model: TraceModel) {
+        durationNs = model.duration
+        events = model.eventCount
+        items = model.items.count
+        itemsWithoutQueue = model.items.reduce(0) { $0 + ($1.queueIndex < 0 ? 1 : 0) }
+        queues = QueueStats.all(model)
+        queueTree = QueueTreeNode.forest(model, queues)
+        threads = ThreadStats.all(model)
+        threadCounts = ThreadCountStats(model)
+        mainThread = MainThreadStats(model)
+        sources = model.sources.indices.map { SourceStats(model, $0) }
+        groups = model.groups.indices.map { GroupStats(model, $0) }
+        semaphores = SemaphoreStats.all(model)
+        applies = model.applies.indices.map { ApplyStats(model, $0) }
+        overhead = OverheadStats(model)
+    }
+}
+
+func share(_ part: UInt64, of whole: UInt64) -> Double { whole == 0 ? 0 : Double(part) / Double(whole) }
+
+/// A queue's display name: its label, or its address when it has none.
+public func queueName(_ q: TraceQueue) -> String {
+    q.label.isEmpty ? "queue 0x" + String(q.address, radix: 16) : q.label
+}
+
+/// A thread's display name.
+public func threadName(_ t: TraceThread) -> String {
+    if t.kind == .main { return "main thread" }
+    return t.name.isEmpty ? "thread \(t.tid)" : "thread \(t.tid) (\(t.name))"
+}
+
+// MARK: Queues
+
+public struct QueueStats: Sendable, Codable {
+    public var queue: Int
+    public var label: String
+    /// "0x..." (with "#generation" when the address was reused).
+    public var address: String
+    public var kind: QueueKind
+    public var qos: String
+    public var target: Int?
+    /// Items attributed to the queue (including source handler runs).
+    public var items = 0
+    public var completed = 0
+    public var pendingAtEnd = 0
+    public var runningAtEnd = 0
+    public var syncItems = 0
+    public var barrierItems = 0
+    public var sourceHandlerRuns = 0
+    /// Ready → start, and start → end.
+    public var wait = DurationStats()
+    public var run = DurationStats()
+    /// Waits of sync items (how long callers were held up: serial queues used as locks).
+    public var syncWait = DurationStats()
+    public var waitByCause = WaitBreakdown()
+    public var worstWaitBehind: WaitBehind?
+    /// Completed items per second of trace.
+    public var throughputPerSecond: Double = 0
+    public var backlogMax = 0
+    public var widthMax = 0
+    /// Average items running while busy.
+    public var widthMean: Double = 0
+    public var busyNs: UInt64 = 0
+    /// busyNs / trace duration.
+    public var busyShare: Double = 0
+    public var threadsServed = 0
+
+    /// Queues with items are processed in batches: each batch is one sequential pass over the
+    /// items (cache-friendly) with one set of recorders per queue of the batch, which bounds
+    /// the histograms alive at once.
+    static let queuesPerPass = 64
+
+    static func all(_ model: TraceModel) -> [QueueStats] {
+        var itemCounts = [Int](repeating: 0, count: model.queues.count)
+        for item in model.items where item.queueIndex >= 0 { itemCounts[Int(item.queueIndex)] += 1 }
+        var out = model.queues.indices.map { QueueStats(model, $0) }
+        let active = model.queues.indices.filter { itemCounts[$0] > 0 }
+        var slotOfQueue = [Int32](repeating: -1, count: model.queues.count)
+        var batch = [Accumulation](repeating: Accumulation(), count: Swift.min(queuesPerPass, active.count))
+        var threadQueuePairs = IdMap<Bool>() // distinct (thread, queue) pairs seen
+        var first = 0
+        while first < active.count {
+            let queues = active[first..<Swift.min(first + queuesPerPass, active.count)]
+            for (slot, q) in queues.enumerated() { slotOfQueue[q] = Int32(slot) }
+            for item in model.items where item.queueIndex >= 0 {
+                let slot = slotOfQueue[Int(item.queueIndex)]
+                if slot >= 0 { batch[Int(slot)].add(item, &threadQueuePairs) }
+            }
+            for (slot, q) in queues.enumerated() {
+                out[q].apply(&batch[slot], model)
+                slotOfQueue[q] = -1
+            }
+            first += queuesPerPass
+        }
+        return out
+    }
+
+    /// Identity and build-time facts; item statistics come from `apply`.
+    init(_ model: TraceModel, _ q: Int) {
+        let queue = model.queues[q]
+        self.queue = q
+        label = queue.label
+        address = "0x" + String(queue.address, radix: 16) + (queue.generation > 0 ? "#\(queue.generation)" : "")
+        kind = queue.kind
+        qos = queue.qos.name
+        target = queue.target
+        waitByCause = queue.waitByCause
+        worstWaitBehind = queue.worstWaitBehind
+        backlogMax = Int(queue.backlog.peak)
+        widthMax = queue.maxWidth
+        busyNs = queue.busyNs
+        busyShare = share(busyNs, of: model.duration)
+    }
+
+    /// Per-queue item tallies while passing over the items.
+    struct Accumulation {
+        var waits = DurationRecorder(), runs = DurationRecorder(), syncs = DurationRecorder()
+        var queue: Int32 = -1
+        var items = 0, completed = 0, pending = 0, running = 0, sync = 0, barrier = 0, handlers = 0, threads = 0
+        var runSum: UInt64 = 0
+
+        mutating func add(_ item: WorkItem, _ threadQueuePairs: inout IdMap<Bool>) {
+            queue = item.queueIndex
+            items += 1
+            let synchronous = item.kind.isSynchronous
+            if synchronous { sync += 1 }
+            if item.isBarrier { barrier += 1 }
+            if item.origin == .sourceHandler { handlers += 1 }
+            if let wait = item.wait {
+                waits.record(wait)
+                if synchronous { syncs.record(wait) }
+            }
+            if item.startTime == noTime {
+                pending += 1
+            } else if let run = item.runTime {
+                completed += 1
+                runs.record(run)
+                runSum &+= run
+            } else {
+                running += 1
+            }
+            if item.threadIndex >= 0 {
+                let pair = UInt64(UInt32(item.threadIndex)) << 32 | UInt64(UInt32(item.queueIndex))
+                if threadQueuePairs[pair] == nil {
+                    threadQueuePairs[pair] = true
+                    threads += 1
+                }
+            }
+        }
+    }
+
+    mutating func apply(_ a: inout Accumulation, _ model: TraceModel) {
+        items = a.items
+        completed = a.completed
+        pendingAtEnd = a.pending
+        runningAtEnd = a.running
+        syncItems = a.sync
+        barrierItems = a.barrier
+        sourceHandlerRuns = a.handlers
+        threadsServed = a.threads
+        wait = a.waits.stats
+        run = a.runs.stats
+        syncWait = a.syncs.stats
+        let duration = model.duration
+        throughputPerSecond = duration == 0 ? 0 : Double(completed) * 1e9 / Double(duration)
+        widthMean = share(a.runSum, of: busyNs)
+        a = Accumulation()
+    }
+}
+
+public struct QueueTreeNode: Sendable, Codable, Equatable {
+    public var queue: Int
+    public var depth: Int
+    public var parent: Int?
+    public var children: [Int]
+    /// This queue and everything that targets it, directly or not.
+    public var subtreeQueues = 1
+    public var subtreeItems = 0
+    public var subtreeRunNs: UInt64 = 0
+    public var subtreeWaitNs: UInt64 = 0
+    public var subtreeBusyNs: UInt64 = 0
+
+    /// Roots are queues without a target (or in a target loop); children sorted by name.
+    static func forest(_ model: TraceModel, _ stats: [QueueStats]) -> [QueueTreeNode] {
+        let n = model.queues.count
+        var children = [[Int]](repeating: [], count: n)
+        var isRoot = [Bool](repeating: true, count: n)
+        for (q, queue) in model.queues.enumerated() {
+            if let t = queue.target, t != q, !inLoop(model, q) { children[t].append(q); isRoot[q] = false }
+        }
+        func order(_ a: Int, _ b: Int) -> Bool {
+            let qa = model.queues[a], qb = model.queues[b]
+            func rank(_ q: TraceQueue) -> Int { q.kind == .main ? 0 : q.kind == .global ? 1 : 2 }
+            if rank(qa) != rank(qb) { return rank(qa) < rank(qb) }
+            if qa.kind == .global && qa.qos != qb.qos { return qa.qos.rawValue > qb.qos.rawValue }
+            if qa.label != qb.label { return qa.label < qb.label }
+            return a < b
+        }
+        for q in 0..<n { children[q].sort(by: order) }
+        var out: [QueueTreeNode] = []
+        var visited = [Bool](repeating: false, count: n)
+        func visit(_ q: Int, depth: Int, parent: Int?) -> Int {
+            visited[q] = true
+            let slot = out.count
+            let s = stats[q]
+            out.append(QueueTreeNode(queue: q, depth: depth, parent: parent, children: children[q],
+                                     subtreeItems: s.items, subtreeRunNs: s.run.totalNs, subtreeWaitNs: s.wait.totalNs,
+                                     subtreeBusyNs: s.busyNs))
+            for c in children[q] where !visited[c] {
+                let child = out[visit(c, depth: depth + 1, parent: q)]
+                out[slot].subtreeQueues += child.subtreeQueues
+                out[slot].subtreeItems += child.subtreeItems
+                out[slot].subtreeRunNs += child.subtreeRunNs
+                out[slot].subtreeWaitNs += child.subtreeWaitNs
+                out[slot].subtreeBusyNs += child.subtreeBusyNs
+            }
+            return slot
+        }
+        for q in (0..<n).filter({ isRoot[$0] }).sorted(by: order) where !visited[q] { _ = visit(q, depth: 0, parent: nil) }
+        return out
+    }
+
+    static func inLoop(_ model: TraceModel, _ q: Int) -> Bool {
+        var cur = model.queues[q].target
+        var steps = 0
+        while let c = cur, steps < 64 {
+            if c == q { return true }
+            cur = model.queues[c].target
+            steps += 1
+        }
+        return false
+    }
+}
+
+// MARK: Threads
+
+public struct ThreadQueueShare: Sendable, Codable, Equatable {
+    public var queue: Int
+    public var items: Int
+    public var runNs: UInt64
+}
+
+public struct ThreadStats: Sendable, Codable {
+    public var thread: Int
+    public var tid: Int32
+    public var name: String
+    public var kind: ThreadKind
+    public var createdAt: UInt64?
+    public var exitedAt: UInt64?
+    public var items = 0
+    public var busyNs: UInt64 = 0
+    public var blockedNs: UInt64 = 0
+    /// busyNs over the thread's life within the trace.
+    public var busyShare: Double = 0
+    public var blockedIntervals = 0
+    /// Queues whose items it ran, most run time first.
+    public var queues: [ThreadQueueShare] = []
+
+    static func all(_ model: TraceModel) -> [ThreadStats] {
+        var perPair = IdMap<Int32>()
+        var shares: [(thread: Int32, share: ThreadQueueShare)] = []
+        var itemCounts = [Int](repeating: 0, count: model.threads.count)
+        for item in model.items where item.threadIndex >= 0 {
+            itemCounts[Int(item.threadIndex)] += 1
+            guard item.queueIndex >= 0 else { continue }
+            let key = UInt64(UInt32(item.threadIndex)) << 32 | UInt64(UInt32(item.queueIndex))
+            let run = item.runTime ?? 0
+            if let s = perPair[key] {
+                shares[Int(s)].share.items += 1
+                shares[Int(s)].share.runNs += run
+            } else {
+                perPair[key] = Int32(shares.count)
+                shares.append((item.threadIndex, ThreadQueueShare(queue: Int(item.queueIndex), items: 1, runNs: run)))
+            }
+        }
+        var byThread = [[ThreadQueueShare]](repeating: [], count: model.threads.count)
+        for s in shares { byThread[Int(s.thread)].append(s.share) }
+        return model.threads.indices.map { t in
+            let thread = model.threads[t]
+            var s = ThreadStats(thread: t, tid: thread.tid, name: thread.name, kind: thread.kind,
+                                createdAt: thread.createdAt, exitedAt: thread.exitedAt)
+            s.items = itemCounts[t]
+            s.busyNs = thread.busyNs
+            s.blockedNs = thread.blockedNs
+            let lifeEnd = thread.exitedAt ?? model.endTime
+            let lifeStart = thread.createdAt ?? thread.firstSeen
+            s.busyShare = share(thread.busyNs, of: lifeEnd > lifeStart ? lifeEnd - lifeStart : 0)
+            s.blockedIntervals = thread.blocked.count
+            s.queues = byThread[t].sorted { $0.runNs != $1.runNs ? $0.runNs > $1.runNs : $0.queue < $1.queue }
+            return s
+        }
+    }
+}
+
+public struct ThreadCountStats: Sendable, Codable, Equatable {
+    public var seen = 0
+    /// THREAD_START / THREAD_EXIT records.
+    public var created = 0
+    public var exited = 0
+    public var workers = 0
+    public var peakAlive = 0
+    public var peakRunning = 0
+    public var peakBlocked = 0
+    public var peakWorkers = 0
+    public init() {}
+
+    init(_ model: TraceModel) {
+        seen = model.threads.count
+        created = model.threads.reduce(0) { $0 + ($1.createdAt != nil ? 1 : 0) }
+        exited = model.threads.reduce(0) { $0 + ($1.exitedAt != nil ? 1 : 0) }
+        workers = model.threads.reduce(0) { $0 + ($1.kind == .worker ? 1 : 0) }
+        peakAlive = Int(model.threadActivity.alive.peak)
+        peakRunning = Int(model.threadActivity.running.peak)
+        peakBlocked = Int(model.threadActivity.blocked.peak)
+        peakWorkers = Int(model.threadActivity.workers.peak)
+    }
+}
+
+// MARK: Main thread
+
+public struct ItemSummary: Sendable, Codable, Equatable {
+    public var item: Int
+    public var queue: Int?
+    public var startNs: UInt64
+    public var runNs: UInt64
+}
+
+public struct MainThreadStats: Sendable, Codable, Equatable {
+    public var thread: Int?
+    public var mainQueue: Int?
+    /// Items run on the main thread (main-queue items and anything else it ran).
+    public var items = 0
+    public var run = DurationStats()
+    /// Main-queue latency: ready → start of main-queue items.
+    public var wait = DurationStats()
+    /// Longest items, longest first (at most `longestItemCount`).
+    public var longestItems: [ItemSummary] = []
+    public var itemsOverFrame = 0
+    public var itemsOverHang = 0
+    public var blockedNs: UInt64 = 0
+    public var blockingCalls = 0
+    public var busyShare: Double = 0
+    public static let longestItemCount = 5
+    public init() {}
+
+    init(_ model: TraceModel) {
+        guard let t = model.threads.firstIndex(where: { $0.kind == .main }) else { return }
+        thread = t
+        mainQueue = model.queues.firstIndex { $0.kind == .main }
+        var runs = DurationRecorder(), waits = DurationRecorder()
+        var longest: [ItemSummary] = []
+        for (i, item) in model.items.enumerated() where item.threadIndex == Int32(t) && item.depth == 0 {
+            items += 1
+            if let wait = item.wait, item.queue == mainQueue { waits.record(wait) }
+            guard let run = item.runTime else { continue }
+            runs.record(run)
+            if run > Thresholds.frameNs { itemsOverFrame += 1 }
+            if run > Thresholds.hangNs { itemsOverHang += 1 }
+            longest.append(ItemSummary(item: i, queue: item.queue, startNs: item.startTime, runNs: run))
+            if longest.count > 4 * Self.longestItemCount { trimLongest(&longest) }
+        }
+        trimLongest(&longest)
+        longestItems = longest
+        run = runs.stats
+        wait = waits.stats
+        blockedNs = model.threads[t].blockedNs
+        blockingCalls = model.threads[t].blocked.count
+        busyShare = share(model.threads[t].busyNs, of: model.duration)
+    }
+
+    private func trimLongest(_ list: inout [ItemSummary]) {
+        list.sort { $0.runNs != $1.runNs ? $0.runNs > $1.runNs : $0.item < $1.item }
+        if list.count > Self.longestItemCount { list.removeLast(list.count - Self.longestItemCount) }
+    }
+}
+
+// MARK: Sources, groups, semaphores, apply
+
+public struct SourceStats: Sendable, Codable, Equatable {
+    public var source: Int
+    public var type: String
+    public var queue: Int?
+    public var eventRuns = 0
+    public var cancelHandlerRan = false
+    /// Runs that handled more than one event, and those not explained by a suspension.
+    public var coalescedRuns = 0
+    public var coalescedRunsWhileActive = 0
+    public var maxData: UInt64 = 0
+    public var totalData: UInt64 = 0
+    public var merges = 0
+    public var handlerRun = DurationStats()
+    /// Data sources: first unhandled merge → handler start.
+    public var delay = DurationStats()
+    /// Timers: handler start − programmed fire time (early runs count as 0).
+    public var lateness = DurationStats()
+    public var timerIntervalNs: UInt64?
+    public var suspendedNs: UInt64 = 0
+    public var cancelled = false
+    public var suspendedAtEnd = false
+
+    init(_ model: TraceModel, _ s: Int) {
+        let src = model.sources[s]
+        source = s
+        type = "\(src.type)"
+        queue = src.queue
+        merges = src.merges
+        var runs = DurationRecorder(), delays = DurationRecorder(), late = DurationRecorder()
+        for r in src.runs {
+            if r.kind == .cancel { cancelHandlerRan = true }
+            guard r.kind == .event else { continue }
+            eventRuns += 1
+            if r.coalesced { coalescedRuns += 1; if !r.afterSuspension { coalescedRunsWhileActive += 1 } }
+            maxData = Swift.max(maxData, r.data)
+            totalData &+= r.data
+            if let run = model.items[r.item].runTime { runs.record(run) }
+            if let d = r.delayNs { delays.record(d) }
+            if let l = r.latenessNs { late.record(UInt64(Swift.max(l, 0))) }
+        }
+        handlerRun = runs.stats
+        delay = delays.stats
+        lateness = late.stats
+        timerIntervalNs = src.timers.last?.intervalNs
+        suspendedNs = src.suspensions.reduce(0) { $0 + ((($1.end ?? model.endTime) >= $1.start) ? ($1.end ?? model.endTime) - $1.start : 0) }
+        cancelled = src.cancelledAt != nil
+        suspendedAtEnd = src.suspendCountAtEnd > 0
+    }
+}
+
+public struct GroupStats: Sendable, Codable, Equatable {
+    public var group: Int
+    public var address: String
+    public var enters: Int
+    public var leaves: Int
+    public var outstanding: Int
+    public var leavesWithoutEnter: Int
+    public var rounds: Int
+    public var firstEnterNs: UInt64?
+    public var lastLeaveNs: UInt64?
+    /// First enter → last leave over the whole trace.
+    public var enterToLeaveNs: UInt64?
+    /// Longest last-leave → notify-fired delay.
+    public var leaveToNotifyNs: UInt64?
+    public var notifies: Int
+    public var notifiesFired: Int
+    /// The item that left last in the last completed round.
+    public var lastMember: Int?
+    public var waits: Int
+    public var timedOutWaits: Int
+
+    init(_ model: TraceModel, _ g: Int) {
+        let group = model.groups[g]
+        self.group = g
+        address = "0x" + String(group.address, radix: 16)
+        enters = group.enters
+        leaves = group.leaves
+        outstanding = group.outstanding
+        leavesWithoutEnter = group.leavesWithoutEnter
+        rounds = group.rounds.count
+        firstEnterNs = group.rounds.first?.start
+        let completed = group.rounds.last { $0.end != nil }
+        lastLeaveNs = completed?.end
+        if let a = firstEnterNs, let b = lastLeaveNs, b >= a { enterToLeaveNs = b - a }
+        lastMember = completed?.lastMember
+        notifies = group.notifies.count
+        notifiesFired = group.notifies.reduce(0) { $0 + ($1.fired != nil ? 1 : 0) }
+        for n in group.notifies {
+            guard let fired = n.fired, let emptied = group.rounds.last(where: { ($0.end ?? .max) <= fired })?.end else { continue }
+            let delay = fired - Swift.max(emptied, n.registered)
+            leaveToNotifyNs = Swift.max(leaveToNotifyNs ?? 0, delay)
+        }
+        waits = group.waits
+        timedOutWaits = group.timedOutWaits
+    }
+}
+
+public struct SemaphoreStats: Sendable, Codable, Equatable {
+    public var semaphore: Int
+    public var address: String
+    public var initialValue: Int64
+    public var waits: Int
+    public var blockedWaits: Int
+    public var fastWaits: Int
+    public var timedOutWaits: Int
+    public var blocked: DurationStats
+    public var signals: Int
+    public var wakeups: Int
+
+    /// One pass over the blocked intervals, grouped by semaphore.
+    static func all(_ model: TraceModel) -> [SemaphoreStats] {
+        var waits = [[UInt64]](repeating: [], count: model.semaphores.count)
+        for thread in model.threads {
+            for b in thread.blocked where b.cause == .semaphore { waits[b.object].append(b.duration(traceEnd: model.endTime)) }
+        }
+        return model.semaphores.indices.map { s in
+            waits[s].sort()
+            return SemaphoreStats(model, s, blocked: DurationStats(sorted: waits[s][...]))
+        }
+    }
+
+    init(_ model: TraceModel, _ s: Int, blocked: DurationStats) {
+        let sem = model.semaphores[s]
+        semaphore = s
+        address = "0x" + String(sem.address, radix: 16)
+        initialValue = sem.initialValue
+        waits = sem.waits
+        blockedWaits = sem.blockedWaits
+        fastWaits = Swift.max(sem.waits - sem.blockedWaits, 0)
+        timedOutWaits = sem.timedOutWaits
+        self.blocked = blocked
+        signals = sem.signals
+        wakeups = sem.wakeups
+    }
+}
+
+public struct ApplyStats: Sendable, Codable, Equatable {
+    public var apply: Int
+    public var queue: Int?
+    public var callerThread: Int
+    public var iterations: UInt64
+    public var iterationsRun: Int
+    public var spanNs: UInt64?
+    public var iterationTotalNs: UInt64
+    public var iterationMeanNs: UInt64
+    /// Sum of iteration times / span: how many iterations ran in parallel on average.
+    public var speedup: Double
+    public var maxWidth: Int
+    public var threads: [ApplyThreadShare]
+
+    init(_ model: TraceModel, _ a: Int) {
+        let call = model.applies[a]
+        apply = a
+        queue = call.queue
+        callerThread = call.callerThread
+        iterations = call.iterations
+        iterationsRun = call.iterationsRun
+        if let end = call.end { spanNs = end - call.begin }
+        iterationTotalNs = call.iterationTotalNs
+        iterationMeanNs = call.iterationsRun == 0 ? 0 : call.iterationTotalNs / UInt64(call.iterationsRun)
+        speedup = share(call.iterationTotalNs, of: spanNs ?? 0)
+        maxWidth = call.maxWidth
+        threads = call.threads.sorted { $0.thread < $1.thread }
+    }
+}
+
+public struct OverheadStats: Sendable, Codable, Equatable {
+    public var events = 0
+    public var shimOverheadNsPerEvent: UInt64 = 0
+    /// events × per-event cost: time the program spent in the recorder.
+    public var estimatedNs: UInt64 = 0
+    /// estimatedNs / trace duration (on one thread's time line).
+    public var shareOfDuration: Double = 0
+    public var droppedEvents: UInt64 = 0
+    public var anomalies = BuildAnomalies()
+    public init() {}
+
+    init(_ model: TraceModel) {
+        events = model.eventCount
+        shimOverheadNsPerEvent = model.info.shimOverheadNs
+        estimatedNs = UInt64(events) &* model.info.shimOverheadNs
+        shareOfDuration = share(estimatedNs, of: model.duration)
+        droppedEvents = model.info.droppedEvents
+        anomalies = model.anomalies
+    }
+}

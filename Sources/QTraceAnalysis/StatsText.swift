@@ -1,0 +1,198 @@
+// The terminal rendering of `qtrace stats`: short tables that fit `width` columns. All text
+// from the trace goes through terminalSafe (TextTable does it for cells).
+import QTraceFormat
+
+public enum StatsText {
+    /// `limit` caps the rows of the queue and thread tables (0 = all).
+    public static func render(_ result: AnalysisResult, tracePath: String?, width: Int = 100, limit: Int = 20) -> String {
+        var out = ""
+        let model = result.model, stats = result.statistics
+        out += header(model, stats, tracePath: tracePath)
+        out += queues(model, stats, width: width, limit: limit)
+        out += waitCauses(model, stats, width: width, limit: limit)
+        out += queueTree(model, stats, width: width, limit: limit)
+        out += threads(model, stats, width: width, limit: limit)
+        out += mainThread(model, stats)
+        out += sources(model, stats, width: width)
+        out += groupsAndSemaphores(stats, width: width)
+        out += applies(model, stats, width: width)
+        out += findings(result.findings, width: width)
+        return out
+    }
+
+    static func header(_ model: TraceModel, _ stats: TraceStatistics, tracePath: String?) -> String {
+        var lines: [String] = []
+        if let tracePath { lines.append("trace      " + terminalSafe(tracePath)) }
+        if !model.info.commandLine.isEmpty || !model.info.executable.isEmpty {
+            let command = model.info.commandLine.isEmpty ? model.info.executable : model.info.commandLine
+            lines.append("program    " + terminalSafe(command) + (model.info.pid != 0 ? "  (pid \(model.info.pid))" : ""))
+        }
+        lines.append("duration   \(formatDuration(stats.durationNs)), \(stats.events) events, \(stats.items) items, \(model.queues.count) queues, \(model.threads.count) threads, \(model.info.ncpu) CPUs")
+        let o = stats.overhead
+        var overhead = "tracing    ~\(formatDuration(o.estimatedNs)) recorder time (\(o.shimOverheadNsPerEvent) ns/event)"
+        if o.droppedEvents > 0 { overhead += ", \(o.droppedEvents) events DROPPED" }
+        lines.append(overhead)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func section(_ title: String) -> String { "\n" + title + "\n" }
+
+    static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)" + (n == 1 ? "" : "s") }
+
+    /// Queues with items, busiest first.
+    static func activeQueues(_ stats: TraceStatistics) -> [QueueStats] {
+        stats.queues.filter { $0.items > 0 }.sorted {
+            $0.busyNs != $1.busyNs ? $0.busyNs > $1.busyNs : ($0.items != $1.items ? $0.items > $1.items : $0.queue < $1.queue)
+        }
+    }
+
+    static func limited<T>(_ rows: [T], _ limit: Int) -> (shown: [T], hidden: Int) {
+        limit > 0 && rows.count > limit ? (Array(rows.prefix(limit)), rows.count - limit) : (rows, 0)
+    }
+
+    static func more(_ hidden: Int, _ what: String) -> String {
+        hidden > 0 ? "  ... \(hidden) more \(what) (--all shows them)\n" : ""
+    }
+
+    static func d(_ ns: UInt64, _ count: Int) -> String { count == 0 ? "-" : formatDuration(ns) }
+
+    static func queues(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        let rows = activeQueues(stats)
+        guard !rows.isEmpty else { return section("QUEUES") + "  (no work items)\n" }
+        var table = TextTable(["queue", "kind", "items", "wait p50", "wait p99", "run p50", "run p99", "run max", "busy",
+                               "width", "backlog"])
+        let (shown, hidden) = limited(rows, limit)
+        for q in shown {
+            table.add([queueName(model.queues[q.queue]), q.kind == .concurrent ? "conc" : q.kind.rawValue, "\(q.items)",
+                       d(q.wait.p50Ns, q.wait.count), d(q.wait.p99Ns, q.wait.count),
+                       d(q.run.p50Ns, q.run.count), d(q.run.p99Ns, q.run.count), d(q.run.maxNs, q.run.count),
+                       formatPercent(q.busyShare), "\(q.widthMax)", "\(q.backlogMax)"])
+        }
+        return section("QUEUES (busiest first; wait = ready to start, run = start to end)")
+            + table.render(width: width, leftAligned: [0, 1]) + more(hidden, "queues")
+    }
+
+    static func waitCauses(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        let rows = activeQueues(stats).filter { $0.waitByCause.totalNs > 0 }
+            .sorted { $0.waitByCause.totalNs != $1.waitByCause.totalNs ? $0.waitByCause.totalNs > $1.waitByCause.totalNs : $0.queue < $1.queue }
+        guard !rows.isEmpty else { return "" }
+        var table = TextTable(["queue", "total", "previous", "barrier", "suspended", "thread", "longest behind"])
+        let (shown, hidden) = limited(rows, limit)
+        for q in shown {
+            let w = q.waitByCause
+            let total = w.totalNs
+            func part(_ ns: UInt64) -> String { ns == 0 ? "-" : formatPercent(Double(ns) / Double(total)) }
+            var worst = "-"
+            if let b = q.worstWaitBehind {
+                worst = "\(formatDuration(b.waitNs)) behind item \(b.blocker) (started \(formatDuration(model.items[b.blocker].startTime)))"
+            }
+            table.add([queueName(model.queues[q.queue]), formatDuration(total), part(w.behindPreviousNs),
+                       part(w.behindBarrierNs), part(w.suspendedNs), part(w.threadNs + w.unattributedNs), worst])
+        }
+        return section("WAIT BY CAUSE (behind the previous item or a barrier, suspended, for a thread)")
+            + table.render(width: width, leftAligned: [0, 6]) + more(hidden, "queues")
+    }
+
+    static func queueTree(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        // Only subtrees with work, and only when some queue targets another non-root queue or
+        // several private queues share a target: otherwise the queue table says it all.
+        let nodes = stats.queueTree.filter { $0.subtreeItems > 0 }
+        guard nodes.contains(where: { $0.depth >= 2 }) else { return "" }
+        var table = TextTable(["target tree", "queues", "items", "run total", "busy"])
+        let (shown, hidden) = limited(nodes, limit > 0 ? limit * 2 : 0)
+        for n in shown {
+            let name = String(repeating: "  ", count: n.depth) + queueName(model.queues[n.queue])
+            table.add([name, "\(n.subtreeQueues)", "\(n.subtreeItems)", formatDuration(n.subtreeRunNs),
+                       formatPercent(Double(n.subtreeBusyNs) / Double(max(stats.durationNs, 1)))])
+        }
+        return section("TARGET QUEUES (rolled up)") + table.render(width: width) + more(hidden, "rows")
+    }
+
+    static func threads(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        let c = stats.threadCounts
+        var out = section("THREADS")
+        out += "  \(c.seen) seen (\(plural(c.workers, "worker"))), \(c.created) created, \(c.exited) exited; peak \(c.peakAlive) alive, \(c.peakRunning) running, \(c.peakBlocked) blocked, \(plural(c.peakWorkers, "worker"))\n"
+        let rows = stats.threads.filter { $0.items > 0 || $0.blockedNs > 0 }
+            .sorted { $0.busyNs != $1.busyNs ? $0.busyNs > $1.busyNs : $0.thread < $1.thread }
+        guard !rows.isEmpty else { return out }
+        var table = TextTable(["thread", "kind", "items", "busy", "blocked", "queues served"])
+        let (shown, hidden) = limited(rows, limit)
+        for t in shown {
+            let served = t.queues.prefix(3).map { queueName(model.queues[$0.queue]) }.joined(separator: ", ")
+                + (t.queues.count > 3 ? ", +\(t.queues.count - 3)" : "")
+            table.add([threadName(model.threads[t.thread]), t.kind.rawValue, "\(t.items)",
+                       "\(formatDuration(t.busyNs)) (\(formatPercent(t.busyShare)))", d(t.blockedNs, t.blockedNs > 0 ? 1 : 0),
+                       served])
+        }
+        return out + table.render(width: width, leftAligned: [0, 1, 5]) + more(hidden, "threads")
+    }
+
+    static func mainThread(_ model: TraceModel, _ stats: TraceStatistics) -> String {
+        let m = stats.mainThread
+        guard m.thread != nil, m.items > 0 || m.blockingCalls > 0 else { return "" }
+        var out = section("MAIN THREAD")
+        out += "  \(plural(m.items, "item")): run p50 \(d(m.run.p50Ns, m.run.count)), p95 \(d(m.run.p95Ns, m.run.count)), max \(d(m.run.maxNs, m.run.count)); \(m.itemsOverFrame) over 16 ms, \(m.itemsOverHang) over 100 ms\n"
+        if m.wait.count > 0 { out += "  main-queue latency p50 \(formatDuration(m.wait.p50Ns)), p99 \(formatDuration(m.wait.p99Ns))\n" }
+        out += "  busy \(formatPercent(m.busyShare)); blocked \(formatDuration(m.blockedNs)) in \(m.blockingCalls) calls\n"
+        for item in m.longestItems.prefix(3) {
+            let queue = item.queue.map { queueName(model.queues[$0]) } ?? "no queue"
+            out += "  longest: \(formatDuration(item.runNs)) at \(formatDuration(item.startNs)) (item \(item.item), \(terminalSafe(queue)))\n"
+        }
+        return out
+    }
+
+    static func sources(_ model: TraceModel, _ stats: TraceStatistics, width: Int) -> String {
+        guard !stats.sources.isEmpty else { return "" }
+        var table = TextTable(["source", "queue", "runs", "coalesced", "max data", "handler p50", "delay p99", "late p99"])
+        for s in stats.sources {
+            let src = model.sources[s.source]
+            table.add(["\(s.type) 0x" + String(src.address, radix: 16), s.queue.map { queueName(model.queues[$0]) } ?? "-",
+                       "\(s.eventRuns)", "\(s.coalescedRuns)", "\(s.maxData)", d(s.handlerRun.p50Ns, s.handlerRun.count),
+                       d(s.delay.p99Ns, s.delay.count), d(s.lateness.p99Ns, s.lateness.count)])
+        }
+        return section("SOURCES") + table.render(width: width, leftAligned: [0, 1])
+    }
+
+    static func groupsAndSemaphores(_ stats: TraceStatistics, width: Int) -> String {
+        var out = ""
+        if !stats.groups.isEmpty {
+            var table = TextTable(["group", "enters", "leaves", "open", "enter→leave", "leave→notify", "waits"])
+            for g in stats.groups {
+                table.add([g.address, "\(g.enters)", "\(g.leaves)", "\(g.outstanding)",
+                           g.enterToLeaveNs.map(formatDuration) ?? "-", g.leaveToNotifyNs.map(formatDuration) ?? "-",
+                           "\(g.waits)"])
+            }
+            out += section("GROUPS") + table.render(width: width)
+        }
+        if !stats.semaphores.isEmpty {
+            var table = TextTable(["semaphore", "waits", "blocked", "timed out", "blocked p50", "max", "signals"])
+            for s in stats.semaphores {
+                table.add([s.address, "\(s.waits)", "\(s.blockedWaits)", "\(s.timedOutWaits)",
+                           d(s.blocked.p50Ns, s.blocked.count), d(s.blocked.maxNs, s.blocked.count), "\(s.signals)"])
+            }
+            out += section("SEMAPHORES") + table.render(width: width)
+        }
+        return out
+    }
+
+    static func applies(_ model: TraceModel, _ stats: TraceStatistics, width: Int) -> String {
+        guard !stats.applies.isEmpty else { return "" }
+        var table = TextTable(["concurrentPerform", "iterations", "span", "threads", "width", "speedup"])
+        for a in stats.applies {
+            table.add(["#\(a.apply) from " + threadName(model.threads[a.callerThread]), "\(a.iterationsRun)/\(a.iterations)",
+                       a.spanNs.map(formatDuration) ?? "-", "\(a.threads.count)", "\(a.maxWidth)",
+                       String((a.speedup * 100).rounded() / 100) + "x"])
+        }
+        return section("APPLY") + table.render(width: width)
+    }
+
+    static func findings(_ findings: [Finding], width: Int) -> String {
+        var out = section("FINDINGS")
+        guard !findings.isEmpty else { return out + "  none\n" }
+        for f in findings {
+            let count = f.occurrences > 1 ? " (×\(f.occurrences))" : ""
+            out += "  \(f.severity.rawValue.uppercased()) \(f.id)\(count): " + terminalSafe(f.message) + "\n"
+        }
+        return out
+    }
+}

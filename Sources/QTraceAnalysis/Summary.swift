@@ -1,0 +1,104 @@
+// The versioned JSON summary of `qtrace stats --json` (docs/summary-schema.md).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+public struct AnalysisSummary: Sendable, Codable {
+    /// Bumped on incompatible changes; readers check the part before the slash.
+    public static let schemaVersion = "qtrace-summary/1"
+
+    public var schema: String
+    public var generator: String
+    public var trace: TraceSummary
+    public var findingCounts: FindingCounts
+    public var statistics: TraceStatistics
+    public var findings: [Finding]
+
+    public init(result: AnalysisResult, tracePath: String?, generator: String) {
+        schema = Self.schemaVersion
+        self.generator = generator
+        trace = TraceSummary(model: result.model, path: tracePath)
+        findingCounts = FindingCounts(result.findings)
+        statistics = result.statistics
+        findings = result.findings
+    }
+
+    /// Pretty, key-sorted JSON: the same trace always gives the same bytes.
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    /// Decodes a summary, refusing other schemas.
+    public static func decode(_ data: Data) throws -> AnalysisSummary {
+        struct Probe: Decodable { var schema: String? }
+        let probe = try JSONDecoder().decode(Probe.self, from: data)
+        guard let schema = probe.schema, schema.hasPrefix("qtrace-summary/") else {
+            throw SummaryError.notASummary
+        }
+        guard schema == schemaVersion else { throw SummaryError.unsupportedSchema(schema) }
+        return try JSONDecoder().decode(AnalysisSummary.self, from: data)
+    }
+}
+
+public enum SummaryError: Error, CustomStringConvertible, Equatable {
+    case notASummary
+    case unsupportedSchema(String)
+    public var description: String {
+        switch self {
+        case .notASummary: "not a qtrace summary (no \"schema\": \"qtrace-summary/...\")"
+        case .unsupportedSchema(let s): "unsupported summary schema \(s) (this qtrace reads \(AnalysisSummary.schemaVersion))"
+        }
+    }
+}
+
+public struct TraceSummary: Sendable, Codable, Equatable {
+    public var path: String?
+    public var pid: Int
+    public var executable: String
+    public var commandLine: String
+    public var ncpu: Int
+    public var durationNs: UInt64
+    public var events: Int
+    public var droppedEvents: UInt64
+    public var shimOverheadNs: UInt64
+    public var threads: Int
+    public var queues: Int
+    public var items: Int
+
+    init(model: TraceModel, path: String?) {
+        self.path = path
+        pid = model.info.pid
+        executable = model.info.executable
+        commandLine = model.info.commandLine
+        ncpu = model.info.ncpu
+        durationNs = model.duration
+        events = model.eventCount
+        droppedEvents = model.info.droppedEvents
+        shimOverheadNs = model.info.shimOverheadNs
+        threads = model.threads.count
+        queues = model.queues.count
+        items = model.items.count
+    }
+}
+
+public struct FindingCounts: Sendable, Codable, Equatable {
+    public var error = 0
+    public var warning = 0
+    public var info = 0
+
+    public init(error: Int, warning: Int, info: Int) { self.error = error; self.warning = warning; self.info = info }
+
+    init(_ findings: [Finding]) {
+        for f in findings {
+            switch f.severity {
+            case .error: error += 1
+            case .warning: warning += 1
+            case .info: info += 1
+            }
+        }
+    }
+}

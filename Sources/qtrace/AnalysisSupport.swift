@@ -1,0 +1,146 @@
+// Shared by `qtrace stats`, `check` and `diff`: open a trace, analyse it with progress on a
+// terminal, load summaries, and report bad input as one line on stderr.
+import ArgumentParser
+import QTraceAnalysis
+import QTraceFormat
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Exit status for unusable input (missing or corrupt file, bad option values). `check` uses
+/// 1 for broken bounds, so bad input must differ.
+let badInputExitCode: Int32 = 2
+
+/// Prints `qtrace COMMAND: error: MESSAGE` on stderr and exits with `badInputExitCode`.
+func fail(_ command: String, _ message: String) -> ExitCode {
+    writeStderr("qtrace \(command): error: \(terminalSafe(message))\n")
+    return ExitCode(badInputExitCode)
+}
+
+func writeStderr(_ text: String) { writeAll(STDERR_FILENO, text) }
+
+func writeStdout(_ text: String) { writeAll(STDOUT_FILENO, text) }
+
+/// write(2) until done (stdio's stdout/stderr globals are not concurrency-safe in Swift 6).
+@discardableResult
+func writeAll(_ fd: Int32, _ text: String) -> Bool {
+    var text = text
+    return text.withUTF8 { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
+}
+
+/// Terminal width for tables: $COLUMNS, the tty's width, or 100.
+func terminalWidth() -> Int {
+    if let columns = getenv("COLUMNS").flatMap({ Int(String(cString: $0)) }), columns >= 40 { return columns }
+    var size = winsize()
+    if isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 {
+        return Int(size.ws_col)
+    }
+    return 100
+}
+
+/// Opens and analyses `path`. Reader warnings (truncation, damage) go to stderr; progress
+/// too, when stderr is a terminal and the analysis takes more than a second.
+func analyseTrace(_ path: String, command: String) throws -> AnalysisResult {
+    let file: TraceFile
+    do {
+        file = try TraceFile(path: path)
+    } catch {
+        throw fail(command, "cannot read trace '\(path)': \(error)")
+    }
+    for warning in file.warnings.prefix(3) {
+        writeStderr("qtrace \(command): warning: \(terminalSafe(warning.description))\n")
+    }
+    if file.warnings.count > 3 { writeStderr("qtrace \(command): warning: \(file.warnings.count - 3) more reader warnings\n") }
+
+    var progress = Progress(total: file.eventCount)
+    let model = Analysis.buildModel(file: file, progressEvery: Progress.every) { progress.update($0) }
+    progress.finish()
+    return AnalysisResult(model: model)
+}
+
+/// "analysing 42% (1.2M of 3.0M events)" on stderr, only on a terminal and only once the
+/// work has taken a second.
+struct Progress {
+    let total: Int
+    let enabled = isatty(STDERR_FILENO) == 1
+    let startedAt = ContinuousClock.now
+    var shown = false
+    /// Events between two looks at the clock (a power of two).
+    static let every = 1 << 20
+
+    init(total: Int) { self.total = total }
+
+    mutating func update(_ done: Int) {
+        guard enabled, ContinuousClock.now - startedAt > .seconds(1) else { return }
+        shown = true
+        let percent = total > 0 ? min(100, done * 100 / total) : 0
+        writeStderr("\rqtrace: analysing \(percent)% (\(millions(done)) of \(millions(total)) events)")
+    }
+
+    mutating func finish() {
+        if shown { writeStderr("\r\u{1b}[K") }
+    }
+
+    private func millions(_ n: Int) -> String { "\(n / 1_000_000).\((n / 100_000) % 10)M" }
+}
+
+/// A trace or a JSON summary written by `qtrace stats --json` (for diffs against a baseline).
+func loadSummary(_ path: String, command: String) throws -> AnalysisSummary {
+    if let data = readIfJSON(path) {
+        do {
+            return try AnalysisSummary.decode(data)
+        } catch let error as SummaryError {
+            throw fail(command, "'\(path)': \(error)")
+        } catch {
+            throw fail(command, "'\(path)' is not a valid qtrace summary: \(error)")
+        }
+    }
+    return AnalysisSummary(result: try analyseTrace(path, command: command), tracePath: path,
+                           generator: "qtrace \(qtraceVersion)")
+}
+
+/// The file's contents when it starts like JSON (a trace starts with "QTRACE").
+private func readIfJSON(_ path: String) -> Data? {
+    guard let f = fopen(path, "rb") else { return nil }
+    defer { fclose(f) }
+    var first: UInt8 = 0
+    while fread(&first, 1, 1, f) == 1 {
+        if first == 0x20 || first == 0x0A || first == 0x0D || first == 0x09 { continue }
+        guard first == UInt8(ascii: "{") else { return nil }
+        var bytes: [UInt8] = [first]
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, f)
+            if n <= 0 { break }
+            bytes.append(contentsOf: buffer[0..<n])
+        }
+        return Data(bytes)
+    }
+    return nil
+}
+
+/// Writes `text` to `path` (nil or "-": stdout).
+func writeOutput(_ text: String, to path: String?, command: String) throws {
+    guard let path, path != "-" else {
+        writeStdout(text)
+        return
+    }
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    guard fd >= 0 else { throw fail(command, "cannot write '\(path)': \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    guard writeAll(fd, text) else { throw fail(command, "cannot write '\(path)': \(String(cString: strerror(errno)))") }
+}

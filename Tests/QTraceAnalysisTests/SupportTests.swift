@@ -1,0 +1,106 @@
+import XCTest
+import QTraceFormat
+@testable import QTraceAnalysis
+
+final class SupportTests: XCTestCase {
+    func testStepSeriesExactThenCompacted() {
+        var s = StepSeries(capacity: 4)
+        s.record(1, at: 10)
+        s.record(1, at: 12)            // no change
+        s.record(3, at: 20)
+        s.record(2, at: 20)            // same instant: the later value wins
+        s.record(0, at: 30)
+        XCTAssertEqual(s.points, [.init(time: 10, max: 1, last: 1), .init(time: 20, max: 2, last: 2), .init(time: 30, max: 0, last: 0)])
+        XCTAssertEqual(s.resolution, 0)
+        XCTAssertEqual(s.peak, 3)
+        XCTAssertEqual(s.mean(from: 0, to: 40), (1.0 * 10 + 2.0 * 10) / 40, accuracy: 1e-12)
+        // Eight changes trigger compaction; the peak survives inside a bucket.
+        var c = StepSeries(capacity: 4)
+        for (t, v) in [(0, 1), (1, 9), (2, 1), (16, 2), (17, 0), (32, 3), (48, 0), (63, 1)] as [(UInt64, Int32)] {
+            c.record(v, at: t)
+        }
+        XCTAssertGreaterThan(c.resolution, 0)
+        XCTAssertLessThanOrEqual(c.points.count, 4)
+        XCTAssertEqual(c.points.map(\.max).max(), 9)
+        XCTAssertEqual(c.current, 1)
+        XCTAssertEqual(c.peak, 9)
+    }
+
+    func testIdMapMatchesDictionary() {
+        var map = IdMap<Int>()
+        var reference: [UInt64: Int] = [:]
+        var rng = SystemRandomNumberGenerator()
+        let keys = (0..<400).map { _ in UInt64.random(in: 0..<600, using: &rng) * 0x1000 } + [UInt64.max, 0]
+        for (n, k) in keys.enumerated() {
+            if n % 3 == 2 {
+                XCTAssertEqual(map.remove(k), reference.removeValue(forKey: k))
+            } else {
+                map[k] = n; reference[k] = n
+            }
+        }
+        XCTAssertEqual(map.count, reference.count)
+        for k in Set(keys) { XCTAssertEqual(map[k], reference[k]) }
+        XCTAssertEqual(map.sortedEntries().map(\.key), reference.keys.sorted())
+    }
+
+    /// Per-item storage is what bounds memory (peak under 3× the trace size): keep it compact.
+    func testCompactLayouts() {
+        XCTAssertLessThanOrEqual(MemoryLayout<WorkItem>.stride, 72)
+        XCTAssertLessThanOrEqual(MemoryLayout<BlockedInterval>.stride, 32)
+        XCTAssertEqual(MemoryLayout<Span>.stride, 16)
+    }
+
+    func testDispatchTimeConversion() {
+        let c = DispatchTimeConverter(initMonoNs: 1_000, initRealtimeNs: 1_000_000)
+        XCTAssertNil(c.traceTime(~0, now: 5))
+        XCTAssertEqual(c.traceTime(0, now: 5), 5)
+        XCTAssertEqual(c.traceTime(1_500, now: 5), 500)                      // uptime clock
+        XCTAssertEqual(c.traceTime(500, now: 5), 0)                          // before the trace
+        XCTAssertEqual(c.traceTime(0 &- 1_000_250, now: 5), 250)             // wall clock, negated
+        XCTAssertEqual(c.traceTime((1 << 63) | 2_000, now: 5), 1_000)        // monotonic clock
+    }
+
+    func testFormatting() {
+        XCTAssertEqual(formatDuration(0), "0 ns")
+        XCTAssertEqual(formatDuration(999), "999 ns")
+        XCTAssertEqual(formatDuration(1_000), "1.00 µs")
+        XCTAssertEqual(formatDuration(12_345), "12.3 µs")
+        XCTAssertEqual(formatDuration(4_560_000), "4.56 ms")
+        XCTAssertEqual(formatDuration(120_000_000), "120 ms")
+        XCTAssertEqual(formatDuration(95_000_000_000), "95.0 s")
+        XCTAssertEqual(formatSignedDuration(-1_500), "-1.50 µs")
+        XCTAssertEqual(formatRate(850), "850/s")
+        XCTAssertEqual(formatRate(12_300), "12.3k/s")
+        XCTAssertEqual(formatPercent(0.8), "80%")
+        XCTAssertEqual(formatPercent(0.0123), "1.2%")
+    }
+
+    func testParseDuration() {
+        XCTAssertEqual(parseDuration("10ms"), 10_000_000)
+        XCTAssertEqual(parseDuration("1.5s"), 1_500_000_000)
+        XCTAssertEqual(parseDuration("250us"), 250_000)
+        XCTAssertEqual(parseDuration("250µs"), 250_000)
+        XCTAssertEqual(parseDuration("100ns"), 100)
+        XCTAssertEqual(parseDuration(" 2m "), 120_000_000_000)
+        for bad in ["", "10", "ms", "1.2.3ms", "-5ms", "10 parsecs", "1e3ms"] { XCTAssertNil(parseDuration(bad), bad) }
+    }
+
+    func testTerminalSafeEscapesControlCharacters() {
+        XCTAssertEqual(terminalSafe("com.example.db"), "com.example.db")
+        XCTAssertEqual(terminalSafe("a\u{1b}[31mred\u{7}"), "a\\u{1b}[31mred\\u{7}")
+        XCTAssertEqual(terminalSafe("x\ny\tz\r"), "x\\ny\\tz\\r")
+        XCTAssertEqual(terminalSafe("\u{9b}2J"), "\\u{9b}2J")
+        XCTAssertEqual(terminalSafe("evil\u{202e}txt.exe"), "evil\\u{202e}txt.exe")
+        XCTAssertEqual(terminalSafe("café ☕"), "café ☕")
+    }
+
+    func testTextTableFitsTheWidth() {
+        var t = TextTable(["queue", "items"])
+        t.add([String(repeating: "x", count: 200), "12"])
+        t.add(["evil\u{1b}]0;title\u{7}", "3"])
+        let text = t.render(width: 40)
+        for line in text.split(separator: "\n") { XCTAssertLessThanOrEqual(line.count, 40, String(line)) }
+        XCTAssertFalse(text.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 })
+        XCTAssertTrue(text.contains("…"))
+    }
+}
