@@ -1,6 +1,38 @@
+// `qtrace export`: the trace in another tool's format.
 import ArgumentParser
+import QTraceReport
 
 struct Export: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "(not yet implemented)")
-    func run() throws { throw ValidationError("Export is not implemented yet") }
+    static let configuration = CommandConfiguration(
+        abstract: "Export a trace for other viewers.",
+        discussion: """
+        chrome-json: the Chrome trace-event format, opened by Perfetto's UI (ui.perfetto.dev, \
+        "Open trace file") and chrome://tracing: one track per thread with a slice per work item, \
+        flow arrows from where an item was enqueued to where it ran, and counters for the \
+        thread count and queue backlogs.
+        """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case chromeJSON = "chrome-json" }
+
+    @Argument(help: ArgumentHelp("The trace file (.qtrace).", valueName: "trace"))
+    var trace: String
+
+    @Option(name: .long, help: "Output format (chrome-json).")
+    var format: Format = .chromeJSON
+
+    @Option(name: [.short, .long], help: ArgumentHelp("File to write (default: TRACE with .json).", valueName: "file"))
+    var output: String?
+
+    func run() throws {
+        let base = trace.hasSuffix(".qtrace") ? String(trace.dropLast(7)) : trace
+        let path = output ?? base + ".json"
+        let input = try ReportGeneration.input(tracePath: trace, command: "export")
+        do {
+            try ReportWriter.exportChromeJSON(input, to: path)
+        } catch {
+            throw fail("export", "cannot write '\(path)': \(error)")
+        }
+        writeStderr("qtrace: exported: \(path)\n")
+    }
 }
