@@ -59,7 +59,10 @@ let package = Package(
         .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
         .testTarget(
             name: "QTraceRecordTests",
-            dependencies: ["QTraceFormat", "qtrace", "qtrace-fixtures", "qtrace-linked-app"]
+            dependencies: [
+                "QTraceFormat", "QTraceAnalysis", "QTraceReport",
+                "qtrace", "qtrace-fixtures", "qtrace-linked-app", "qtrace-samples",
+            ]
         ),
         .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"]),
     ]

@@ -285,10 +285,24 @@ func qos() {
     print(names.joined(separator: "\n"))
 }
 
+/// Queue labels with HTML and script in them: the report must show them as text.
+func hostileLabels() {
+    let labels = ["<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "\u{202E}evil\u{2028}line & \"quotes\""]
+    for label in labels {
+        let queue = DispatchQueue(label: label)
+        queue.sync { }
+        queue.async { usleep(200) }
+    }
+    let huge = DispatchQueue(label: String(repeating: "L", count: 10_000))
+    huge.sync { }
+    print("hostile labels done")
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 switch args.first ?? "" {
 case "all-apis": allAPIs()
 case "qos": qos()
+case "hostile-labels": hostileLabels()
 case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250_000)
 case "spin": spin()
 case "swift-concurrency": swiftConcurrency()
