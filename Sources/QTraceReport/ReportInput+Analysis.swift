@@ -24,7 +24,7 @@ extension ReportInput {
             counters: builder.counters(),
             stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)],
             histograms: builder.histograms(),
-            findings: analysis.findings.map(AnalysisReportBuilder.finding)
+            findings: analysis.findings.map { AnalysisReportBuilder.finding($0, traceEnd: end) }
         )
     }
 }
@@ -55,7 +55,9 @@ struct AnalysisReportBuilder {
         var result = model.queues.enumerated().map { i, q in
             ReportQueue(index: i, label: queueName(q), kind: Self.queueKind(q.kind), qosName: q.qos.name, targetIndex: q.target ?? -1)
         }
-        result.append(ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent))
+        if model.items.contains(where: { $0.queue == nil && model.sources[safe: $0.source]?.queue == nil }) {
+            result.append(ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent))
+        }
         return result
     }
 
@@ -247,10 +249,12 @@ struct AnalysisReportBuilder {
         return ReportTable(id: "threads", title: "Threads", rowObject: .thread, columns: columns, rows: rows)
     }
 
-    static func finding(_ f: Finding) -> ReportFinding {
+    /// A finding whose range has no end (a deadlock lasts to the end of the trace) spans to `traceEnd`.
+    static func finding(_ f: Finding, traceEnd: Int64) -> ReportFinding {
         let severity: ReportSeverity = f.severity == .error ? .error : (f.severity == .warning ? .warning : .info)
+        let endNs = f.end > f.start ? Int64(f.end) : max(traceEnd, Int64(f.start))
         return ReportFinding(
-            id: f.id, severity: severity, message: f.message, startNs: Int64(f.start), endNs: Int64(max(f.end, f.start)),
+            id: f.id, severity: severity, message: f.message, startNs: Int64(f.start), endNs: endNs,
             queues: f.objects.filter { $0.kind == .queue }.map(\.index),
             threads: f.objects.filter { $0.kind == .thread }.map(\.index),
             items: f.objects.filter { $0.kind == .item }.map(\.index))

@@ -3299,6 +3299,13 @@ function arrayBufferBytes(root) {
 }
 
 const timings = { start: performance.now() };
+
+/** `report.html#findings` (or #stats, #replay) opens that tab: links and screenshots use it. */
+function openTabFromHash() {
+  const tab = decodeURIComponent(location.hash.replace(/^#/, ""));
+  if (["timeline", "stats", "findings", "replay"].includes(tab)) app.openTab(tab);
+}
+window.addEventListener("hashchange", () => { if (app) openTabFromHash(); });
 let app = null;
 
 const ready = (async () => {
@@ -3316,6 +3323,7 @@ const ready = (async () => {
     setTimeout(() => {
       materializeTables(report.tables);
       timings.allDecoded = performance.now();
+      openTabFromHash();
     }, 50);
     return true;
   } catch (error) {
