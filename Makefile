@@ -63,6 +63,7 @@ test: test-deps build
 bench:
 	@$(MAKE) --no-print-directory build CONFIG=release
 	python3 scripts/bench-record.py $(shell $(SWIFT) build -c release --show-bin-path)
+	python3 scripts/bench-collector.py $(shell $(SWIFT) build -c release --show-bin-path)
 
 clean:
 	rm -rf .build $(OUT)
