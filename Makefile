@@ -44,7 +44,7 @@ shim-lttng: $(SHIM_LTTNG)
 
 build: deps
 	$(SWIFT) build -c $(CONFIG)
-	@$(MAKE) --no-print-directory shim
+	@$(MAKE) --no-print-directory shim shim-lttng
 
 # Records the mixed sample app and writes its trace and HTML report into out/.
 demo: build

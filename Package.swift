@@ -36,12 +36,16 @@ let package = Package(
         .target(name: "QTraceReport", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"]),
         // zlib (Debian zlib1g-dev) for the report's compressed data columns.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        // libbabeltrace2 (Debian libbabeltrace2-dev) for reading LTTng's CTF traces.
+        .systemLibrary(name: "CBabeltrace2", path: "Sources/CBabeltrace2"),
+        // Reading the `qtrace:*` events of an LTTng (CTF) trace into the same `Event`s.
+        .target(name: "QTraceCTF", dependencies: ["QTraceFormat", "CBabeltrace2"]),
         // Annotation API for apps, and the linked-in recorder.
         .target(name: "QTrace", dependencies: ["CQTraceShim"]),
         .executableTarget(
             name: "qtrace",
             dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "CQTraceSys",
+                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "CQTraceSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -65,5 +69,6 @@ let package = Package(
             ]
         ),
         .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"]),
+        .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "qtrace", "qtrace-fixtures"]),
     ]
 )

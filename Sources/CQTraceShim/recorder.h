@@ -74,6 +74,11 @@ static inline uint64_t qt_now(void) {
 #endif
 }
 
+#ifdef QTRACE_LTTNG
+// The LTTng build (libqtrace-shim-lttng.so) emits tracepoints instead of writing chunks.
+#include "lttng/recorder_lttng.h"
+#else
+
 /// Space for a record of `bytes` (multiple of 8) in the calling thread's chunk, or NULL.
 static inline uint64_t *qt_reserve(qt_thread_t *t, size_t bytes, unsigned type) {
     if (QT_LIKELY(t->pos != NULL && t->pos + bytes <= t->end)) {
@@ -120,6 +125,8 @@ static inline void qt_rec4(qt_thread_t *t, unsigned type, unsigned flags8, uint3
 
 /// A record with `nwords` payload words followed by a string (truncated at QT_MAX_STRING).
 QT_HIDDEN void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *words, int nwords, const char *s);
+
+#endif // QTRACE_LTTNG
 
 /// A new unique item id (threads draw blocks of 1024 from a global counter).
 static inline uint64_t qt_next_id(qt_thread_t *t) {

@@ -31,27 +31,52 @@ struct Record: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Recorder: embedded (default: qtrace's own trace file, no daemon) or lttng (an LTTng-UST session; see docs/lttng.md).",
+        valueName: "backend"))
+    var backend = "embedded"
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
     mutating func validate() throws {
         if command.first == "--" { command.removeFirst() }
         guard !command.isEmpty else { throw ValidationError("missing program: use qtrace record -- PROGRAM [ARGS...]") }
+        guard ["embedded", "lttng"].contains(backend) else {
+            throw ValidationError("unknown backend '\(backend)': use embedded or lttng")
+        }
     }
 
     func run() throws {
-        let shim = try ShimLocator.find()
         let tracePath = output ?? Record.defaultTracePath(for: command[0])
         try Record.prepareOutput(tracePath)
+        let status: Int32, traces: [String]
+        if backend == "lttng" {
+            // The LTTng trace is converted into ordinary .qtrace files (exit status included).
+            (status, traces) = try recordWithLTTng(tracePath: tracePath)
+        } else {
+            status = try runEmbedded(tracePath: tracePath)
+            traces = Record.collectTraces(mainPath: tracePath)
+            for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
+        }
+        finish(tracePath: tracePath, traces: traces)
+        throw ExitCode(status)
+    }
+
+    /// Runs the program with the embedded recorder's shim preloaded.
+    func runEmbedded(tracePath: String) throws -> Int32 {
+        let shim = try ShimLocator.find()
         var env = ProcessInfo.processInfo.environment
         env["LD_PRELOAD"] = [shim, env["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
         env["QTRACE_OUTPUT"] = tracePath
         env["QTRACE_ROOT_PPID"] = String(getpid())
         if let maxSize { env["QTRACE_MAX_BYTES"] = String(maxSize * 1024 * 1024) }
 
-        let status = try ChildProcess.run(command, environment: env)
-        let traces = Record.collectTraces(mainPath: tracePath)
-        for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
+        return try ChildProcess.run(command, environment: env)
+    }
+
+    /// The summary line and the HTML report.
+    func finish(tracePath: String, traces: [String]) {
         if !quiet { Record.printSummary(traces: traces, mainPath: tracePath) }
         if !noReport, FileManager.default.fileExists(atPath: tracePath) {
             let reportPath = Record.reportPath(for: tracePath)
@@ -62,7 +87,6 @@ struct Record: ParsableCommand {
                 printErr("qtrace: error: could not write the report: \(error)")
             }
         }
-        throw ExitCode(status)
     }
 
     static func defaultTracePath(for program: String) -> String {

@@ -1,0 +1,216 @@
+// Turns the muxed babeltrace2 messages into qtrace `Event`s: ignores every event that is not
+// `qtrace:*`, routes each to its process, and keeps the per-process summaries.
+import CBabeltrace2
+import QTraceFormat
+
+/// Which processes' events are delivered.
+enum ProcessSelection {
+    /// The first process that recorded a qtrace event.
+    case first
+    case pid(Int32)
+    case all
+}
+
+final class EventCollector: MessageConsumer {
+    private let selection: ProcessSelection
+    private let deliver: (Int32, Event) throws -> Void
+    /// Called with a delivered process's header facts when its qtrace:process event comes.
+    var processAnnounced: ((TraceHeader) throws -> Void)?
+    /// Called when a delivered process's thread announces itself (qtrace:thread), before
+    /// that thread's first event: (process header, tid, thread name).
+    var threadAnnounced: ((TraceHeader, Int32, String) throws -> Void)?
+
+    /// The mutable state, behind a pointer: class properties pay a run-time exclusivity
+    /// check on every access, a measurable share of the per-event cost.
+    private struct State {
+        var decoders: [OpaquePointer: EventClassDecoder?] = [:]
+        var lastClass: OpaquePointer?
+        var lastDecoder: EventClassDecoder?
+        var accumulators: [ProcessAccumulator] = []
+        var accumulatorIndex: [Int32: Int] = [:]
+        var tidToPid: [Int32: Int32] = [:]
+        /// The last lookups (consecutive events mostly come from one thread of one process).
+        var cachedTid: Int32?
+        var cachedTidPid: Int32 = 0
+        var cachedPid: Int32?
+        var cachedPidIndex = 0
+        var selectedPid: Int32?
+        var lttngDiscarded: UInt64 = 0
+    }
+    private let state: UnsafeMutablePointer<State> = {
+        let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+        state.initialize(to: State())
+        return state
+    }()
+
+    init(selection: ProcessSelection, deliver: @escaping (Int32, Event) throws -> Void) {
+        self.selection = selection
+        self.deliver = deliver
+        if case .pid(let pid) = selection { state.pointee.selectedPid = pid }
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// The processes seen, in order of their first qtrace event.
+    func processes() -> [CTFProcess] {
+        state.pointee.accumulators.map { $0.finished(lttngDiscarded: state.pointee.lttngDiscarded) }
+    }
+
+    func consume(_ message: OpaquePointer) throws {
+        let type = bt_message_get_type(message)
+        if type == BT_MESSAGE_TYPE_EVENT {
+            try consumeEvent(message)
+        } else if type == BT_MESSAGE_TYPE_DISCARDED_EVENTS {
+            var count: UInt64 = 0
+            if bt_message_discarded_events_get_count(message, &count) == BT_PROPERTY_AVAILABILITY_AVAILABLE {
+                state.pointee.lttngDiscarded += count
+            }
+        }
+    }
+
+    private func consumeEvent(_ message: OpaquePointer) throws {
+        guard let event = bt_message_event_borrow_event_const(message),
+              let eventClass = bt_event_borrow_class_const(event),
+              let decoder = decoder(for: eventClass, event: event) else { return }
+        var ns: Int64 = 0
+        if decoder.hasClock {
+            _ = bt_clock_snapshot_get_ns_from_origin(bt_message_event_borrow_default_clock_snapshot_const(message), &ns)
+        }
+        let context = bt_event_borrow_common_context_field_const(event)
+        let tid = decoder.vtid.map { Int32(truncatingIfNeeded: integer(context, $0)) } ?? 0
+        let payload = bt_event_borrow_payload_field_const(event)
+        switch decoder.kind {
+        case .record(let words): try consumeRecord(decoder, payload, words: words, ns: ns, tid: tid, context: context)
+        case .recordString: try consumeRecord(decoder, payload, words: -1, ns: ns, tid: tid, context: context)
+        case .process: try consumeProcess(decoder, payload, ns: ns, tid: tid)
+        case .thread: try consumeThread(decoder, payload, ns: ns, tid: tid)
+        case .dropped:
+            let index = accumulator(for: pid(decoder, context, tid: tid))
+            state.pointee.accumulators[index].noteDropped(type: UInt8(truncatingIfNeeded: integer(payload, decoder.recordMembers[0])))
+        case .processEnd:
+            let index = accumulator(for: pid(decoder, context, tid: tid))
+            state.pointee.accumulators[index].noteExit(time: state.pointee.accumulators[index].time(of: ns))
+        }
+    }
+
+    /// record1..record4 (`words` payload words) or record_string (`words` < 0).
+    private func consumeRecord(_ decoder: EventClassDecoder, _ payload: OpaquePointer?, words: Int, ns: Int64, tid: Int32,
+                               context: OpaquePointer?) throws {
+        let members = decoder.recordMembers
+        let rawType = UInt8(truncatingIfNeeded: integer(payload, members[0]))
+        let pid = pid(decoder, context, tid: tid)
+        let index = accumulator(for: pid)
+        let time = state.pointee.accumulators[index].time(of: ns)
+        guard let type = EventType(rawValue: rawType) else {
+            state.pointee.accumulators[index].process.unknownRecordCount += 1
+            return
+        }
+        let flags = UInt8(truncatingIfNeeded: integer(payload, members[1]))
+        var event = Event(type: type, time: time, tid: tid, arg: UInt32(truncatingIfNeeded: integer(payload, members[2])),
+                          flags: flags)
+        if words >= 0 {
+            if words > 0 { event.a = integer(payload, members[3]) }
+            if words > 1 { event.b = integer(payload, members[4]) }
+            if words > 2 { event.c = integer(payload, members[5]) }
+            if words > 3 { event.d = integer(payload, members[6]) }
+        } else {
+            unsignedArray(payload, members[3], limit: 4) { slot, value in
+                switch slot {
+                case 0: event.a = value
+                case 1: event.b = value
+                case 2: event.c = value
+                default: event.d = value
+                }
+            }
+            event.string = string(payload, members[4], truncated: flags & 0x80 != 0)
+        }
+        state.pointee.accumulators[index].noteEvent(tid: tid, time: time, type: type,
+                                      name: type == .threadName ? event.string : nil)
+        if isDelivered(pid) { try deliver(pid, event) }
+    }
+
+    private func consumeProcess(_ decoder: EventClassDecoder, _ payload: OpaquePointer?, ns: Int64, tid: Int32) throws {
+        func value(_ name: String) -> UInt64 { decoder.member(name).map { integer(payload, $0) } ?? 0 }
+        func text(_ name: String) -> String { decoder.member(name).map { string(payload, $0) } ?? "" }
+        let facts = ProcessFacts(
+            pid: Int32(truncatingIfNeeded: value("pid")), ppid: Int32(truncatingIfNeeded: value("ppid")),
+            ncpu: UInt32(truncatingIfNeeded: value("ncpu")), mainTid: Int32(truncatingIfNeeded: value("main_tid")),
+            mainQueue: value("main_queue"), initMonoNs: value("init_mono_ns"), initRealtimeNs: value("init_realtime_ns"),
+            executable: text("executable"), commandLine: text("command_line"))
+        assign(tid: tid, to: facts.pid)
+        let index = accumulator(for: facts.pid)
+        state.pointee.accumulators[index].setProcessFacts(facts, at: ns)
+        if isDelivered(facts.pid) { try processAnnounced?(state.pointee.accumulators[index].process.header) }
+    }
+
+    private func consumeThread(_ decoder: EventClassDecoder, _ payload: OpaquePointer?, ns: Int64, tid: Int32) throws {
+        let pid = Int32(truncatingIfNeeded: integer(payload, decoder.recordMembers[0]))
+        let name = string(payload, decoder.recordMembers[1])
+        assign(tid: tid, to: pid)
+        let index = accumulator(for: pid)
+        state.pointee.accumulators[index].nameThread(tid: tid, name: name, time: state.pointee.accumulators[index].time(of: ns))
+        if isDelivered(pid) { try threadAnnounced?(state.pointee.accumulators[index].process.header, tid, name) }
+    }
+
+    // MARK: Processes
+
+    /// The event's process: its vpid context, the trace's per-process environment, the
+    /// process its thread announced (qtrace:thread), or else the first process seen.
+    @inline(__always)
+    private func pid(_ decoder: EventClassDecoder, _ context: OpaquePointer?, tid: Int32) -> Int32 {
+        if let vpid = decoder.vpid { return Int32(truncatingIfNeeded: integer(context, vpid)) }
+        if let pid = decoder.environmentPid { return pid }
+        if tid == state.pointee.cachedTid { return state.pointee.cachedTidPid }
+        let pid = state.pointee.tidToPid[tid] ?? state.pointee.accumulators.first?.process.pid ?? 0
+        state.pointee.cachedTid = tid
+        state.pointee.cachedTidPid = pid
+        return pid
+    }
+
+    /// Records which process a thread belongs to (qtrace:process, qtrace:thread).
+    private func assign(tid: Int32, to pid: Int32) {
+        state.pointee.tidToPid[tid] = pid
+        state.pointee.cachedTid = nil
+    }
+
+    @inline(__always)
+    private func accumulator(for pid: Int32) -> Int {
+        if pid == state.pointee.cachedPid { return state.pointee.cachedPidIndex }
+        let index = state.pointee.accumulatorIndex[pid] ?? addAccumulator(pid)
+        state.pointee.cachedPid = pid
+        state.pointee.cachedPidIndex = index
+        return index
+    }
+
+    private func addAccumulator(_ pid: Int32) -> Int {
+        state.pointee.accumulators.append(ProcessAccumulator(pid: pid))
+        state.pointee.accumulatorIndex[pid] = state.pointee.accumulators.count - 1
+        if case .first = selection, state.pointee.selectedPid == nil { state.pointee.selectedPid = pid }
+        return state.pointee.accumulators.count - 1
+    }
+
+    @inline(__always)
+    private func isDelivered(_ pid: Int32) -> Bool {
+        if case .all = selection { return true }
+        return pid == state.pointee.selectedPid
+    }
+
+    /// The decoder of an event class (nil: not a qtrace event), built on first sight.
+    @inline(__always)
+    private func decoder(for eventClass: OpaquePointer, event: OpaquePointer) -> EventClassDecoder? {
+        if eventClass == state.pointee.lastClass { return state.pointee.lastDecoder }
+        let decoder: EventClassDecoder?
+        if let cached = state.pointee.decoders[eventClass] {
+            decoder = cached
+        } else {
+            decoder = EventClassDecoder(eventClass: eventClass, event: event)
+            state.pointee.decoders[eventClass] = decoder
+        }
+        state.pointee.lastClass = eventClass
+        state.pointee.lastDecoder = decoder
+        return decoder
+    }
+}

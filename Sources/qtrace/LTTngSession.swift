@@ -1,0 +1,235 @@
+// `qtrace record --backend lttng`: an LTTng recording session around the traced program
+// (docs/lttng.md). The program runs with libqtrace-shim-lttng.so preloaded, whose `qtrace:*`
+// tracepoints this session records; QTraceCTF reads the result.
+import ArgumentParser
+import Foundation
+import QTraceCTF
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Record {
+    /// `qtrace record --backend lttng`: runs `command` under an LTTng session with the LTTng
+    /// shim preloaded, then converts the CTF trace (kept in TRACE.lttng beside the trace) into
+    /// `tracePath` and TRACE.PID.qtrace for other processes, exit status included. Returns
+    /// the program's status and the traces written; do not run `TraceFinalizer` on them.
+    func recordWithLTTng(tracePath: String) throws -> (status: Int32, traces: [String]) {
+        let directory = LTTngSession.traceDirectory(for: tracePath)
+        let session = try LTTngSession(traceDirectory: directory)  // first: "lttng is not installed"
+        let shim = try LTTngSession.findShim()
+        try? FileManager.default.removeItem(atPath: directory)  // this run's, like the .qtrace
+        let environment = LTTngSession.environment(adding: shim, to: ProcessInfo.processInfo.environment)
+        let recording = try session.record { try ChildProcess.run(command, environment: environment) }
+        let traces = try LTTngSession.convert(traceDirectory: recording.traceDirectory, mainPath: tracePath,
+                                              exitStatus: recording.status)
+        return (recording.status, traces)
+    }
+}
+
+/// What `LTTngSession.record` leaves behind.
+struct LTTngRecording {
+    /// The program's status (as the `program` closure returned it).
+    var status: Int32
+    /// The session's output directory: a CTF trace that `CTFTraceReader` reads.
+    var traceDirectory: String
+}
+
+/// One LTTng recording session: uses the running session daemon, or starts one that it owns
+/// and stops (by PID) at the end; creates a uniquely named session writing to
+/// `traceDirectory`, records `qtrace:*` with the vtid context around the program, then stops
+/// and destroys it.
+struct LTTngSession {
+    static let shimFileName = "libqtrace-shim-lttng.so"
+    static let installHint = "apt-get install lttng-tools liblttng-ust-dev"
+
+    let traceDirectory: String
+    let sessionName: String
+    /// Prepended to every lttng and lttng-sessiond command. The tests run everything in a
+    /// private mount namespace with `nsenter -t PID -m --`; empty for `qtrace record`.
+    var commandPrefix: [String] = []
+    /// Per-CPU ring buffers of the session's channel: 8 x 4 MiB lost no event at 10M events.
+    var subbufferSize = "4M"
+    var subbufferCount = 8
+
+    /// Fails with a one-line error when lttng is not installed.
+    init(traceDirectory: String, commandPrefix: [String] = []) throws {
+        guard Self.findInPath("lttng") != nil, Self.findInPath("lttng-sessiond") != nil else {
+            throw ValidationError("lttng is not installed: \(Self.installHint)")
+        }
+        self.traceDirectory = URL(fileURLWithPath: traceDirectory).standardizedFileURL.path
+        self.commandPrefix = commandPrefix
+        sessionName = "qtrace-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// Runs `program` (which starts the traced program with `environment(adding:)` and
+    /// returns its status) while the session records.
+    func record(_ program: () throws -> Int32) throws -> LTTngRecording {
+        try Self.checkEmpty(traceDirectory)
+        let daemon = try SessionDaemon.useOrStart(prefix: commandPrefix)
+        defer { daemon.stopIfOwned() }
+        // `lttng create` makes the new session the user's current one in ~/.lttngrc: put back
+        // whatever was there, after the session is destroyed.
+        let rcPath = Self.lttngrcPath()
+        let savedRC = FileManager.default.contents(atPath: rcPath)
+        defer { Self.restore(rcPath, savedRC) }
+        try lttng("create", sessionName, "--output=\(traceDirectory)")
+        var created = true
+        defer { if created { try? lttng("destroy", sessionName) } }
+        try lttng("enable-channel", "--userspace", "--session=\(sessionName)", "--subbuf-size=\(subbufferSize)",
+                  "--num-subbuf=\(subbufferCount)", "qtrace")
+        try lttng("enable-event", "--userspace", "--session=\(sessionName)", "--channel=qtrace", "qtrace:*")
+        try lttng("add-context", "--userspace", "--session=\(sessionName)", "--channel=qtrace", "--type=vtid")
+        try lttng("start", sessionName)
+        let status: Int32
+        do {
+            status = try program()
+        } catch {
+            try? lttng("stop", sessionName)
+            throw error
+        }
+        // stop waits until the consumer has written everything out.
+        try lttng("stop", sessionName)
+        try lttng("destroy", sessionName)
+        created = false
+        return LTTngRecording(status: status, traceDirectory: traceDirectory)
+    }
+
+    /// LTTng writes into the output directory as it pleases: an old trace there would be read
+    /// as part of the new one.
+    private static func checkEmpty(_ directory: String) throws {
+        let contents = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        guard contents.isEmpty else {
+            throw ValidationError("\(directory) already exists and is not empty: remove it or choose another output")
+        }
+    }
+
+    private static func lttngrcPath() -> String {
+        let env = ProcessInfo.processInfo.environment
+        let home = env["LTTNG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? env["HOME"] ?? NSHomeDirectory()
+        return home + "/.lttngrc"
+    }
+
+    private static func restore(_ path: String, _ contents: Data?) {
+        if let contents {
+            _ = FileManager.default.createFile(atPath: path, contents: contents)
+        } else {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    /// Where the CTF trace of TRACE.qtrace goes: TRACE.lttng beside it.
+    static func traceDirectory(for tracePath: String) -> String {
+        (tracePath.hasSuffix(".qtrace") ? String(tracePath.dropLast(7)) : tracePath) + ".lttng"
+    }
+
+    /// The traced program's environment: `base` with the LTTng shim preloaded.
+    static func environment(adding shim: String, to base: [String: String]) -> [String: String] {
+        var env = base
+        env["LD_PRELOAD"] = [shim, base["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
+        return env
+    }
+
+    /// libqtrace-shim-lttng.so: $QTRACE_SHIM_LTTNG, or beside the qtrace executable (`make shim-lttng`).
+    static func findShim() throws -> String {
+        if let explicit = ProcessInfo.processInfo.environment["QTRACE_SHIM_LTTNG"], !explicit.isEmpty {
+            guard FileManager.default.fileExists(atPath: explicit) else {
+                throw ValidationError("QTRACE_SHIM_LTTNG=\(explicit) does not exist")
+            }
+            return URL(fileURLWithPath: explicit).standardizedFileURL.path
+        }
+        let exeDir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for candidate in [exeDir.appendingPathComponent(shimFileName), exeDir.appendingPathComponent("../lib/qtrace/\(shimFileName)")]
+        where FileManager.default.fileExists(atPath: candidate.path) {
+            return candidate.standardizedFileURL.path
+        }
+        throw ValidationError("\(shimFileName) not found next to qtrace: build it with `make shim-lttng` (needs \(installHint))")
+    }
+
+    /// Converts the recording into embedded-format traces, as the default backend writes
+    /// them: the traced program's into `mainPath`, any other process's into
+    /// MAIN.PID.qtrace. Returns the paths written (main first).
+    static func convert(traceDirectory: String, mainPath: String, exitStatus: Int32) throws -> [String] {
+        let reader = try CTFTraceReader(path: traceDirectory)
+        let processes = try reader.processes()
+        guard let main = processes.first else { return [] }
+        try reader.convert(pid: main.pid, to: mainPath, exitStatus: exitStatus)
+        var paths = [mainPath]
+        let base = mainPath.hasSuffix(".qtrace") ? String(mainPath.dropLast(7)) : mainPath
+        for child in processes.dropFirst() {
+            let path = "\(base).\(child.pid).qtrace"
+            try reader.convert(pid: child.pid, to: path)
+            paths.append(path)
+        }
+        return paths
+    }
+
+    // MARK: Commands
+
+    private func lttng(_ arguments: String...) throws {
+        // --no-sessiond: never let the client spawn a daemon that nobody would stop.
+        let result = Self.run(commandPrefix + ["lttng", "--no-sessiond"] + arguments)
+        guard result.status == 0 else {
+            throw ValidationError("lttng \(arguments.first ?? "") failed: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+    }
+
+    /// Runs a command to completion (found through PATH), with its output captured.
+    static func run(_ argv: [String]) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = argv
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return (-1, "\(error)") }
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    static func findInPath(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// The session daemon a recording talks to: an existing one, or one started (and owned)
+/// here. Only an owned daemon is stopped, by its PID.
+struct SessionDaemon {
+    let ownedPid: pid_t?
+    let prefix: [String]
+
+    static func useOrStart(prefix: [String]) throws -> SessionDaemon {
+        if LTTngSession.run(prefix + ["lttng", "--no-sessiond", "list"]).status == 0 {
+            return SessionDaemon(ownedPid: nil, prefix: prefix)
+        }
+        let pidFile = FileManager.default.temporaryDirectory.appendingPathComponent("qtrace-sessiond-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).pid").path
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
+        // --daemonize returns once the daemon accepts commands; --no-kernel: user space only.
+        let result = LTTngSession.run(prefix + ["lttng-sessiond", "--daemonize", "--no-kernel", "--pidfile=\(pidFile)"])
+        guard result.status == 0, let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+              let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw ValidationError("cannot start lttng-sessiond: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return SessionDaemon(ownedPid: pid, prefix: prefix)
+    }
+
+    /// Stops the daemon started here (SIGTERM, then SIGKILL after 5 s); it takes its consumer
+    /// daemons with it.
+    func stopIfOwned() {
+        guard let pid = ownedPid else { return }
+        kill(pid, SIGTERM)
+        for _ in 0..<500 {
+            if kill(pid, 0) != 0 || Self.isZombie(pid) { return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+    }
+
+    private static func isZombie(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)...].hasPrefix("Z")
+    }
+}

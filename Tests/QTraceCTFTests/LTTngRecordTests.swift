@@ -1,0 +1,145 @@
+// End to end: a program recorded with the LTTng shim reads back (QTraceCTF) as the same events
+// as its embedded-format recording. Every test runs its own session daemon in a private mount
+// namespace and stops it by PID.
+import Foundation
+import QTraceCTF
+import QTraceFormat
+@testable import qtrace
+import XCTest
+
+final class LTTngRecordTests: XCTestCase {
+    override class func tearDown() {
+        TestPaths.cleanUp()
+        super.tearDown()
+    }
+
+    /// `LTTngSession` (what `qtrace record --backend lttng` uses) records all-apis; the CTF
+    /// reads back with the embedded recording's counts, and its conversion to the embedded
+    /// format reads back as exactly the same events.
+    func testLTTngRecordingMatchesEmbeddedRecording() throws {
+        try requireLTTng()
+        let dir = TestPaths.tempDir("session")
+        let lttngShim = try TestPaths.lttngShim.get()
+        let namespace = try PrivateLTTngNamespace()
+        defer { namespace.close() }
+
+        // The session's lttng commands inherit LTTNG_HOME: keep ~/.lttngrc out of it.
+        setenv("LTTNG_HOME", TestPaths.lttngHome, 1)
+        defer { unsetenv("LTTNG_HOME") }
+        let session = try LTTngSession(traceDirectory: dir.appendingPathComponent("lttng").path, commandPrefix: namespace.prefix)
+        var programOutput = ""
+        let recording = try session.record {
+            let run = namespace.run(["env", "LD_PRELOAD=\(lttngShim)", TestPaths.fixtures, "all-apis"])
+            programOutput = run.output
+            return run.status
+        }
+        XCTAssertEqual(recording.status, 0, programOutput)
+        XCTAssertTrue(programOutput.contains("allapis counter=20"), programOutput)
+        XCTAssertNotEqual(namespace.run(["lttng", "--no-sessiond", "list"]).status, 0, "the session's own daemon is stopped")
+
+        let ctf = try CTFTraceReader(path: recording.traceDirectory).read()
+        let embedded = try recordEmbedded(["all-apis"], in: dir)
+        XCTAssertEqual(EventCensus(ctf.events), EventCensus(embedded.readAllEvents()))
+        XCTAssertEqual(EventCensus(ctf.events).itemsPerQueue["fx.serial"], EventCensus(embedded.readAllEvents()).itemsPerQueue["fx.serial"])
+        assertHeaderFacts(ctf.process, embedded.header)
+        assertTimeOrdered(ctf.events)
+
+        // The conversion (as `qtrace record --backend lttng` does it) is lossless: the embedded
+        // reader gives back the very same events.
+        let converted = dir.appendingPathComponent("converted.qtrace").path
+        let written = try LTTngSession.convert(traceDirectory: recording.traceDirectory, mainPath: converted,
+                                               exitStatus: recording.status)
+        XCTAssertEqual(written, [converted], "one process, one trace")
+        let reread = try TraceFile(path: converted)
+        XCTAssertEqual(reread.readAllEvents(), ctf.events)
+        XCTAssertEqual(reread.header.pid, ctf.process.pid)
+        XCTAssertEqual(reread.header.exitStatus, 0)
+        XCTAssertEqual(Set(reread.threads.map(\.tid)), Set(ctf.process.threads.map(\.tid)))
+        XCTAssertEqual(reread.threads.first?.name, "qtrace-fixtures")
+    }
+
+    /// A user's own session with everything enabled (lttng-ust's own statedump and libc
+    /// wrapper events, interleaved on the same threads), per-process buffers (the process is
+    /// named by the trace environment) and an extra context: only the qtrace events come
+    /// out, with the embedded recording's counts.
+    func testForeignEventsAreIgnored() throws {
+        try requireLTTng()
+        let dir = TestPaths.tempDir("foreign")
+        let lttngShim = try TestPaths.lttngShim.get()
+        let namespace = try PrivateLTTngNamespace()
+        defer { namespace.close() }
+        let pidFile = dir.appendingPathComponent("sessiond.pid").path
+        let started = namespace.run(["lttng-sessiond", "--daemonize", "--no-kernel", "--pidfile=\(pidFile)"])
+        XCTAssertEqual(started.status, 0, started.output)
+        let daemonPid = try XCTUnwrap(pid_t((try? String(contentsOfFile: pidFile, encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""))
+        defer { stopDaemon(daemonPid) }
+
+        let traceDir = dir.appendingPathComponent("trace").path
+        for command in [["create", "mine", "--output=\(traceDir)"],
+                        ["enable-channel", "-u", "-s", "mine", "--buffers-pid", "mine-channel"],
+                        ["enable-event", "-u", "-s", "mine", "-a", "-c", "mine-channel"],
+                        ["add-context", "-u", "-s", "mine", "-c", "mine-channel", "-t", "vtid", "-t", "procname"],
+                        ["start", "mine"]] {
+            let result = namespace.run(["lttng"] + command)
+            XCTAssertEqual(result.status, 0, "lttng \(command): \(result.output)")
+        }
+        let preload = "/usr/lib/x86_64-linux-gnu/liblttng-ust-libc-wrapper.so:\(lttngShim)"
+        let run = namespace.run(["env", "LD_PRELOAD=\(preload)", TestPaths.fixtures, "all-apis"])
+        XCTAssertEqual(run.status, 0, run.output)
+        namespace.run(["lttng", "stop", "mine"])
+        namespace.run(["lttng", "destroy", "mine"])
+
+        let text = namespace.run(["babeltrace2", traceDir]).output
+        XCTAssertTrue(text.contains("lttng_ust_libc:malloc"), "the trace should hold foreign events")
+        let reader = try CTFTraceReader(path: traceDir)
+        let processes = try reader.processes()
+        XCTAssertEqual(processes.count, 1, "only the fixture recorded qtrace events")
+        let ctf = try reader.read()
+        XCTAssertTrue(ctf.process.hasProcessEvent)
+        let embedded = try recordEmbedded(["all-apis"], in: dir)
+        XCTAssertEqual(EventCensus(ctf.events), EventCensus(embedded.readAllEvents()))
+        XCTAssertTrue(ctf.events.allSatisfy { $0.tid != 0 })
+    }
+
+    /// Reading a directory without a CTF trace, or one without qtrace events, says so.
+    func testNotATraceIsReported() throws {
+        let empty = TestPaths.tempDir("empty")
+        XCTAssertThrowsError(try CTFTraceReader(path: empty.path)) { error in
+            XCTAssertEqual(error as? CTFReadError, .noTrace(path: empty.path))
+        }
+        let foreign = TestPaths.tempDir("no-qtrace")
+        try Data("/* CTF 1.8 */ event { name = \"other:thing\"; };".utf8).write(to: foreign.appendingPathComponent("metadata"))
+        XCTAssertThrowsError(try CTFTraceReader(path: foreign.path)) { error in
+            XCTAssertEqual(error as? CTFReadError, .noQTraceEvents(path: foreign.path))
+        }
+    }
+
+    // MARK: Helpers
+
+    private func recordEmbedded(_ arguments: [String], in dir: URL) throws -> TraceFile {
+        let path = dir.appendingPathComponent("embedded.qtrace").path
+        let run = runCommand([TestPaths.fixtures] + arguments,
+                             environment: ["LD_PRELOAD": try TestPaths.embeddedShim.get(), "QTRACE_OUTPUT": path])
+        XCTAssertEqual(run.status, 0, run.output)
+        return try TraceFile(path: path)
+    }
+
+    private func assertHeaderFacts(_ process: CTFProcess, _ embedded: TraceHeader, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(process.hasProcessEvent, file: file, line: line)
+        XCTAssertEqual(process.header.mainTid, process.pid, file: file, line: line)
+        XCTAssertEqual(process.header.ncpu, embedded.ncpu, file: file, line: line)
+        XCTAssertNotEqual(process.header.mainQueue, 0, file: file, line: line)
+        XCTAssertEqual(process.header.executablePath, embedded.executablePath, file: file, line: line)
+        XCTAssertTrue(process.header.commandLine.hasSuffix("qtrace-fixtures all-apis"), process.header.commandLine, file: file, line: line)
+        XCTAssertTrue(process.header.flags.contains(.finalizedByProcess), "qtrace:process_end was recorded", file: file, line: line)
+        XCTAssertEqual(process.header.droppedEvents, 0, file: file, line: line)
+        XCTAssertGreaterThan(process.header.initMonoNs, 0, file: file, line: line)
+        XCTAssertEqual(process.eventCount, process.threads.map(\.eventCount).reduce(0, +), file: file, line: line)
+    }
+
+    private func assertTimeOrdered(_ events: [Event], file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(events.isEmpty, file: file, line: line)
+        XCTAssertTrue(zip(events, events.dropFirst()).allSatisfy { $0.time <= $1.time }, "events in time order", file: file, line: line)
+    }
+}
