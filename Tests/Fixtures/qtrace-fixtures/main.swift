@@ -155,6 +155,27 @@ func stress(threads: Int, perThread: Int) {
     queue.sync { print("stress ran=\(ran)") }
 }
 
+/// A steady flow: `threads` producers each feed their own serial queue, at most 256 items
+/// ahead of it (a semaphore window), as a pipeline does; the collector benchmark's load.
+func flow(threads: Int, perThread: Int) {
+    let group = DispatchGroup()
+    for t in 0..<threads {
+        let queue = DispatchQueue(label: "fx.flow.\(t)")
+        let window = DispatchSemaphore(value: 256)
+        group.enter()
+        Thread {
+            for _ in 0..<perThread {
+                window.wait()
+                queue.async { window.signal() }
+            }
+            queue.sync { }
+            group.leave()
+        }.start()
+    }
+    group.wait()
+    print("flow done")
+}
+
 /// Submits items forever; the test kills it with SIGKILL.
 func spin() {
     let queue = DispatchQueue(label: "fx.spin")
@@ -305,6 +326,7 @@ case "qos": qos()
 case "hostile-labels": hostileLabels()
 case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250_000)
 case "spin": spin()
+case "flow": flow(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 100_000)
 case "swift-concurrency": swiftConcurrency()
 case "deadlock": deadlock()
 case "crash": crash()
