@@ -1,5 +1,6 @@
 // End-to-end tests of the shim and `qtrace record` on real libdispatch programs.
 import Foundation
+import QTraceAnalysis
 import QTraceFormat
 import XCTest
 
@@ -253,6 +254,12 @@ final class RecordTests: XCTestCase {
         let deadlock = try XCTUnwrap(t.events.first { $0.type == .deadlock })
         XCTAssertEqual(deadlock.a, t.queue("fx.deadlock"))
         XCTAssertEqual(deadlock.b, t.queue("fx.deadlock"))
+        // The collector turns it into an error finding naming the queue and the thread.
+        let result = Analysis.run(file: try TraceFile(path: path))
+        let finding = try XCTUnwrap(result.findings.first { $0.id == "deadlock.sync-current-queue" })
+        XCTAssertEqual(finding.severity, .error)
+        XCTAssertTrue(finding.objects.contains { $0.kind == .queue && $0.label == "fx.deadlock" })
+        XCTAssertTrue(finding.objects.contains { $0.kind == .thread })
     }
 
     /// Programs that inherit the preload but do not use Dispatch run unaffected and write nothing.
