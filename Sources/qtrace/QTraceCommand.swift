@@ -1,5 +1,7 @@
 // The qtrace command line: thin layer over QTraceFormat, QTraceAnalysis and QTraceReport.
 import ArgumentParser
+import Foundation
+import QTraceAnalysis
 
 @main
 struct QTraceCommand: ParsableCommand {
@@ -15,6 +17,25 @@ struct QTraceCommand: ParsableCommand {
         version: qtraceVersion,
         subcommands: [Record.self, Dump.self, Stats.self, Check.self, Diff.self, Report.self, Export.self]
     )
+
+    /// Like ArgumentParser's main, but a usage error (unknown option, missing argument, bad
+    /// value) is one line on stderr, not the whole usage text.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            let text = message(for: error)
+            if code == .success || text.isEmpty {
+                exit(withError: error)  // --help, --version, or a command's own exit status
+            }
+            let firstLine = text.split(separator: "\n").first.map(String.init) ?? text
+            let trimmed = firstLine.hasPrefix("Error: ") ? String(firstLine.dropFirst(7)) : firstLine
+            writeStderr("qtrace: error: \(terminalSafe(trimmed)) (see qtrace --help)\n")
+            Foundation.exit(code.rawValue)
+        }
+    }
 }
 
 let qtraceVersion = "0.1.0"

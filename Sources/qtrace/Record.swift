@@ -42,6 +42,9 @@ struct Record: ParsableCommand {
     mutating func validate() throws {
         if command.first == "--" { command.removeFirst() }
         guard !command.isEmpty else { throw ValidationError("missing program: use qtrace record -- PROGRAM [ARGS...]") }
+        if command[0].hasPrefix("-") {
+            throw ValidationError("unknown option '\(command[0])' (the program goes after --: qtrace record [OPTIONS] -- PROGRAM)")
+        }
         guard ["embedded", "lttng"].contains(backend) else {
             throw ValidationError("unknown backend '\(backend)': use embedded or lttng")
         }

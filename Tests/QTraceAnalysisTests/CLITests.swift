@@ -124,7 +124,8 @@ final class CLITests: XCTestCase {
         }
         let unknown = try run(["stats", trace, "--bogus"])
         XCTAssertNotEqual(unknown.status, 0)
-        XCTAssertTrue(unknown.stderr.hasPrefix("Error: Unknown option '--bogus'"), unknown.stderr)
+        XCTAssertTrue(unknown.stderr.hasPrefix("qtrace: error: Unknown option '--bogus'"), unknown.stderr)
+        XCTAssertEqual(unknown.stderr.filter { $0 == "\n" }.count, 1, "one line: \(unknown.stderr)")
     }
 
     func testDiffOfASummaryAndATrace() throws {

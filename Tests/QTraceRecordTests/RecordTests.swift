@@ -236,10 +236,14 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(missing.status, 127)
         XCTAssertTrue(missing.stderr.contains("cannot run '/nonexistent/program'"))
         XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, "one line")
-        let noProgram = runProgram([Paths.qtrace, "record"])
-        XCTAssertNotEqual(noProgram.status, 0)
-        let unknown = runProgram([Paths.qtrace, "record", "--bogus", "--", "true"])
-        XCTAssertNotEqual(unknown.status, 0)
+        // Usage errors: one line on stderr, non-zero exit, for every command.
+        for argv in [["record"], ["record", "--bogus", "--", "true"], ["stats"], ["nosuch"],
+                     ["export", "x.qtrace", "--format", "bogus"], ["check", "--bogus"]] {
+            let bad = runProgram([Paths.qtrace] + argv)
+            XCTAssertNotEqual(bad.status, 0, "\(argv)")
+            XCTAssertEqual(bad.stderr.split(separator: "\n").count, 1, "one line for \(argv): \(bad.stderr)")
+            XCTAssertTrue(bad.stderr.hasPrefix("qtrace"), bad.stderr)
+        }
     }
 
     /// sync onto the current serial queue is reported the moment it happens.
