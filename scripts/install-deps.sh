@@ -5,7 +5,7 @@
 #   scripts/install-deps.sh --test   also Chromium + chromedriver, babeltrace2 (Debian) and selenium (PyPI)
 set -euo pipefail
 packages=(gcc make zlib1g-dev python3 libbabeltrace2-dev liblttng-ust-dev lttng-tools systemtap-sdt-dev)
-if [ "${1:-}" = "--test" ]; then packages+=(chromium chromium-driver babeltrace2 util-linux); fi
+if [ "${1:-}" = "--test" ]; then packages+=(chromium chromium-driver fonts-liberation babeltrace2 util-linux); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,7 +14,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "qtrace: installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if [ "${1:-}" = "--test" ]; then
   if ! python3 -c "import selenium, pytest, PIL" 2>/dev/null; then
