@@ -191,6 +191,31 @@ final class RecordTests: XCTestCase {
         }
     }
 
+    /// Ctrl-C in a terminal goes to the foreground process group: the program dies of SIGINT,
+    /// qtrace survives it, finishes the trace and exits 130.
+    func testCtrlCReachesTheProgramAndTheTraceIsWritten() throws {
+        let dir = Paths.tempDir("ctrl-c")
+        let path = dir.appendingPathComponent("spin.qtrace").path
+        let outPath = dir.appendingPathComponent("stdout.txt").path
+        // qtrace leads a process group of its own, as a shell's foreground job does.
+        let argv = [Paths.qtrace, "record", "--no-report", "-o", path, "--", Paths.fixtures, "spin"]
+        let group = try spawnInNewProcessGroup(argv, environment: ["QTRACE_SHIM": Paths.shim], stdoutPath: outPath)
+        defer { kill(-group, SIGKILL) }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !((try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "").contains("ready") {
+            usleep(20_000)
+        }
+        kill(-group, SIGINT)  // what the terminal does on Ctrl-C
+        var status: Int32 = 0
+        while waitpid(group, &status, 0) < 0 && errno == EINTR {}
+        XCTAssertEqual(status & 0x7f, 0, "qtrace itself must survive SIGINT")
+        XCTAssertEqual((status >> 8) & 0xff, 128 + SIGINT, "qtrace exits with the program's status")
+        let t = try TraceSummary(path: path)
+        XCTAssertTrue(t.header.flags.contains(.finalizedByRecorder))
+        XCTAssertEqual(t.header.exitStatus, 128 + SIGINT)
+        XCTAssertGreaterThanOrEqual(t.enqueues(on: "fx.spin").count, 2000)
+    }
+
     /// 4 threads x 250k items: every item is recorded, or counted as dropped.
     func testStressAccountsForEveryItem() throws {
         let dir = Paths.tempDir("stress")

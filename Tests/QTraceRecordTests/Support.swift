@@ -152,3 +152,28 @@ func headerU64(_ path: String, offset: Int) -> UInt64 {
     let data = handle.readData(ofLength: 8)
     return data.count == 8 ? data.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } : 0
 }
+
+/// Starts `argv` as the leader of a new process group (stdout to `stdoutPath`) and returns its
+/// pid, which is also the group id.
+func spawnInNewProcessGroup(_ argv: [String], environment: [String: String], stdoutPath: String) throws -> pid_t {
+    var attr = posix_spawnattr_t()
+    posix_spawnattr_init(&attr)
+    defer { posix_spawnattr_destroy(&attr) }
+    posix_spawnattr_setpgroup(&attr, 0)
+    posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETPGROUP))
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    var env = ProcessInfo.processInfo.environment
+    for key in ["LD_PRELOAD", "QTRACE_OUTPUT", "QTRACE_ROOT_PPID"] { env.removeValue(forKey: key) }
+    env.merge(environment) { $1 }
+    let cArgs = argv.map { strdup($0) } + [nil]
+    let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { (cArgs + cEnv).forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
+    guard rc == 0 else { throw NSError(domain: "spawn", code: Int(rc)) }
+    return pid
+}
