@@ -38,10 +38,15 @@ final class GalleryTests: XCTestCase {
 
     func findingIds(_ result: AnalysisResult) -> Set<String> { Set(result.findings.map(\.id)) }
 
+    /// Findings that depend on how busy the machine was, not on the program: concurrentPerform
+    /// gets no second worker when the other CPU is taken (a CI machine building in parallel).
+    static let loadDependentFindings: Set<String> = ["apply.no-parallelism"]
+
     func testCleanSamplesRaiseNoFindings() throws {
         for sample in ["clean", "main-to-serial", "group-fanout", "operation-queue", "app"] {
             let (result, _) = try recordSample(sample)
-            XCTAssertEqual(result.findings.map(\.id), [], "\(sample) should be clean")
+            let findings = result.findings.map(\.id).filter { !Self.loadDependentFindings.contains($0) }
+            XCTAssertEqual(findings, [], "\(sample) should be clean")
         }
     }
 

@@ -45,7 +45,7 @@ func allAPIs() {
     sem.wait()                                                         // does not block
     let timedOut = sem.wait(timeout: .now() + .milliseconds(5))        // times out
     precondition(timedOut == .timedOut)
-    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5)) { sem.signal() }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { sem.signal() }  // long enough to block
     sem.wait()                                                         // blocks
     sem.signal()                        // libdispatch traps if a semaphore dies below its start value
 
