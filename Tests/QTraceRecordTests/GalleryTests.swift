@@ -8,6 +8,11 @@ import QTraceReport
 import XCTest
 
 final class GalleryTests: XCTestCase {
+    override class func tearDown() {
+        Paths.removeTempRoot()
+        super.tearDown()
+    }
+
     /// Records `sample` (checking exit status and output against an untraced run) and analyses it.
     func recordSample(_ sample: String, file: StaticString = #filePath, line: UInt = #line) throws -> (AnalysisResult, String) {
         let dir = Paths.tempDir("gallery-\(sample)")

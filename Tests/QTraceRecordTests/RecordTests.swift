@@ -5,6 +5,11 @@ import QTraceFormat
 import XCTest
 
 final class RecordTests: XCTestCase {
+    override class func tearDown() {
+        Paths.removeTempRoot()
+        super.tearDown()
+    }
+
     /// Every traced API with known counts: exact events, linked items, labels, no internal calls.
     func testAllAPIsExactEvents() throws {
         let dir = Paths.tempDir("all-apis")

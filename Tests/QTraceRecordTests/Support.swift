@@ -42,8 +42,13 @@ enum Paths {
         return out
     }()
 
+    /// Every test's files live under this folder, removed when a test class finishes.
+    static let tempRoot = FileManager.default.temporaryDirectory.appendingPathComponent("qtrace-tests-\(getpid())")
+
+    static func removeTempRoot() { try? FileManager.default.removeItem(at: tempRoot) }
+
     static func tempDir(_ name: String) -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qtrace-tests-\(getpid())/\(name)")
+        let dir = tempRoot.appendingPathComponent(name)
         try? FileManager.default.removeItem(at: dir)
         try! FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir
