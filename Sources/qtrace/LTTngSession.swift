@@ -125,24 +125,14 @@ struct LTTngSession {
     /// The traced program's environment: `base` with the LTTng shim preloaded.
     static func environment(adding shim: String, to base: [String: String]) -> [String: String] {
         var env = base
-        env["LD_PRELOAD"] = [shim, base["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
+        env["LD_PRELOAD"] = ShimLocator.preload(shim, before: base["LD_PRELOAD"])
         return env
     }
 
     /// libqtrace-shim-lttng.so: $QTRACE_SHIM_LTTNG, or beside the qtrace executable (`make shim-lttng`).
     static func findShim() throws -> String {
-        if let explicit = ProcessInfo.processInfo.environment["QTRACE_SHIM_LTTNG"], !explicit.isEmpty {
-            guard FileManager.default.fileExists(atPath: explicit) else {
-                throw ValidationError("QTRACE_SHIM_LTTNG=\(explicit) does not exist")
-            }
-            return URL(fileURLWithPath: explicit).standardizedFileURL.path
-        }
-        let exeDir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for candidate in [exeDir.appendingPathComponent(shimFileName), exeDir.appendingPathComponent("../lib/qtrace/\(shimFileName)")]
-        where FileManager.default.fileExists(atPath: candidate.path) {
-            return candidate.standardizedFileURL.path
-        }
-        throw ValidationError("\(shimFileName) not found next to qtrace: build it with `make shim-lttng` (needs \(installHint))")
+        try ShimLocator.find(fileName: shimFileName, variable: "QTRACE_SHIM_LTTNG",
+                             buildHint: "build it with `make shim-lttng` (needs \(installHint))")
     }
 
     /// Converts the recording into embedded-format traces, as the default backend writes

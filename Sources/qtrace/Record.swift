@@ -8,13 +8,20 @@ struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a program under the Dispatch tracer and write its trace (and HTML report).",
         discussion: """
-        The program runs with libqtrace-shim.so preloaded (LD_PRELOAD); no source change is needed.
-        Its stdin, stdout and stderr pass through, Ctrl-C reaches it, and qtrace exits with its
-        status (128+N if it died of signal N). Child processes the program starts keep working
-        and are traced into files of their own, named TRACE.PID.qtrace beside the main trace
+        The program runs with libqtrace-shim.so preloaded (LD_PRELOAD); no source change is needed. \
+        Its stdin, stdout and stderr pass through, Ctrl-C reaches it, and qtrace exits with its \
+        status (128+N if it died of signal N). Child processes the program starts keep working and \
+        are traced into files of their own, named TRACE.PID.qtrace beside the main trace \
         (processes that never use Dispatch write nothing).
 
-        Environment: QTRACE_SHIM overrides the shim's path; QTRACE_MAX_BYTES caps a trace file
+        At the end qtrace prints where the trace is, one summary line, and the path of the HTML \
+        report (TRACE with .html), which opens offline in a browser.
+
+        Examples:
+          qtrace record -- ./app --its-flag
+          qtrace record -o run1.qtrace --max-size 512 -- swift run MyTool
+
+        Environment: QTRACE_SHIM overrides the shim's path; QTRACE_MAX_BYTES caps a trace file \
         (events beyond it are counted as dropped); QTRACE_CHUNK_KB sets the per-thread buffer.
         """
     )
@@ -40,6 +47,8 @@ struct Record: ParsableCommand {
     var command: [String] = []
 
     mutating func validate() throws {
+        // The passthrough argument also captures a leading --help: answer it.
+        if command.first == "--help" || command.first == "-h" { throw CleanExit.helpRequest(self) }
         if command.first == "--" { command.removeFirst() }
         guard !command.isEmpty else { throw ValidationError("missing program: use qtrace record -- PROGRAM [ARGS...]") }
         if command[0].hasPrefix("-") {
@@ -70,7 +79,7 @@ struct Record: ParsableCommand {
     func runEmbedded(tracePath: String) throws -> Int32 {
         let shim = try ShimLocator.find()
         var env = ProcessInfo.processInfo.environment
-        env["LD_PRELOAD"] = [shim, env["LD_PRELOAD"]].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
+        env["LD_PRELOAD"] = ShimLocator.preload(shim, before: env["LD_PRELOAD"])
         env["QTRACE_OUTPUT"] = tracePath
         env["QTRACE_ROOT_PPID"] = String(getpid())
         if let maxSize { env["QTRACE_MAX_BYTES"] = String(maxSize * 1024 * 1024) }
@@ -152,32 +161,36 @@ struct Record: ParsableCommand {
     }
 }
 
-func printErr(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
-}
+/// One line on stderr.
+func printErr(_ message: String) { writeStderr(message + "\n") }
 
-/// Finds libqtrace-shim.so: $QTRACE_SHIM, beside the qtrace executable, or in ../lib/qtrace.
+/// Finds a shim library: the path in an environment variable, beside the qtrace executable,
+/// or in ../lib/qtrace.
 enum ShimLocator {
     static let fileName = "libqtrace-shim.so"
 
+    /// The embedded recorder's shim.
     static func find() throws -> String {
-        if let explicit = ProcessInfo.processInfo.environment["QTRACE_SHIM"], !explicit.isEmpty {
-            guard FileManager.default.fileExists(atPath: explicit) else {
-                throw ValidationError("QTRACE_SHIM=\(explicit) does not exist")
-            }
-            return absolute(explicit)
-        }
-        let exeDir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let selfExe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for dir in [selfExe, exeDir] {
-            for candidate in [dir.appendingPathComponent(fileName), dir.appendingPathComponent("../lib/qtrace/\(fileName)")] {
-                if FileManager.default.fileExists(atPath: candidate.path) { return candidate.standardizedFileURL.path }
-            }
-        }
-        throw ValidationError("\(fileName) not found next to qtrace: build it with `make build` (or set QTRACE_SHIM=/path/to/\(fileName))")
+        try find(fileName: fileName, variable: "QTRACE_SHIM", buildHint: "build it with `make build`")
     }
 
-    static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    static func find(fileName: String, variable: String, buildHint: String) throws -> String {
+        if let explicit = ProcessInfo.processInfo.environment[variable], !explicit.isEmpty {
+            guard FileManager.default.fileExists(atPath: explicit) else {
+                throw ValidationError("\(variable)=\(explicit) does not exist")
+            }
+            return URL(fileURLWithPath: explicit).standardizedFileURL.path
+        }
+        let exeDir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+        for candidate in [exeDir.appendingPathComponent(fileName), exeDir.appendingPathComponent("../lib/qtrace/\(fileName)")]
+        where FileManager.default.fileExists(atPath: candidate.path) {
+            return candidate.standardizedFileURL.path
+        }
+        throw ValidationError("\(fileName) not found next to qtrace: \(buildHint) (or set \(variable)=/path/to/\(fileName))")
+    }
+
+    /// LD_PRELOAD with `shim` first, keeping what the user had preloaded.
+    static func preload(_ shim: String, before existing: String?) -> String {
+        [shim, existing].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
     }
 }

@@ -266,6 +266,9 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(missing.status, 127)
         XCTAssertTrue(missing.stderr.contains("cannot run '/nonexistent/program'"))
         XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1, "one line")
+        let help = runProgram([Paths.qtrace, "record", "--help"])
+        XCTAssertEqual(help.status, 0, help.stderr)
+        XCTAssertTrue(help.stdout.contains("--max-size"), "record --help prints the options")
         // Usage errors: one line on stderr, non-zero exit, for every command.
         for argv in [["record"], ["record", "--bogus", "--", "true"], ["stats"], ["nosuch"],
                      ["export", "x.qtrace", "--format", "bogus"], ["check", "--bogus"]] {
