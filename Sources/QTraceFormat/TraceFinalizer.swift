@@ -7,17 +7,18 @@ import Glibc
 #endif
 
 public enum TraceFinalizer {
-    // Header offsets (docs/trace-format.md).
-    static let chunkSizeOffset = 16
-    static let initTscOffset = 40
-    static let initNsOffset = 48
-    static let finalTscOffset = 64
-    static let finalNsOffset = 72
-    static let chunksOffset = 80
-    static let flagsOffset = 104
-    static let exitStatusOffset = 120
-    static let tscHzOffset = 136
-    static let headerSize: UInt64 = 4096
+    // Header offsets: the reader's (docs/trace-format.md).
+    typealias H = TraceLayout.Header
+    static let chunkSizeOffset = H.chunkSize
+    static let initTscOffset = H.initTsc
+    static let initNsOffset = H.initMonoNs
+    static let finalTscOffset = H.finalTsc
+    static let finalNsOffset = H.finalMonoNs
+    static let chunksOffset = H.chunksAllocated
+    static let flagsOffset = H.flags
+    static let exitStatusOffset = H.exitStatus
+    static let tscHzOffset = H.tscHz
+    static let headerSize = UInt64(TraceLayout.headerSize)
 
     /// Finalizes the trace at `path`; `exitStatus` (0-255, 128+N for a signal) is stored when given.
     /// Returns false when the file is not a qtrace trace.
@@ -27,7 +28,9 @@ public enum TraceFinalizer {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var magic = [UInt8](repeating: 0, count: 8)
-        guard pread(fd, &magic, 8, 0) == 8, magic == Array("QTRACE\0\0".utf8) else { return false }
+        guard pread(fd, &magic, 8, off_t(H.magic)) == 8,
+              UInt64(littleEndian: magic.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }) == TraceLayout.fileMagic
+        else { return false }
         let flags = readU64(fd, flagsOffset)
         if flags & 1 == 0 {
             // The process did not exit normally: add the calibration pair it could not write.
@@ -40,7 +43,9 @@ public enum TraceFinalizer {
             }
         }
         writeU64(fd, flagsOffset, flags | 2)
-        if let status = exitStatus { writeU64(fd, exitStatusOffset, (1 << 63) | UInt64(UInt32(bitPattern: status))) }
+        if let status = exitStatus {
+            writeU64(fd, exitStatusOffset, TraceLayout.exitStatusPresent | UInt64(UInt32(bitPattern: status)))
+        }
         let chunkSize = UInt64(readU32(fd, chunkSizeOffset))
         let used = headerSize + readU64(fd, chunksOffset) * chunkSize
         var st = stat()
