@@ -438,19 +438,30 @@ static void check_deadlock(qt_thread_t *t, void *q, uint32_t kind, int barrier) 
 
 // ---- submission ----
 
-static inline void submit_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
-                                int is_block, uint64_t extra, void (*real_f)(void *, void *, qt_fn_t)) {
+/// Takes a context slot for an asynchronous item, fills it and records its ENQUEUE; the caller
+/// hands the slot and `*trampoline` to the real `_f` function. NULL: no slot (counted as dropped).
+static inline qt_slot_t *enqueue_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
+                                       int is_block, uint64_t extra, qt_fn_t *trampoline) {
     uint64_t id = qt_next_id(t);
     qt_slot_t *s = slot_alloc(id);
-    if (QT_UNLIKELY(!s)) { qt_count_dropped(QT_ENQUEUE); return; }
+    if (QT_UNLIKELY(!s)) { qt_count_dropped(QT_ENQUEUE); return NULL; }
     s->work = is_block ? _Block_copy(work) : work;
     s->ctx = ctx;
     s->queue = q;
     __atomic_store_n(&s->id, id | ((uint64_t)kind << 56), __ATOMIC_RELAXED);
     note_queue(t, q);
     qt_rec3(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, extra);
+    *trampoline = is_block ? tramp_async_block : tramp_async_fn;
+    return s;
+}
+
+static inline void submit_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
+                                int is_block, uint64_t extra, void (*real_f)(void *, void *, qt_fn_t)) {
+    qt_fn_t trampoline;
+    qt_slot_t *s = enqueue_async(t, kind, flags8, q, work, ctx, is_block, extra, &trampoline);
+    if (QT_UNLIKELY(!s)) return;
     t->depth++;
-    real_f(q, s, is_block ? tramp_async_block : tramp_async_fn);
+    real_f(q, s, trampoline);
     t->depth--;
 }
 
@@ -526,20 +537,12 @@ SYNC_BLOCK_API(dispatch_barrier_async_and_wait, barrier_async_and_wait, barrier_
 SYNC_FN_API(dispatch_barrier_async_and_wait_f, barrier_async_and_wait_f, QT_KIND_BARRIER_ASYNC_AND_WAIT, QT_EF_BARRIER)
 
 // after: the real dispatch_after_f with our slot; `when` is kept as the ENQUEUE's extra.
-static void after_f_real(uint64_t when, void *q, void *ctx, qt_fn_t fn) { real.after_f(when, q, ctx, fn); }
-
 static void submit_after(qt_thread_t *t, unsigned flags8, uint64_t when, void *q, void *work, void *ctx, int is_block) {
-    uint64_t id = qt_next_id(t);
-    qt_slot_t *s = slot_alloc(id);
-    if (!s) { qt_count_dropped(QT_ENQUEUE); return; }
-    s->work = is_block ? _Block_copy(work) : work;
-    s->ctx = ctx;
-    s->queue = q;
-    __atomic_store_n(&s->id, id | ((uint64_t)QT_KIND_AFTER << 56), __ATOMIC_RELAXED);
-    note_queue(t, q);
-    qt_rec3(t, QT_ENQUEUE, flags8, QT_KIND_AFTER, id, (uint64_t)(uintptr_t)q, when);
+    qt_fn_t trampoline;
+    qt_slot_t *s = enqueue_async(t, QT_KIND_AFTER, flags8, q, work, ctx, is_block, when, &trampoline);
+    if (!s) return;
     t->depth++;
-    after_f_real(when, q, s, is_block ? tramp_async_block : tramp_async_fn);
+    real.after_f(when, q, s, trampoline);
     t->depth--;
 }
 
@@ -605,17 +608,11 @@ void dispatch_apply_f(size_t n, void *q, void *ctx, qt_apply_fn_t fn) {
 
 static void group_submit(qt_thread_t *t, unsigned kind, unsigned flags8, void *g, void *q, void *work, void *ctx,
                          int is_block, void (*real_f)(void *, void *, void *, qt_fn_t)) {
-    uint64_t id = qt_next_id(t);
-    qt_slot_t *s = slot_alloc(id);
-    if (!s) { qt_count_dropped(QT_ENQUEUE); return; }
-    s->work = is_block ? _Block_copy(work) : work;
-    s->ctx = ctx;
-    s->queue = q;
-    __atomic_store_n(&s->id, id | ((uint64_t)kind << 56), __ATOMIC_RELAXED);
-    note_queue(t, q);
-    qt_rec3(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, (uint64_t)(uintptr_t)g);
+    qt_fn_t trampoline;
+    qt_slot_t *s = enqueue_async(t, kind, flags8, q, work, ctx, is_block, (uint64_t)(uintptr_t)g, &trampoline);
+    if (!s) return;
     t->depth++;
-    real_f(g, q, s, is_block ? tramp_async_block : tramp_async_fn);
+    real_f(g, q, s, trampoline);
     t->depth--;
 }
 
