@@ -63,7 +63,14 @@ final class CTFFastTrace: @unchecked Sendable {
 
     init(directory: String) throws {
         self.directory = directory
-        let metadata = try TSDLParser.parse(try CTFMetadataFile.text(ofDirectory: directory))
+        let metadata: CTFMetadata
+        do {
+            metadata = try TSDLParser.parse(try CTFMetadataFile.text(ofDirectory: directory))
+        } catch let error as CTFReadError {
+            // Text this parser rejects may still be CTF that libbabeltrace2 reads (or rejects
+            // with its own message): not this decoder's call.
+            throw CTFUnsupported("\(directory)/metadata: \(error)")
+        }
         let program = CTFProgram(byteOrder: metadata.byteOrder)
         self.program = program
         uuid = metadata.uuid ?? []

@@ -100,6 +100,8 @@ final class LTTngRecordTests: XCTestCase {
         let embedded = try recordEmbedded(["all-apis"], in: dir)
         XCTAssertEqual(EventCensus(ctf.events), EventCensus(embedded.readAllEvents()))
         XCTAssertTrue(ctf.events.allSatisfy { $0.tid != 0 })
+        // The purpose-built decoder skips the foreign events exactly as libbabeltrace2 does.
+        try assertDecodersAgree(traceDir)
     }
 
     /// Reading a directory without a CTF trace, or one without qtrace events, says so.
