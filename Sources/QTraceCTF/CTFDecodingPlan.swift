@@ -14,7 +14,7 @@ enum CTFRole: Int8 {
 }
 
 struct CTFOp {
-    enum Code: UInt8 { case integer, skipBits, string, text, array, sequence, variant }
+    enum Code: UInt8 { case integer, skipBits, string, text, array, sequence, variant, run }
     var code: Code
     /// Bits (integer, skipBits) or element bits (array/sequence/text).
     var size: Int32 = 0
@@ -27,12 +27,24 @@ struct CTFOp {
     /// Integers: the value slot. Strings/text: slots `slot` (byte offset) and `slot + 1`
     /// (length). Arrays/sequences: `slot` (bit position of element 0) and `slot + 1` (count).
     var slot: Int32 = -1
-    /// Array length, or the slot holding a sequence's length / a variant's tag.
+    /// Array length, the slot holding a sequence's length / a variant's tag, or a run's
+    /// number of fields.
     var count: Int32 = 0
-    /// Element plan (array, sequence), or the first entry of `variantTable` (variant).
+    /// Element plan (array, sequence), the first entry of `variantTable` (variant) or of
+    /// `runFields` (run).
     var subplan: Int32 = -1
     /// Variant: the number of `variantTable` entries.
     var options: Int32 = 0
+}
+
+/// One integer of a run: consecutive byte-aligned little-endian 8/16/32/64-bit integers
+/// (most of an LTTng event) decoded with one bounds check.
+struct CTFRunField {
+    var byteOffset: Int32
+    var bytes: UInt8
+    var signed: Bool
+    var role: CTFRole
+    var slot: Int32
 }
 
 /// A variant option: tag values `low...high` select `plan`.
@@ -49,6 +61,7 @@ final class CTFProgram: @unchecked Sendable {
     /// Plan `i` is `ops[planRanges[i]]`.
     private(set) var planRanges: [Range<Int>] = []
     private(set) var variantTable: [CTFVariantChoice] = []
+    private(set) var runFields: [CTFRunField] = []
     private(set) var slotCount = 0
     /// Per slot: the integer's enum mappings, for variants it selects.
     private var enumOfSlot: [Int: [CTFEnumMapping]] = [:]
@@ -62,6 +75,7 @@ final class CTFProgram: @unchecked Sendable {
     private(set) var opsBuffer = UnsafeMutableBufferPointer<CTFOp>(start: nil, count: 0)
     private(set) var rangeStarts = UnsafeMutableBufferPointer<Int32>(start: nil, count: 0)
     private(set) var variantBuffer = UnsafeMutableBufferPointer<CTFVariantChoice>(start: nil, count: 0)
+    private(set) var runBuffer = UnsafeMutableBufferPointer<CTFRunField>(start: nil, count: 0)
 
     init(byteOrder: CTFByteOrder) { traceByteOrder = byteOrder }
 
@@ -69,17 +83,26 @@ final class CTFProgram: @unchecked Sendable {
         opsBuffer.deallocate()
         rangeStarts.deallocate()
         variantBuffer.deallocate()
+        runBuffer.deallocate()
+    }
+
+    /// The raw buffers the interpreter reads (valid while the program lives).
+    var table: CTFPlanTable {
+        CTFPlanTable(ops: UnsafePointer(opsBuffer.baseAddress!), starts: UnsafePointer(rangeStarts.baseAddress!),
+                     variants: UnsafePointer(variantBuffer.baseAddress!), runs: UnsafePointer(runBuffer.baseAddress!))
     }
 
     /// Copies the plans into raw buffers; call once every plan is compiled.
     func seal() {
-        opsBuffer = .allocate(capacity: ops.count)
+        opsBuffer = .allocate(capacity: max(ops.count, 1))
         _ = opsBuffer.initialize(from: ops)
         rangeStarts = .allocate(capacity: planRanges.count + 1)
         for (i, range) in planRanges.enumerated() { rangeStarts[i] = Int32(range.lowerBound) }
         rangeStarts[planRanges.count] = Int32(ops.count)
         variantBuffer = .allocate(capacity: max(variantTable.count, 1))
         _ = variantBuffer.initialize(from: variantTable)
+        runBuffer = .allocate(capacity: max(runFields.count, 1))
+        _ = runBuffer.initialize(from: runFields)
     }
 
     /// Starts a new scope kind (packet header, event payload...): names from earlier scopes
@@ -119,10 +142,51 @@ final class CTFProgram: @unchecked Sendable {
         return element
     }
 
-    private func addPlan(_ plan: [CTFOp]) -> Int32 {
+    private func addPlan(_ unfused: [CTFOp]) -> Int32 {
+        let plan = fuseRuns(unfused)
         planRanges.append(ops.count..<(ops.count + plan.count))
         ops.append(contentsOf: plan)
         return Int32(planRanges.count - 1)
+    }
+
+    /// Replaces each stretch of plain byte-aligned integers (and the byte-or-less alignment
+    /// markers between them) by one `.run` op. Its alignment to a byte boundary is what the
+    /// first integer would have done; after it every position is byte-aligned.
+    private func fuseRuns(_ plan: [CTFOp]) -> [CTFOp] {
+        func isPlain(_ op: CTFOp) -> Bool {
+            op.code == .integer && !op.bigEndian && !op.clockMapped && op.align <= 8 && [8, 16, 32, 64].contains(op.size)
+        }
+        func isMarker(_ op: CTFOp) -> Bool { op.code == .skipBits && op.size == 0 && op.align <= 8 }
+        var result: [CTFOp] = []
+        var i = 0
+        while i < plan.count {
+            var j = i
+            while j < plan.count && isMarker(plan[j]) { j += 1 }
+            guard j < plan.count, isPlain(plan[j]) else {
+                result.append(contentsOf: plan[i..<max(j, i + 1)])
+                i = max(j, i + 1)
+                continue
+            }
+            var fields: [CTFRunField] = []
+            var bits: Int32 = 0
+            while j < plan.count && (isPlain(plan[j]) || isMarker(plan[j])) {
+                let op = plan[j]
+                if op.code == .integer {
+                    fields.append(CTFRunField(byteOffset: bits / 8, bytes: UInt8(op.size / 8), signed: op.signed, role: op.role,
+                                              slot: op.slot))
+                    bits += op.size
+                }
+                j += 1
+            }
+            if j - i == 1 {
+                result.append(plan[i])      // a lone integer stays itself (array elements are read back by their op)
+            } else {
+                result.append(CTFOp(code: .run, size: bits, align: 8, count: Int32(fields.count), subplan: Int32(runFields.count)))
+                runFields.append(contentsOf: fields)
+            }
+            i = j
+        }
+        return result
     }
 
     private func newSlots(_ n: Int) -> Int32 {
@@ -216,6 +280,15 @@ final class CTFProgram: @unchecked Sendable {
 
 // MARK: Running plans
 
+/// A sealed program's plans as plain pointers: reading them per op costs no reference
+/// counting and no exclusivity check.
+struct CTFPlanTable {
+    let ops: UnsafePointer<CTFOp>
+    let starts: UnsafePointer<Int32>
+    let variants: UnsafePointer<CTFVariantChoice>
+    let runs: UnsafePointer<CTFRunField>
+}
+
 /// Where a stream decoder is: the mapped bytes, the bit position, the limit of the current
 /// packet's content, the clock, and the slot values.
 struct CTFCursorState {
@@ -234,16 +307,38 @@ struct CTFDecodeError: Error {
 
 enum CTFInterpreter {
     /// Runs plan `plan` at `state.position`.
-    static func run(_ plan: Int32, _ state: inout CTFCursorState, _ program: CTFProgram) throws {
-        let ops = program.opsBuffer.baseAddress!
-        var index = Int(program.rangeStarts[Int(plan)])
-        let end = Int(program.rangeStarts[Int(plan) + 1])
+    static func run(_ plan: Int32, _ state: inout CTFCursorState, _ program: CTFPlanTable) throws {
+        let ops = program.ops
+        var index = Int(program.starts[Int(plan)])
+        let end = Int(program.starts[Int(plan) + 1])
         while index < end {
             let op = ops[index]
             index += 1
             let align = Int(op.align)
             state.position = (state.position + align - 1) & ~(align - 1)
             switch op.code {
+            case .run:
+                guard state.position + Int(op.size) <= state.limit else { throw CTFDecodeError(bitPosition: state.position, what: "an event's fields") }
+                let bytes = state.base + (state.position >> 3)
+                let fields = program.runs + Int(op.subplan)
+                for i in 0..<Int(op.count) {
+                    let field = fields[i]
+                    let at = Int(field.byteOffset)
+                    var value: UInt64
+                    switch field.bytes {
+                    case 1: value = UInt64(bytes.load(fromByteOffset: at, as: UInt8.self))
+                    case 2: value = UInt64(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt16.self)))
+                    case 4: value = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self)))
+                    default: value = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+                    }
+                    if field.signed && field.bytes < 8 {
+                        let shift = UInt64(64 - 8 * Int(field.bytes))
+                        value = UInt64(bitPattern: Int64(bitPattern: value << shift) >> shift)
+                    }
+                    state.values[Int(field.slot)] = value
+                    if field.role != .none { state.registers[Int(field.role.rawValue)] = value }
+                }
+                state.position += Int(op.size)
             case .integer:
                 let size = Int(op.size)
                 guard state.position + size <= state.limit else { throw CTFDecodeError(bitPosition: state.position, what: "an integer") }
@@ -300,7 +395,7 @@ enum CTFInterpreter {
                 }
             case .variant:
                 let tag = Int64(bitPattern: state.values[Int(op.count)])
-                let choices = program.variantBuffer.baseAddress! + Int(op.subplan)
+                let choices = program.variants + Int(op.subplan)
                 var selected: Int32 = -1
                 for i in 0..<Int(op.options) where choices[i].low <= tag && tag <= choices[i].high {
                     selected = choices[i].plan
