@@ -134,6 +134,34 @@ final class CTFProgram: @unchecked Sendable {
         return (addPlan(plan), members)
     }
 
+    /// One plan doing `plans` one after the other (skipping -1), with a run that ends one plan
+    /// merged into a run that starts the next: an event's contexts and payload in one go.
+    func concatenate(_ plans: [Int32]) -> Int32 {
+        var combined: [CTFOp] = []
+        for plan in plans where plan >= 0 {
+            for op in ops[planRanges[Int(plan)]] {
+                guard op.code == .run, let last = combined.last, last.code == .run else {
+                    combined.append(op)
+                    continue
+                }
+                // After a run the position is byte-aligned, so the next run's fields follow at
+                // fixed offsets.
+                var fields = Array(runFields[Int(last.subplan)..<Int(last.subplan + last.count)])
+                for field in runFields[Int(op.subplan)..<Int(op.subplan + op.count)] {
+                    var shifted = field
+                    shifted.byteOffset += last.size / 8
+                    fields.append(shifted)
+                }
+                combined[combined.count - 1] = CTFOp(code: .run, size: last.size + op.size, align: 8, count: Int32(fields.count),
+                                                     subplan: Int32(runFields.count))
+                runFields.append(contentsOf: fields)
+            }
+        }
+        planRanges.append(ops.count..<(ops.count + combined.count))
+        ops.append(contentsOf: combined)
+        return Int32(planRanges.count - 1)
+    }
+
     /// The element op of an array or sequence op whose elements are plain integers.
     func elementIntegerOp(of op: CTFOp) -> CTFOp? {
         guard op.code == .array || op.code == .sequence, op.subplan >= 0 else { return nil }

@@ -7,6 +7,8 @@ import Foundation
 final class CTFEventPlan {
     let context: Int32
     let payload: Int32
+    /// The stream's event context, this class's context and its payload as one plan.
+    let body: Int32
     let kind: QTraceEventKind?
     /// The members `kind` reads, in `EventClassDecoder.neededMembers` order.
     let needed: UnsafeMutableBufferPointer<CTFOp>
@@ -16,10 +18,11 @@ final class CTFEventPlan {
     let executable: CTFOp?
     let commandLine: CTFOp?
 
-    init(context: Int32, payload: Int32, kind: QTraceEventKind?, needed: [CTFOp], wordOp: CTFOp?, executable: CTFOp?,
-         commandLine: CTFOp?) {
+    init(context: Int32, payload: Int32, body: Int32, kind: QTraceEventKind?, needed: [CTFOp], wordOp: CTFOp?,
+         executable: CTFOp?, commandLine: CTFOp?) {
         self.context = context
         self.payload = payload
+        self.body = body
         self.kind = kind
         self.needed = .allocate(capacity: max(needed.count, 1))
         _ = self.needed.initialize(from: needed)
@@ -87,7 +90,7 @@ final class CTFFastTrace: @unchecked Sendable {
             guard maxID < Self.maxEventID else { throw CTFUnsupported("metadata: event class id \(maxID)") }
             plans.events = Array(repeating: nil, count: classes.isEmpty ? 0 : Int(maxID) + 1)
             for eventClass in classes {
-                let plan = try Self.compileEvent(eventClass, program: program)
+                let plan = try Self.compileEvent(eventClass, program: program, streamContext: plans.eventContext)
                 anyQTrace = anyQTrace || plan.kind != nil
                 plans.events[Int(eventClass.id)] = plan
             }
@@ -126,20 +129,21 @@ final class CTFFastTrace: @unchecked Sendable {
         return plans
     }
 
-    private static func compileEvent(_ eventClass: CTFEventClass, program: CTFProgram) throws -> CTFEventPlan {
+    private static func compileEvent(_ eventClass: CTFEventClass, program: CTFProgram, streamContext: Int32) throws -> CTFEventPlan {
         let context = try eventClass.context.map { try program.compile($0).plan } ?? -1
         let payload = try eventClass.payload.map { try program.compile($0) }
+        let body = program.concatenate([streamContext, context, payload?.plan ?? -1])
         var kind: QTraceEventKind?
         if eventClass.name.hasPrefix("qtrace:") { kind = EventClassDecoder.kind(of: eventClass.name.dropFirst(7)) }
         guard let known = kind, let payload else {
-            return CTFEventPlan(context: context, payload: payload?.plan ?? -1, kind: nil, needed: [], wordOp: nil,
+            return CTFEventPlan(context: context, payload: payload?.plan ?? -1, body: body, kind: nil, needed: [], wordOp: nil,
                                 executable: nil, commandLine: nil)
         }
         let names = EventClassDecoder.neededMembers(known)
         let needed = names.compactMap { payload.members[$0] }
         // A foreign provider also called qtrace (members missing): not ours, as libbabeltrace2's path decides.
         guard needed.count == names.count else {
-            return CTFEventPlan(context: context, payload: payload.plan, kind: nil, needed: [], wordOp: nil,
+            return CTFEventPlan(context: context, payload: payload.plan, body: body, kind: nil, needed: [], wordOp: nil,
                                 executable: nil, commandLine: nil)
         }
         var wordOp: CTFOp?
@@ -159,7 +163,7 @@ final class CTFFastTrace: @unchecked Sendable {
             return op
         }
         let isProcess = if case .process = known { true } else { false }
-        return CTFEventPlan(context: context, payload: payload.plan, kind: known, needed: needed, wordOp: wordOp,
+        return CTFEventPlan(context: context, payload: payload.plan, body: body, kind: known, needed: needed, wordOp: wordOp,
                             executable: isProcess ? try optionalString("executable") : nil,
                             commandLine: isProcess ? try optionalString("command_line") : nil)
     }

@@ -124,16 +124,14 @@ final class CTFStreamFile {
     @inline(__always)
     private func decodeEvent() throws {
         let registers = cursor.pointee.state.registers
-        let header = cursor.pointee.stream.eventHeader, context = cursor.pointee.stream.eventContext
+        let header = cursor.pointee.stream.eventHeader
         registers[Int(CTFRole.eventID.rawValue)] = 0
         if header >= 0 { try CTFInterpreter.run(header, &cursor.pointee.state, plans) }
         let id = registers[Int(CTFRole.eventID.rawValue)]
         guard id < UInt64(cursor.pointee.stream.events.count), let plan = cursor.pointee.stream.events[Int(id)] else {
             throw CTFReadError.corrupt("\(path): unknown event id \(id) at byte \(cursor.pointee.state.position / 8)")
         }
-        if context >= 0 { try CTFInterpreter.run(context, &cursor.pointee.state, plans) }
-        if plan.context >= 0 { try CTFInterpreter.run(plan.context, &cursor.pointee.state, plans) }
-        if plan.payload >= 0 { try CTFInterpreter.run(plan.payload, &cursor.pointee.state, plans) }
+        try CTFInterpreter.run(plan.body, &cursor.pointee.state, plans)
         cursor.pointee.event = plan
         cursor.pointee.ns = cursor.pointee.stream.hasClock ? trace.nanosecondsFromOrigin(cursor.pointee.state.clock) : 0
     }
