@@ -34,11 +34,12 @@ enum TestPaths {
     }
 
     /// LTTNG_HOME for every lttng command the tests run (the client's ~/.lttngrc lives there).
-    static let lttngHome: String = {
+    /// Made again when a suite's `cleanUp()` removed it (suites share the scratch directory).
+    static var lttngHome: String {
         let dir = scratch.appendingPathComponent("lttng-home")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir.path
-    }()
+    }
 
     static func cleanUp() { try? FileManager.default.removeItem(at: scratch) }
 
@@ -89,6 +90,8 @@ func runCommand(_ argv: [String], environment: [String: String] = [:]) -> (statu
     process.environment = env
     // A file, not a pipe: nothing to drain while waiting, and daemons that keep the
     // descriptor open cannot make the read hang.
+    // Another suite's tearDown may have removed the shared scratch directory.
+    try? FileManager.default.createDirectory(at: TestPaths.scratch, withIntermediateDirectories: true)
     let outURL = TestPaths.scratch.appendingPathComponent("run-\(UUID().uuidString).out")
     _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: outURL) }
@@ -113,6 +116,7 @@ final class PrivateLTTngNamespace {
 
     /// Throws XCTSkip when this machine cannot make one (no root, no unshare).
     init() throws {
+        try? FileManager.default.createDirectory(at: TestPaths.scratch, withIntermediateDirectories: true)
         let ready = TestPaths.scratch.appendingPathComponent("namespace-ready-\(UUID().uuidString)")
         holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
