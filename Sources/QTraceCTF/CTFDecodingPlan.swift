@@ -65,7 +65,8 @@ final class CTFProgram: @unchecked Sendable {
     private(set) var slotCount = 0
     /// Per slot: the integer's enum mappings, for variants it selects.
     private var enumOfSlot: [Int: [CTFEnumMapping]] = [:]
-    /// Fields visible to later sequence lengths and variant tags: (raw name, slot).
+    /// Fields visible to later sequence lengths and variant tags: (raw name, slot). Names of
+    /// earlier scopes stay visible, as CTF's dynamic scope paths allow.
     private var visible: [(name: String, slot: Int)] = []
     private let traceByteOrder: CTFByteOrder
     /// Names of the clocks integers map to (the trace's default clock is the first).
@@ -104,10 +105,6 @@ final class CTFProgram: @unchecked Sendable {
         runBuffer = .allocate(capacity: max(runFields.count, 1))
         _ = runBuffer.initialize(from: runFields)
     }
-
-    /// Starts a new scope kind (packet header, event payload...): names from earlier scopes
-    /// stay visible, as CTF's dynamic scopes allow.
-    func resetVisibleNames() { visible.removeAll() }
 
     /// The slot of the last visible integer called `name` (or a dotted path ending in it).
     func slot(named path: String) -> Int? {
