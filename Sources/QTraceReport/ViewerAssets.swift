@@ -2082,7 +2082,7 @@ class Timeline {
 
   /** For tests: lane names in order. */
   laneNames() {
-    return this.lanes.map((l) => ({ kind: l.kind, key: l.key, title: l.title }));
+    return this.lanes.map((l) => ({ kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height }));
   }
 }
 
