@@ -71,7 +71,10 @@ final class TraceInputs {
             return match
         }
         guard processes.count == 1 else {
-            throw fail(command, "the trace holds \(processes.count) processes (\(pidList)): choose one with --pid PID")
+            // diff compares two runs: it takes a summary of the one process instead.
+            let fix = command == "diff" ? "compare one process's summary (qtrace stats --json --pid PID TRACE > run.json)"
+                                        : "choose one with --pid PID"
+            throw fail(command, "the trace holds \(processes.count) processes (\(pidList)): \(fix)")
         }
         return processes[0]
     }
