@@ -103,6 +103,20 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertEqual(Set(merged.threads.map(\.process)), [0, 1])
         XCTAssertEqual(merged.stats.first?.columns.first?.key, "process")
 
+        // Given together on the command line: one report, and one Chrome trace with a pid per process.
+        let both = dir.appendingPathComponent("both").path
+        let report = runCommand([TestPaths.qtrace, "report", traces[0], traces[1], "-o", both + ".html"])
+        XCTAssertEqual(report.status, 0, report.output)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: both + ".html"))
+        let export = runCommand([TestPaths.qtrace, "export", traces[0], traces[1], "-o", both + ".json"])
+        XCTAssertEqual(export.status, 0, export.output)
+        let chrome = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: both + ".json"))) as? [String: Any]
+        let events = chrome?["traceEvents"] as? [[String: Any]] ?? []
+        let processNames = events.filter { $0["name"] as? String == "process_name" }.compactMap { $0["pid"] as? Int }
+        XCTAssertEqual(processNames, [Int(parentPid), Int(childPid)])
+        let slicePids = Set(events.filter { $0["ph"] as? String == "X" }.compactMap { $0["pid"] as? Int })
+        XCTAssertEqual(slicePids, [Int(parentPid), Int(childPid)], "each item on its own process's track")
+
         // The browser tests (Tests/BrowserTests/test_merged_report.py) open this report.
         if let fixtures = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] {
             try ReportWriter.write(merged, to: "\(fixtures)/real-merged.html")
