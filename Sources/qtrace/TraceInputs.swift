@@ -97,13 +97,12 @@ final class TraceInputs {
         }
         do {
             let host = hostName(of: reader)
-            let processes = try reader.processes()
-            guard !processes.isEmpty else { throw fail(command, "'\(path)': the LTTng trace recorded no qtrace process") }
-            return try processes.enumerated().map { index, process in
-                let output = "\(directory)/\(index)-\(process.pid).qtrace"
-                try reader.convert(pid: process.pid, to: output)
-                return TraceInput(path: output, source: path, pid: process.pid, host: host)
-            }
+            // One pass over the CTF trace writes every process (a directory can hold several
+            // given paths' worth: keep each path's files apart).
+            let prefix = "\(directory)/\(UInt32.random(in: 0...UInt32.max))"
+            let written = try reader.convertAll { pid in "\(prefix)-\(pid).qtrace" }
+            guard !written.isEmpty else { throw fail(command, "'\(path)': the LTTng trace recorded no qtrace process") }
+            return written.map { TraceInput(path: $0.path, source: path, pid: $0.process.pid, host: host) }
         } catch let exit as ExitCode {
             throw exit
         } catch {

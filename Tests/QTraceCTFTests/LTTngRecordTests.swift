@@ -56,6 +56,11 @@ final class LTTngRecordTests: XCTestCase {
         XCTAssertEqual(reread.header.exitStatus, 0)
         XCTAssertEqual(Set(reread.threads.map(\.tid)), Set(ctf.process.threads.map(\.tid)))
         XCTAssertEqual(reread.threads.first?.name, "qtrace-fixtures")
+
+        // Converting every process in one pass (what `qtrace stats DIR` does) gives the same.
+        let all = try CTFTraceReader(path: recording.traceDirectory).convertAll { dir.appendingPathComponent("all-\($0).qtrace").path }
+        XCTAssertEqual(all.map(\.process.pid), [ctf.process.pid])
+        assertSameEventsPerThread(try TraceFile(path: all[0].path).readAllEvents(), ctf.events)
     }
 
     /// A user's own session with everything enabled (lttng-ust's own statedump and libc
