@@ -28,9 +28,19 @@ enum ReportGeneration {
 
     /// Writes one HTML report of all the traces of a recording (the program and every child
     /// process that used Dispatch, a lane group each).
+    /// A child's trace that cannot be read (the error is printed) is left out of the report
+    /// rather than costing the program's own.
     static func write(tracePaths: [String], to reportPath: String, progress: Bool) throws {
-        guard !tracePaths.isEmpty else { return }
-        let input = try input(tracePaths: tracePaths, command: "record")
-        try ReportWriter.write(input, to: reportPath)
+        guard let main = tracePaths.first else { return }
+        var perProcess = [try input(process: process(main), command: "record")]
+        for path in tracePaths.dropFirst() {
+            do { perProcess.append(try input(process: process(path), command: "record")) } catch {}
+        }
+        try ReportWriter.write(ReportInput.merged(perProcess), to: reportPath)
+    }
+
+    /// A .qtrace file that `qtrace record` wrote here.
+    private static func process(_ path: String) -> TraceInput {
+        TraceInput(path: path, source: path, pid: nil, host: TraceInputs.localHostName)
     }
 }
