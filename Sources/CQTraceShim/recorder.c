@@ -148,7 +148,7 @@ static void fill_header(void) {
     qt_header_t *h = g_rec.header;
     memcpy(h->magic, "QTRACE\0\0", 8);
     h->version_major = 1;
-    h->version_minor = 0;
+    h->version_minor = 2;  // 1.2: compact item records
     h->header_size = QT_HEADER_SIZE;
     h->chunk_size = g_rec.chunk_size;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -300,6 +300,7 @@ void qt_recorder_after_fork_child(void) {
     t->chunk_seq = 0;
     t->tid = 0;
     t->held_count = 0;
+    t->last_noted_queue = NULL;
     pthread_mutex_init(&g_rec.lock, NULL);
     if (g_rec.state == 1) {
         munmap(g_rec.base, g_rec.max_bytes);
