@@ -11,7 +11,14 @@ mostly measures how long the run waited for a CPU; the CPU time does not.
 `--shim PATH` (repeatable) adds another shim build to every round, e.g. the one of an
 older commit, so that before and after are measured in the same conditions.
 
-Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]...   (make bench builds release first)
+`--breakdown` measures where the cost of an empty item goes instead: bench-empty untraced,
+with the shim loaded but recording off (QTRACE_DISABLE=1: interposition only), and with shim
+builds compiled here from Sources/CQTraceShim without the item records
+(-DQT_BENCH_NO_ITEM_RECORDS: re-submission and trampoline only), without clock reads
+(-DQT_BENCH_NO_CLOCK: records with a 0 timestamp), and complete.
+
+Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown]
+(make bench builds release first)
 """
 import argparse
 import os
@@ -30,7 +37,19 @@ def parse_args():
     parser.add_argument("bin_dir", nargs="?", help="release bin dir (default: swift build --show-bin-path)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--shim", action="append", default=[], help="another shim to compare (repeatable)")
+    parser.add_argument("--breakdown", action="store_true", help="where the cost of an empty item goes")
     return parser.parse_args()
+
+
+def build_variant(tmp, define):
+    """The preloadable shim compiled as the Makefile does, plus one benchmark-only define."""
+    sources = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "CQTraceShim")
+    out = os.path.join(tmp, f"libqtrace-shim{define}.so")
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-g", "-fPIC", "-shared", "-fno-omit-frame-pointer",
+                    "-DQTRACE_PRELOAD=1", define, "-I" + os.path.join(sources, "include"), "-o", out,
+                    os.path.join(sources, "recorder.c"), os.path.join(sources, "interpose.c"), "-ldl", "-lpthread"],
+                   check=True)
+    return out
 
 
 def main():
@@ -45,9 +64,10 @@ def main():
             sys.exit(f"bench: {path} missing: run `make build CONFIG=release` first")
     tmp = tempfile.mkdtemp(prefix="qtrace-bench-")
 
-    def once(scenario, items, shim, pinned):
+    def once(scenario, items, shim, pinned, extra_env=None):
         """(wall ns per item as printed by the program, CPU ns per item)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("QTRACE") and k != "LD_PRELOAD"}
+        env.update(extra_env or {})
         trace = os.path.join(tmp, "bench.qtrace")
         if shim:
             env["LD_PRELOAD"] = shim
@@ -60,6 +80,10 @@ def main():
         if os.path.exists(trace):
             os.unlink(trace)
         return float(re.search(r"ns/item ([0-9.]+)", out).group(1)), cpu_s * 1e9 / items
+
+    if args.breakdown:
+        breakdown(args.rounds, tmp, once, shims[0][1])
+        return
 
     print(f"qtrace record benchmark: {args.rounds} rounds each, medians in ns per item")
     print(f"{'':<50}{'----------- wall -----------':>32}{'----------- cpu ------------':>32}")
@@ -79,6 +103,30 @@ def main():
                     t = statistics.median(r[measure] for r in traced[label])
                     row += f"{p:>12.1f}{t:>12.1f}{t / p:>8.3f}"
                 print(row, flush=True)
+
+
+def breakdown(rounds, tmp, once, shim):
+    """bench-empty under shim builds that leave out one part of the recording at a time."""
+    variants = [
+        ("untraced", None, {}),
+        ("shim loaded, recording off", shim, {"QTRACE_DISABLE": "1"}),
+        ("no item records", build_variant(tmp, "-DQT_BENCH_NO_ITEM_RECORDS"), {}),
+        ("records without clock reads", build_variant(tmp, "-DQT_BENCH_NO_CLOCK"), {}),
+        ("complete", shim, {}),
+    ]
+    items = LOADS[0][1]
+    print(f"where an empty item's cost goes: bench-empty, {rounds} rounds, medians in ns per item")
+    print(f"{'variant':<30}{'cpus':>5}{'wall':>10}{'cpu':>10}{'cpu - untraced':>16}")
+    for pinned in (True, False):
+        results = {label: [] for label, _, _ in variants}
+        for _ in range(rounds):
+            for label, path, env in variants:
+                results[label].append(once(LOADS[0][0], items, path, pinned, env))
+        base = statistics.median(r[1] for r in results["untraced"])
+        for label, _, _ in variants:
+            wall = statistics.median(r[0] for r in results[label])
+            cpu = statistics.median(r[1] for r in results[label])
+            print(f"{label:<30}{'1' if pinned else 'all':>5}{wall:>10.1f}{cpu:>10.1f}{cpu - base:>+16.1f}", flush=True)
 
 
 if __name__ == "__main__":

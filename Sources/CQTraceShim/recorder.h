@@ -68,8 +68,13 @@ QT_HIDDEN uint64_t qt_next_id_block(void);
 /// Counts an event that could not be recorded (type 0: unknown).
 QT_HIDDEN void qt_count_dropped(unsigned type);
 
+// Benchmark-only builds (scripts/bench-record.py --breakdown compiles them to show where the
+// cost of an item goes): QT_BENCH_NO_CLOCK records 0 instead of reading the clock,
+// QT_BENCH_NO_ITEM_RECORDS writes no ENQUEUE/START/END at all.
 static inline uint64_t qt_now(void) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(QT_BENCH_NO_CLOCK)
+    return 0;
+#elif defined(__x86_64__) || defined(__i386__)
     return __builtin_ia32_rdtsc();
 #else
     struct timespec ts;
@@ -135,6 +140,10 @@ QT_HIDDEN void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const 
 // counted under the full type, so recorded + dropped still adds up per item.
 
 static inline void qt_rec_enqueue(qt_thread_t *t, unsigned kind, unsigned flags8, uint64_t id, const void *q, uint64_t extra) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)kind; (void)flags8; (void)id; (void)q; (void)extra;
+    return;
+#endif
     uint64_t queue = (uint64_t)(uintptr_t)q;
     if (QT_LIKELY(id <= UINT32_MAX && extra == 0 && (queue >> 56) == 0)) {
         uint64_t *p = qt_reserve(t, 24, QT_ENQUEUE);
@@ -148,6 +157,10 @@ static inline void qt_rec_enqueue(qt_thread_t *t, unsigned kind, unsigned flags8
 
 /// START: flags8 0 (the compact form carries the kind in flags8, so it has no other flags).
 static inline void qt_rec_start(qt_thread_t *t, unsigned kind, uint64_t id) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)kind; (void)id;
+    return;
+#endif
     if (QT_LIKELY(id <= UINT32_MAX)) {
         uint64_t *p = qt_reserve(t, 16, QT_START);
         if (QT_UNLIKELY(!p)) return;
@@ -159,6 +172,10 @@ static inline void qt_rec_start(qt_thread_t *t, unsigned kind, uint64_t id) {
 }
 
 static inline void qt_rec_end(qt_thread_t *t, uint64_t id) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)id;
+    return;
+#endif
     if (QT_LIKELY(id <= UINT32_MAX)) {
         uint64_t *p = qt_reserve(t, 16, QT_END);
         if (QT_UNLIKELY(!p)) return;
