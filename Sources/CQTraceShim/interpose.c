@@ -490,8 +490,6 @@ static void report_deadlock(qt_thread_t *t, uint32_t kind, void *q, void *held) 
     if (n > 0) { ssize_t w = write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1)); (void)w; }
 }
 
-/// A sync onto q waits for q's serial ancestors; if this thread holds one of them, that wait
-/// can never end.
 /// The innermost running item's queue is libdispatch's current queue while its body runs, so
 /// a QT_HELD_CURRENT on top can be resolved now. One below the top is only left by a nested
 /// drain (an item running a run loop that drains another queue): its queue is unknown.
@@ -500,6 +498,8 @@ static void resolve_held_top(qt_thread_t *t, int held) {
         t->held[held - 1] = real.get_current_queue ? real.get_current_queue() : NULL;
 }
 
+/// A sync onto q waits for q's serial ancestors; if this thread holds one of them, that wait
+/// can never end.
 static void check_deadlock(qt_thread_t *t, void *q, uint32_t kind, int barrier) {
     int held = t->held_count < QT_HELD_MAX ? t->held_count : QT_HELD_MAX;
     if (held == 0) return;
