@@ -43,6 +43,11 @@ struct Record: ParsableCommand {
         valueName: "backend"))
     var backend = "embedded"
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Stream an LTTng session to the lttng-relayd at net://HOST[:CONTROL_PORT[:DATA_PORT]] (implies --backend lttng); the relayd stores the trace.",
+        valueName: "url"))
+    var relayd: String?
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
@@ -57,9 +62,15 @@ struct Record: ParsableCommand {
         guard ["embedded", "lttng"].contains(backend) else {
             throw ValidationError("unknown backend '\(backend)': use embedded or lttng")
         }
+        if let relayd {
+            try LTTngSession.validateRelaydURL(relayd)
+            guard output == nil else { throw ValidationError("--relayd: the relayd stores the trace, -o does not apply") }
+            backend = "lttng"
+        }
     }
 
     func run() throws {
+        if let relayd { throw ExitCode(try recordThroughRelayd(relayd)) }
         let tracePath = output ?? Record.defaultTracePath(for: command[0])
         try Record.prepareOutput(tracePath)
         let status: Int32, traces: [String]
@@ -93,7 +104,7 @@ struct Record: ParsableCommand {
         if !noReport, FileManager.default.fileExists(atPath: tracePath) {
             let reportPath = Record.reportPath(for: tracePath)
             do {
-                try ReportGeneration.write(tracePaths: [tracePath], to: reportPath, progress: !quiet)
+                try ReportGeneration.write(tracePaths: traces, to: reportPath, progress: !quiet)
                 if !quiet, FileManager.default.fileExists(atPath: reportPath) { printErr("qtrace: report: \(reportPath)") }
             } catch {
                 printErr("qtrace: error: could not write the report: \(error)")
