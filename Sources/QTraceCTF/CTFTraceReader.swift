@@ -56,9 +56,12 @@ public final class CTFTraceReader: Sendable {
     public let traceDirectories: [String]
     public let decoder: Decoder
 
+    /// `.automatic` can be overridden with $QTRACE_CTF_DECODER (automatic, babeltrace,
+    /// purpose-built): a way back to libbabeltrace2 for any qtrace command.
     public init(path: String, decoder: Decoder = .automatic) throws {
         self.path = path
-        self.decoder = decoder
+        let override = ProcessInfo.processInfo.environment["QTRACE_CTF_DECODER"].flatMap(Decoder.init(rawValue:))
+        self.decoder = decoder == .automatic ? override ?? .automatic : decoder
         let all = Self.ctfDirectories(under: path)
         guard !all.isEmpty else { throw CTFReadError.noTrace(path: path) }
         traceDirectories = all.filter(Self.declaresQTraceEvents)
