@@ -6,12 +6,14 @@ embedded shim, with the LTTng shim and no session (tracepoints compiled in, disa
 with the LTTng shim recorded by a session, alternating, several rounds, pinned to 1 CPU and on
 all CPUs; prints medians in ns per item. Then reads the last LTTng trace (3 events per item)
 with `babeltrace2 -o dummy` (decode only) and with qtrace's CTF reader (QTraceCTF, through the
-release-built CTFReadThroughputTests), and prints events/s.
+release-built CTFReadThroughputTests) in both of its decoders (libbabeltrace2, purpose-built),
+alternating, and prints medians in events/s.
 
 Everything LTTng runs in a private mount namespace (unshare -m, tmpfs on /run/lttng and
 /dev/shm) with a session daemon of its own, stopped by PID at the end: run as root.
 
-Usage: scripts/bench-lttng.py [--rounds N] [--items N] [--no-read] [--scratch-path DIR]
+Usage: scripts/bench-lttng.py [--rounds N] [--items N] [--no-read] [--read-only] [--read-rounds N] [--scratch-path DIR]
+  --read-only: record one trace (no cost rounds), then measure reading only.
   Builds qtrace-fixtures (and, for the read benchmark, the tests) in release with SwiftPM's
   --scratch-path DIR (default .build-lttng), and both shims beside them with make.
 """
@@ -105,11 +107,12 @@ def main():
     daemon = None
     try:
         daemon = start_daemon(ns, scratch)
-        trace = measure_costs(ns, scratch, fixtures, shim, lttng_shim, rounds, items)
+        trace = measure_costs(ns, scratch, fixtures, shim, lttng_shim, 1 if "--read-only" in sys.argv else rounds, items,
+                              variants_only=("lttng, recording",) if "--read-only" in sys.argv else None)
         stop_daemon(daemon)
         daemon = None
         if "--no-read" not in sys.argv:
-            measure_reading(trace, items, scratch_path)
+            measure_reading(trace, items, scratch_path, option("--read-rounds", 5))
     finally:
         if daemon:
             stop_daemon(daemon)
@@ -117,7 +120,7 @@ def main():
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def measure_costs(ns, scratch, fixtures, shim, lttng_shim, rounds, items):
+def measure_costs(ns, scratch, fixtures, shim, lttng_shim, rounds, items, variants_only=None):
     base = {k: v for k, v in ns.env.items() if not k.startswith("QTRACE") and k != "LD_PRELOAD"}
     trace = os.path.join(scratch, "trace")
 
@@ -148,10 +151,10 @@ def measure_costs(ns, scratch, fixtures, shim, lttng_shim, rounds, items):
             os.unlink(os.path.join(scratch, "bench.qtrace"))
         return ns_per_item(result.stdout)
 
-    variants = ("untraced", "embedded", "lttng, no session", "lttng, recording")
+    variants = variants_only or ("untraced", "embedded", "lttng, no session", "lttng, recording")
     print(f"qtrace LTTng benchmark: bench-empty, {items:,} items, {rounds} rounds, medians in ns per item")
     print(f"{'cpus':<6}" + "".join(f"{v:>20}" for v in variants))
-    for pinned in (True, False):
+    for pinned in ((False,) if variants_only else (True, False)):
         samples = {v: [] for v in variants}
         for _ in range(rounds):
             for v in variants:
@@ -163,28 +166,37 @@ def measure_costs(ns, scratch, fixtures, shim, lttng_shim, rounds, items):
     return trace
 
 
-def measure_reading(trace, items, scratch_path, rounds=3):
-    """Alternates the two readers (the machine is noisy) and prints medians."""
+def measure_reading(trace, items, scratch_path, rounds=5):
+    """Alternates babeltrace2 -o dummy and qtrace's two decoders (the machine is noisy) and
+    prints medians."""
     events = 3 * items
     test = ["swift", "test", "-c", "release", "--scratch-path", scratch_path, "-Xswiftc", "-enable-testing",
             "--filter", "CTFReadThroughputTests"]
     subprocess.run(["swift", "build", "-c", "release", "--scratch-path", scratch_path, "--build-tests",
                     "-Xswiftc", "-enable-testing"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
-    env = dict(os.environ, QTRACE_CTF_BENCH_TRACE=trace)
-    dummy, qtrace = [], []
+    readers = {"babeltrace2 -o dummy (decode only)": None,
+               "CTFTraceReader, libbabeltrace2 path": "babeltrace",
+               "CTFTraceReader, purpose-built decoder": "purpose-built"}
+    samples = {name: [] for name in readers}
     for _ in range(rounds):
-        start = time.time()
-        subprocess.run(["babeltrace2", "-o", "dummy", trace], check=True)
-        dummy.append(events / (time.time() - start) / 1e6)
-        out = subprocess.run(test + ["--skip-build"], cwd=REPO, env=env, capture_output=True, text=True)
-        match = re.search(r"ctf-read: (\d+) events in [0-9.]+ s: ([0-9.]+) M events/s", out.stdout)
-        if not match:
-            sys.exit("bench: the CTF read test failed:\n" + out.stdout[-3000:] + out.stderr[-3000:])
-        events = int(match.group(1))
-        qtrace.append(float(match.group(2)))
-    print(f"CTF read, {events:,} events, {rounds} rounds, medians:")
-    print(f"  babeltrace2 -o dummy (decode only):   {statistics.median(dummy):.2f} M events/s")
-    print(f"  qtrace CTFTraceReader (to Events):    {statistics.median(qtrace):.2f} M events/s")
+        for name, decoder in readers.items():
+            if decoder is None:
+                start = time.time()
+                subprocess.run(["babeltrace2", "-o", "dummy", trace], check=True)
+                samples[name].append(events / (time.time() - start) / 1e6)
+                continue
+            env = dict(os.environ, QTRACE_CTF_BENCH_TRACE=trace, QTRACE_CTF_DECODER=decoder)
+            out = subprocess.run(test + ["--skip-build"], cwd=REPO, env=env, capture_output=True, text=True)
+            match = re.search(r"ctf-read: (\d+) events in [0-9.]+ s: ([0-9.]+) M events/s", out.stdout)
+            if not match or f"decoder {decoder})" not in out.stdout:
+                sys.exit("bench: the CTF read test failed:\n" + out.stdout[-3000:] + out.stderr[-3000:])
+            events = int(match.group(1))
+            samples[name].append(float(match.group(2)))
+    baseline = statistics.median(samples["babeltrace2 -o dummy (decode only)"])
+    print(f"CTF read, {events:,} events, {rounds} alternating rounds, medians (ratio to babeltrace2 -o dummy):")
+    for name in readers:
+        median = statistics.median(samples[name])
+        print(f"  {name:<40} {median:6.2f} M events/s  ({median / baseline:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -22,12 +22,9 @@ final class BabeltraceGraph {
         guard let graph = bt_graph_create(0) else { throw CTFReadError.babeltrace("cannot create a graph") }
         self.graph = graph
         self.consumer = consumer
-        do {
-            try build(directories: directories)
-        } catch {
-            bt_graph_put_ref(graph)
-            throw error
-        }
+        // A throw from here on still runs deinit (self is fully initialized), which releases
+        // the graph: releasing it here too was a double free.
+        try build(directories: directories)
     }
 
     deinit { bt_graph_put_ref(graph) }

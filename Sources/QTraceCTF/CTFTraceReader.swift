@@ -1,5 +1,6 @@
 // Reading the `qtrace:*` events of an LTTng trace (CTF, docs/lttng.md) into the same `Event`s
-// that `TraceFile` reads from the embedded format, through libbabeltrace2.
+// that `TraceFile` reads from the embedded format: through the purpose-built decoder
+// (FastCTFReader), or libbabeltrace2 when the metadata uses something it does not handle.
 import Foundation
 import QTraceFormat
 
@@ -11,6 +12,10 @@ public enum CTFReadError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The requested process recorded no qtrace event.
     case noSuchProcess(pid: Int32)
     case babeltrace(String)
+    /// A stream or metadata file that cannot be decoded (truncated, corrupt).
+    case corrupt(String)
+    /// The purpose-built decoder was required but the metadata uses something it does not handle.
+    case unsupported(String)
 
     public var description: String {
         switch self {
@@ -18,6 +23,8 @@ public enum CTFReadError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noQTraceEvents(let path): "\(path): the trace has no qtrace:* events (was the program run with libqtrace-shim-lttng.so and `lttng enable-event -u 'qtrace:*'`?)"
         case .noSuchProcess(let pid): "process \(pid) recorded no qtrace event in this trace"
         case .babeltrace(let message): "babeltrace2: \(message)"
+        case .corrupt(let message): "CTF: \(message)"
+        case .unsupported(let message): "CTF: not handled by the purpose-built decoder: \(message)"
         }
     }
 }
@@ -33,12 +40,28 @@ public struct CTFTrace: Sendable {
 /// `qtrace:*` events. Other events (a user's own UST providers, kernel events) are skipped;
 /// CTF traces whose metadata declares no qtrace event are not even opened.
 public final class CTFTraceReader: Sendable {
+    /// Which decoder reads the trace.
+    public enum Decoder: String, Sendable {
+        /// The purpose-built decoder, or libbabeltrace2 when the metadata uses a construct the
+        /// purpose-built one does not handle.
+        case automatic
+        /// libbabeltrace2 (src.ctf.fs and flt.utils.muxer): the reference.
+        case babeltrace
+        /// The purpose-built decoder only (`CTFReadError.unsupported` when it cannot).
+        case purposeBuilt = "purpose-built"
+    }
+
     public let path: String
     /// The CTF traces read: directories holding a `metadata` that declares qtrace events.
     public let traceDirectories: [String]
+    public let decoder: Decoder
 
-    public init(path: String) throws {
+    /// `.automatic` can be overridden with $QTRACE_CTF_DECODER (automatic, babeltrace,
+    /// purpose-built): a way back to libbabeltrace2 for any qtrace command.
+    public init(path: String, decoder: Decoder = .automatic) throws {
         self.path = path
+        let override = ProcessInfo.processInfo.environment["QTRACE_CTF_DECODER"].flatMap(Decoder.init(rawValue:))
+        self.decoder = decoder == .automatic ? override ?? .automatic : decoder
         let all = Self.ctfDirectories(under: path)
         guard !all.isEmpty else { throw CTFReadError.noTrace(path: path) }
         traceDirectories = all.filter(Self.declaresQTraceEvents)
@@ -67,14 +90,14 @@ public final class CTFTraceReader: Sendable {
     public func readAllProcesses() throws -> [CTFTrace] {
         var events: [Int32: [Event]] = [:]
         let collector = EventCollector(selection: .all) { pid, event in events[pid, default: []].append(event) }
-        try BabeltraceGraph(directories: traceDirectories, consumer: collector).run()
+        try decode(into: collector)
         return collector.processes().map { CTFTrace(process: $0, events: events[$0.pid] ?? []) }
     }
 
     /// The summaries of every process, without keeping events.
     public func processes() throws -> [CTFProcess] {
         let collector = EventCollector(selection: .pid(-1)) { _, _ in }
-        try BabeltraceGraph(directories: traceDirectories, consumer: collector).run()
+        try decode(into: collector)
         return collector.processes()
     }
 
@@ -134,7 +157,7 @@ public final class CTFTraceReader: Sendable {
             }
             collector.processAnnounced = { header in _ = try writer(header) }
             collector.threadAnnounced = { header, tid, name in try writer(header).setThreadName(name, tid: tid) }
-            try BabeltraceGraph(directories: traceDirectories, consumer: collector).run()
+            try decode(into: collector)
             return try collector.processes().map { process in
                 let output = try writers[process.pid]?.writer ?? writer(process.header)
                 try Self.finish(output, with: process)
@@ -146,12 +169,32 @@ public final class CTFTraceReader: Sendable {
     // MARK: Internals
 
     private func run(_ collector: EventCollector, pid: Int32?) throws -> CTFProcess {
-        try BabeltraceGraph(directories: traceDirectories, consumer: collector).run()
+        try decode(into: collector)
         let processes = collector.processes()
         guard let process = pid.map({ pid in processes.first { $0.pid == pid } }) ?? processes.first else {
             throw CTFReadError.noSuchProcess(pid: pid ?? 0)
         }
         return process
+    }
+
+    /// Feeds every event to `collector` through the chosen decoder. The purpose-built one is
+    /// chosen (or refused) before any event is delivered, so a fallback never delivers twice.
+    private func decode(into collector: EventCollector) throws {
+        if decoder != .babeltrace, let fast = try purposeBuiltReader() {
+            try fast.run(collector)
+        } else {
+            try BabeltraceGraph(directories: traceDirectories, consumer: collector).run()
+        }
+    }
+
+    /// The purpose-built reader, or nil when it does not handle this trace's metadata.
+    private func purposeBuiltReader() throws -> FastCTFReader? {
+        do {
+            return try FastCTFReader(directories: traceDirectories)
+        } catch let unsupported as CTFUnsupported {
+            if decoder == .purposeBuilt { throw CTFReadError.unsupported(unsupported.description) }
+            return nil
+        }
     }
 
     /// Copies the process facts into the writer's header (its own init clock pair stays:

@@ -57,7 +57,7 @@ final class EventClassDecoder {
 
     deinit { recordMembers.deallocate() }
 
-    private static func kind(of shortName: Substring) -> QTraceEventKind? {
+    static func kind(of shortName: Substring) -> QTraceEventKind? {
         switch shortName {
         case "record1": .record(words: 1)
         case "record2": .record(words: 2)
@@ -73,7 +73,7 @@ final class EventClassDecoder {
     }
 
     /// The payload members a kind reads per event, in `recordMembers` order.
-    private static func neededMembers(_ kind: QTraceEventKind) -> [String] {
+    static func neededMembers(_ kind: QTraceEventKind) -> [String] {
         switch kind {
         case .record(let words): ["type", "flags", "arg"] + ["a", "b", "c", "d"].prefix(words)
         case .recordString: ["type", "flags", "arg", "words", "text"]

@@ -66,7 +66,7 @@ final class EventCollector: MessageConsumer {
         } else if type == BT_MESSAGE_TYPE_DISCARDED_EVENTS {
             var count: UInt64 = 0
             if bt_message_discarded_events_get_count(message, &count) == BT_PROPERTY_AVAILABILITY_AVAILABLE {
-                state.pointee.lttngDiscarded += count
+                discarded(count)
             }
         }
     }
@@ -88,11 +88,9 @@ final class EventCollector: MessageConsumer {
         case .process: try consumeProcess(decoder, payload, ns: ns, tid: tid)
         case .thread: try consumeThread(decoder, payload, ns: ns, tid: tid)
         case .dropped:
-            let index = accumulator(for: pid(decoder, context, tid: tid))
-            state.pointee.accumulators[index].noteDropped(type: UInt8(truncatingIfNeeded: integer(payload, decoder.recordMembers[0])))
+            dropped(type: UInt8(truncatingIfNeeded: integer(payload, decoder.recordMembers[0])), pid: pid(decoder, context, tid: tid))
         case .processEnd:
-            let index = accumulator(for: pid(decoder, context, tid: tid))
-            state.pointee.accumulators[index].noteExit(time: state.pointee.accumulators[index].time(of: ns))
+            processEnd(ns: ns, pid: pid(decoder, context, tid: tid))
         }
     }
 
@@ -101,35 +99,28 @@ final class EventCollector: MessageConsumer {
                                context: OpaquePointer?) throws {
         let members = decoder.recordMembers
         let rawType = UInt8(truncatingIfNeeded: integer(payload, members[0]))
-        let pid = pid(decoder, context, tid: tid)
-        let index = accumulator(for: pid)
-        let time = state.pointee.accumulators[index].time(of: ns)
-        guard let type = EventType(rawValue: rawType) else {
-            state.pointee.accumulators[index].process.unknownRecordCount += 1
-            return
-        }
         let flags = UInt8(truncatingIfNeeded: integer(payload, members[1]))
-        var event = Event(type: type, time: time, tid: tid, arg: UInt32(truncatingIfNeeded: integer(payload, members[2])),
-                          flags: flags)
+        let arg = UInt32(truncatingIfNeeded: integer(payload, members[2]))
+        var a: UInt64 = 0, b: UInt64 = 0, c: UInt64 = 0, d: UInt64 = 0
+        var text: String?
         if words >= 0 {
-            if words > 0 { event.a = integer(payload, members[3]) }
-            if words > 1 { event.b = integer(payload, members[4]) }
-            if words > 2 { event.c = integer(payload, members[5]) }
-            if words > 3 { event.d = integer(payload, members[6]) }
+            if words > 0 { a = integer(payload, members[3]) }
+            if words > 1 { b = integer(payload, members[4]) }
+            if words > 2 { c = integer(payload, members[5]) }
+            if words > 3 { d = integer(payload, members[6]) }
         } else {
             unsignedArray(payload, members[3], limit: 4) { slot, value in
                 switch slot {
-                case 0: event.a = value
-                case 1: event.b = value
-                case 2: event.c = value
-                default: event.d = value
+                case 0: a = value
+                case 1: b = value
+                case 2: c = value
+                default: d = value
                 }
             }
-            event.string = string(payload, members[4], truncated: flags & 0x80 != 0)
+            text = string(payload, members[4], truncated: flags & 0x80 != 0)
         }
-        state.pointee.accumulators[index].noteEvent(tid: tid, time: time, type: type,
-                                      name: type == .threadName ? event.string : nil)
-        if isDelivered(pid) { try deliver(pid, event) }
+        try record(rawType: rawType, flags: flags, arg: arg, a: a, b: b, c: c, d: d, string: text, ns: ns, tid: tid,
+                   pid: pid(decoder, context, tid: tid))
     }
 
     private func consumeProcess(_ decoder: EventClassDecoder, _ payload: OpaquePointer?, ns: Int64, tid: Int32) throws {
@@ -140,19 +131,63 @@ final class EventCollector: MessageConsumer {
             ncpu: UInt32(truncatingIfNeeded: value("ncpu")), mainTid: Int32(truncatingIfNeeded: value("main_tid")),
             mainQueue: value("main_queue"), initMonoNs: value("init_mono_ns"), initRealtimeNs: value("init_realtime_ns"),
             executable: text("executable"), commandLine: text("command_line"))
+        try process(facts, ns: ns, tid: tid)
+    }
+
+    private func consumeThread(_ decoder: EventClassDecoder, _ payload: OpaquePointer?, ns: Int64, tid: Int32) throws {
+        try thread(pid: Int32(truncatingIfNeeded: integer(payload, decoder.recordMembers[0])),
+                   name: string(payload, decoder.recordMembers[1]), ns: ns, tid: tid)
+    }
+
+    // MARK: Decoded events (both decoders end here)
+
+    /// A qtrace:record* event of process `pid`.
+    @inline(__always)
+    func record(rawType: UInt8, flags: UInt8, arg: UInt32, a: UInt64, b: UInt64, c: UInt64, d: UInt64, string: String?,
+                ns: Int64, tid: Int32, pid: Int32) throws {
+        let index = accumulator(for: pid)
+        let time = state.pointee.accumulators[index].time(of: ns)
+        guard let type = EventType(rawValue: rawType) else {
+            state.pointee.accumulators[index].process.unknownRecordCount += 1
+            return
+        }
+        let event = Event(type: type, time: time, tid: tid, arg: arg, flags: flags, a: a, b: b, c: c, d: d, string: string)
+        state.pointee.accumulators[index].noteEvent(tid: tid, time: time, type: type,
+                                      name: type == .threadName ? event.string : nil)
+        if isDelivered(pid) { try deliver(pid, event) }
+    }
+
+    /// qtrace:process.
+    func process(_ facts: ProcessFacts, ns: Int64, tid: Int32) throws {
         assign(tid: tid, to: facts.pid)
         let index = accumulator(for: facts.pid)
         state.pointee.accumulators[index].setProcessFacts(facts, at: ns)
         if isDelivered(facts.pid) { try processAnnounced?(state.pointee.accumulators[index].process.header) }
     }
 
-    private func consumeThread(_ decoder: EventClassDecoder, _ payload: OpaquePointer?, ns: Int64, tid: Int32) throws {
-        let pid = Int32(truncatingIfNeeded: integer(payload, decoder.recordMembers[0]))
-        let name = string(payload, decoder.recordMembers[1])
+    /// qtrace:thread.
+    func thread(pid: Int32, name: String, ns: Int64, tid: Int32) throws {
         assign(tid: tid, to: pid)
         let index = accumulator(for: pid)
         state.pointee.accumulators[index].nameThread(tid: tid, name: name, time: state.pointee.accumulators[index].time(of: ns))
         if isDelivered(pid) { try threadAnnounced?(state.pointee.accumulators[index].process.header, tid, name) }
+    }
+
+    /// qtrace:dropped.
+    func dropped(type: UInt8, pid: Int32) {
+        let index = accumulator(for: pid)
+        state.pointee.accumulators[index].noteDropped(type: type)
+    }
+
+    /// qtrace:process_end.
+    func processEnd(ns: Int64, pid: Int32) {
+        let index = accumulator(for: pid)
+        state.pointee.accumulators[index].noteExit(time: state.pointee.accumulators[index].time(of: ns))
+    }
+
+    /// Events LTTng discarded (ring buffer full).
+    func discarded(_ count: UInt64) {
+        state.pointee.lttngDiscarded &+= count
     }
 
     // MARK: Processes
@@ -163,6 +198,12 @@ final class EventCollector: MessageConsumer {
     private func pid(_ decoder: EventClassDecoder, _ context: OpaquePointer?, tid: Int32) -> Int32 {
         if let vpid = decoder.vpid { return Int32(truncatingIfNeeded: integer(context, vpid)) }
         if let pid = decoder.environmentPid { return pid }
+        return pid(ofThread: tid)
+    }
+
+    /// The process a thread announced (qtrace:process, qtrace:thread), else the first process.
+    @inline(__always)
+    func pid(ofThread tid: Int32) -> Int32 {
         if tid == state.pointee.cachedTid { return state.pointee.cachedTidPid }
         let pid = state.pointee.tidToPid[tid] ?? state.pointee.accumulators.first?.process.pid ?? 0
         state.pointee.cachedTid = tid

@@ -1,6 +1,7 @@
 // CTF read throughput, printed (never asserted: machines and build modes differ). Reads
 // $QTRACE_CTF_BENCH_TRACE when set (scripts/bench-lttng.py passes its 3M-event trace, with
-// `-c release`), else records a small trace of its own.
+// `-c release`), else records a small trace of its own; $QTRACE_CTF_DECODER chooses the
+// decoder (automatic, babeltrace, purpose-built).
 import Foundation
 import QTraceCTF
 import QTraceFormat
@@ -10,7 +11,8 @@ final class CTFReadThroughputTests: XCTestCase {
     func testReadThroughput() throws {
         let trace = try ProcessInfo.processInfo.environment["QTRACE_CTF_BENCH_TRACE"].flatMap { $0.isEmpty ? nil : $0 }
             ?? recordSmallTrace()
-        let reader = try CTFTraceReader(path: trace)
+        let choice = ProcessInfo.processInfo.environment["QTRACE_CTF_DECODER"].flatMap(CTFTraceReader.Decoder.init(rawValue:))
+        let reader = try CTFTraceReader(path: trace, decoder: choice ?? .automatic)
         let start = Date()
         var count = 0, checksum: UInt64 = 0, ordered = true, last: UInt64 = 0
         let process = try reader.forEachEvent { event in
@@ -22,8 +24,8 @@ final class CTFReadThroughputTests: XCTestCase {
         let seconds = Date().timeIntervalSince(start)
         XCTAssertTrue(ordered)
         XCTAssertEqual(count, process.eventCount)
-        print(String(format: "ctf-read: %d events in %.3f s: %.2f M events/s (checksum %llu)",
-                     count, seconds, Double(count) / seconds / 1e6, checksum))
+        print(String(format: "ctf-read: %d events in %.3f s: %.2f M events/s (checksum %llu, ",
+                     count, seconds, Double(count) / seconds / 1e6, checksum) + "decoder \(reader.decoder.rawValue))")
     }
 
     /// bench-empty with 20,000 items (60,000 events) through an isolated session.

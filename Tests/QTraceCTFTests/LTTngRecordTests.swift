@@ -105,6 +105,8 @@ final class LTTngRecordTests: XCTestCase {
         let embedded = try recordEmbedded(["all-apis"], in: dir)
         XCTAssertEqual(EventCensus(ctf.events), EventCensus(embedded.readAllEvents()))
         XCTAssertTrue(ctf.events.allSatisfy { $0.tid != 0 })
+        // The purpose-built decoder skips the foreign events exactly as libbabeltrace2 does.
+        try assertDecodersAgree(traceDir)
 
         // The qtrace commands take the session's directory as it is.
         let stats = runCommand([TestPaths.qtrace, "stats", "--all", traceDir])

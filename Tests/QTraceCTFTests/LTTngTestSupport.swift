@@ -91,6 +91,8 @@ func runCommand(_ argv: [String], environment: [String: String] = [:]) -> (statu
     var env = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("QTRACE") && $0.key != "LD_PRELOAD" }
     env.merge(environment) { $1 }
     process.environment = env
+    // Another suite's tearDown may have removed the shared scratch directory.
+    try? FileManager.default.createDirectory(at: TestPaths.scratch, withIntermediateDirectories: true)
     // A file, not a pipe: nothing to drain while waiting, and daemons that keep the
     // descriptor open cannot make the read hang.
     let outURL = TestPaths.scratch.appendingPathComponent("run-\(UUID().uuidString).out")
@@ -117,6 +119,7 @@ final class PrivateLTTngNamespace {
 
     /// Throws XCTSkip when this machine cannot make one (no root, no unshare).
     init() throws {
+        try? FileManager.default.createDirectory(at: TestPaths.scratch, withIntermediateDirectories: true)
         let ready = TestPaths.scratch.appendingPathComponent("namespace-ready-\(UUID().uuidString)")
         holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")

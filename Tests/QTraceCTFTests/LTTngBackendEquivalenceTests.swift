@@ -1,0 +1,87 @@
+// Issue 6's "Done when": the same program recorded with both backends (embedded trace file,
+// LTTng through `LTTngSession` and the conversion `qtrace record --backend lttng` does) gives
+// the same work items per queue, the same event sequence per item and the same findings.
+import Foundation
+import QTraceAnalysis
+import QTraceCTF
+import QTraceFormat
+@testable import qtrace
+import XCTest
+
+final class LTTngBackendEquivalenceTests: XCTestCase {
+    override class func tearDown() {
+        TestPaths.cleanUp()
+        super.tearDown()
+    }
+
+    func testBothBackendsGiveTheSameItemsAndFindings() throws {
+        try requireLTTng()
+        let dir = TestPaths.tempDir("backends")
+        let lttngShim = try TestPaths.lttngShim.get()
+        let namespace = try PrivateLTTngNamespace()
+        defer { namespace.close() }
+        setenv("LTTNG_HOME", TestPaths.lttngHome, 1)
+        defer { unsetenv("LTTNG_HOME") }
+        let session = try LTTngSession(traceDirectory: dir.appendingPathComponent("lttng").path, commandPrefix: namespace.prefix)
+        let recording = try session.record {
+            namespace.run(["env", "LD_PRELOAD=\(lttngShim)", TestPaths.fixtures, "all-apis"]).status
+        }
+        XCTAssertEqual(recording.status, 0)
+
+        // This real trace also checks the purpose-built CTF decoder against libbabeltrace2.
+        try assertDecodersAgree(recording.traceDirectory)
+
+        let converted = dir.appendingPathComponent("converted.qtrace").path
+        _ = try LTTngSession.convert(traceDirectory: recording.traceDirectory, mainPath: converted, exitStatus: recording.status)
+        let embeddedPath = dir.appendingPathComponent("embedded.qtrace").path
+        let run = runCommand([TestPaths.fixtures, "all-apis"],
+                             environment: ["LD_PRELOAD": try TestPaths.embeddedShim.get(), "QTRACE_OUTPUT": embeddedPath])
+        XCTAssertEqual(run.status, 0, run.output)
+
+        let lttng = Analysis.run(file: try TraceFile(path: converted))
+        let embedded = Analysis.run(file: try TraceFile(path: embeddedPath))
+        let lttngItems = ItemCensus(lttng.model), embeddedItems = ItemCensus(embedded.model)
+        XCTAssertEqual(lttngItems.itemsPerQueue.keys.sorted(), embeddedItems.itemsPerQueue.keys.sorted(), "queues with items")
+        for (queue, items) in embeddedItems.itemsPerQueue.sorted(by: { $0.key < $1.key }) {
+            XCTAssertEqual(lttngItems.itemsPerQueue[queue] ?? [], items, "items of queue '\(queue)' (kind, origin, event sequence)")
+        }
+        XCTAssertGreaterThan(embeddedItems.itemsPerQueue["fx.serial"]?.count ?? 0, 0)
+        XCTAssertEqual(findingIDs(lttng.findings), findingIDs(embedded.findings))
+        XCTAssertFalse(findingIDs(embedded.findings).isEmpty, "all-apis has findings that do not depend on timing")
+    }
+
+    /// Findings whose presence depends on how long something took or how threads were
+    /// scheduled, not on what the program did: a priority inversion is reported only when the
+    /// higher-QoS item waited over 1 ms; a slow handler, a long item, a hang, a long wait, an
+    /// unbounded backlog, tiny items, a thread explosion and an apply without parallelism all
+    /// compare durations or worker counts with thresholds.
+    static let timingDependentFindings: Set<String> = [
+        "qos.priority-inversion", "source.handler-too-slow", "main.long-item", "main.hang", "wait.long",
+        "queue.unbounded-backlog", "queue.items-too-small", "threads.explosion", "apply.no-parallelism",
+    ]
+
+    private func findingIDs(_ findings: [Finding]) -> Set<String> {
+        Set(findings.map(\.id)).subtracting(Self.timingDependentFindings)
+    }
+}
+
+/// Work items per queue label: for each, its kind, origin and the events seen for it
+/// (ENQUEUE, START, END), as a sorted list (threads and times are left out: they differ
+/// between runs). Source handler runs are left out: events coalesce into a varying number
+/// of runs (as EventCensus.timingDependent).
+struct ItemCensus: Equatable {
+    var itemsPerQueue: [String: [String]] = [:]
+
+    init(_ model: TraceModel) {
+        for item in model.items where item.origin != .sourceHandler {
+            let queue = item.queue.map { model.queues[$0].label } ?? "(no queue)"
+            var events: [String] = []
+            if item.enqueueTime != noTime { events.append("ENQUEUE") }
+            if item.startTime != noTime { events.append("START") }
+            if item.endTime != noTime { events.append("END") }
+            let signature = "\(item.kind) \(item.origin) \(item.isBarrier ? "barrier " : "")" + events.joined(separator: "→")
+            itemsPerQueue[queue, default: []].append(signature)
+        }
+        for key in itemsPerQueue.keys { itemsPerQueue[key]!.sort() }
+    }
+}
