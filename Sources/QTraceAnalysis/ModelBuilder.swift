@@ -49,6 +49,8 @@ public struct ModelBuilder {
     /// Sync items that run on another thread than their caller: item → caller thread.
     var syncWaiter = IdMap<Int32>()
     var applyRunning: [Int32] = []
+    /// SCHED_STATE records (`qtrace record --sched`), matched to threads in `finish`.
+    var schedChanges: [PendingSchedChange] = []
 
     /// Bumped when a target changes, invalidating cached serial domains and QoS.
     var topologyVersion: Int32 = 0
@@ -87,6 +89,8 @@ public struct ModelBuilder {
     public var currentModel: TraceModel { model }
 
     public mutating func consume(_ e: Event) {
+        // The scheduler stream (tid 0) is no thread of the process.
+        if e.type == .schedState { schedStateChanged(e); return }
         model.eventCount += 1
         if e.time >= now { now = e.time } else { model.anomalies.outOfOrderEvents += 1 }
         let t = thread(for: e.tid)
@@ -147,6 +151,7 @@ public struct ModelBuilder {
                 model.intervals[Int(i)].endThread = Int(t)
             }
         case .deadlock: shimDeadlock(e, thread: t)
+        case .schedState: break  // handled above
         }
     }
 
@@ -169,6 +174,7 @@ public struct ModelBuilder {
             if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&model.threadExplosions, x) }
             explosion = nil
         }
+        attachSched()
         return model
     }
 

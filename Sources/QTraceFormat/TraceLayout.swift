@@ -7,6 +7,10 @@ public enum TraceLayout {
     public static let fileMagic: UInt64 = 0x0000_4543_4152_5451
     public static let versionMajor: UInt16 = 1
     public static let versionMinor: UInt16 = 0
+    /// The minor version of a file that holds the scheduler stream (SCHED_STATE records).
+    public static let schedVersionMinor: UInt16 = 1
+    /// Chunk tid of the scheduler stream: no OS thread has tid 0, so it cannot clash.
+    public static let schedStreamTid: Int32 = 0
     public static let headerSize = 4096
     public static let defaultChunkSize = 65536
     /// `"QCHK"` read as a little-endian u32.
@@ -64,7 +68,7 @@ struct RecordLayout {
             words = 2; hasString = false
         case .queueCreate: words = 2; hasString = true
         case .ioCreate: words = 3; hasString = true
-        case .enqueue, .applyBegin: words = 3; hasString = false
+        case .enqueue, .applyBegin, .schedState: words = 3; hasString = false
         case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite: words = 4; hasString = false
         }
     }

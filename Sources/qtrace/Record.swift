@@ -43,6 +43,9 @@ struct Record: ParsableCommand {
         valueName: "backend"))
     var backend = "embedded"
 
+    @Flag(name: .long, help: "Also record kernel scheduling with perf (running / runnable / sleeping per thread; docs/sched.md).")
+    var sched = false
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
@@ -62,6 +65,7 @@ struct Record: ParsableCommand {
     func run() throws {
         let tracePath = output ?? Record.defaultTracePath(for: command[0])
         try Record.prepareOutput(tracePath)
+        let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
         let status: Int32, traces: [String]
         if backend == "lttng" {
             // The LTTng trace is converted into ordinary .qtrace files (exit status included).
@@ -71,6 +75,7 @@ struct Record: ParsableCommand {
             traces = Record.collectTraces(mainPath: tracePath)
             for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
         }
+        if let schedSession { try Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
         throw ExitCode(status)
     }

@@ -319,6 +319,21 @@ func hostileLabels() {
     print("hostile labels done")
 }
 
+/// One item that sleeps 50 ms, then one that spins 50 ms on the CPU (`qtrace record --sched`).
+func schedStates() {
+    let group = DispatchGroup()
+    DispatchQueue(label: "fx.sleeper").async(group: group) { usleep(50_000) }
+    group.wait()
+    DispatchQueue(label: "fx.spinner").async(group: group) {
+        let until = DispatchTime.now().uptimeNanoseconds + 50_000_000
+        var spins = 0
+        while DispatchTime.now().uptimeNanoseconds < until { spins += 1 }
+        if spins == 0 { print("no spin") }
+    }
+    group.wait()
+    print("sched done")
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 switch args.first ?? "" {
 case "all-apis": allAPIs()
@@ -326,6 +341,7 @@ case "qos": qos()
 case "hostile-labels": hostileLabels()
 case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250_000)
 case "spin": spin()
+case "sched": schedStates()
 case "flow": flow(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 100_000)
 case "swift-concurrency": swiftConcurrency()
 case "deadlock": deadlock()

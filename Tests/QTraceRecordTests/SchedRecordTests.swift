@@ -1,0 +1,56 @@
+// `qtrace record --sched`: real perf sched events around a real program, stored in the trace
+// and turned into per-item CPU / runnable / sleeping time.
+import Foundation
+import QTraceAnalysis
+import QTraceFormat
+import XCTest
+
+final class SchedRecordTests: XCTestCase {
+    override class func tearDown() {
+        Paths.removeTempRoot()
+        super.tearDown()
+    }
+
+    /// The item that sleeps 50 ms shows it as sleeping, the one that spins 50 ms as CPU.
+    func testBlockingItemShowsSleepingTime() throws {
+        let dir = Paths.tempDir("sched")
+        let (traced, path) = record([Paths.fixtures, "sched"], in: dir, extraArgs: ["--sched"])
+        XCTAssertEqual(traced.status, 0, traced.stderr)
+        XCTAssertEqual(traced.stdout, "sched done\n")
+        XCTAssertTrue(traced.stderr.contains("thread state changes added"), traced.stderr)
+        let file = try TraceFile(path: path)
+        XCTAssertEqual(file.header.versionMinor, 1)
+        XCTAssertGreaterThan(file.schedEventCount, 0)
+        XCTAssertFalse(file.threads.contains { $0.tid == 0 }, "the scheduler stream is not a thread")
+
+        let model = Analysis.buildModel(file: file)
+        let sched = try XCTUnwrap(model.sched)
+        func item(on label: String) throws -> Int {
+            let queue = try XCTUnwrap(model.queues.firstIndex { $0.label == label }, "no queue \(label)")
+            return try XCTUnwrap(model.items.firstIndex { $0.queue == queue })
+        }
+        let ms: UInt64 = 1_000_000
+        let sleeper = sched.items[try item(on: "fx.sleeper")]
+        XCTAssertGreaterThanOrEqual(sleeper.sleepingNs, 40 * ms, "\(sleeper)")
+        XCTAssertLessThan(sleeper.runningNs, 10 * ms, "\(sleeper)")
+        // Spinning never sleeps; on a loaded machine part of it may wait for a CPU (runnable).
+        let spinnerIndex = try item(on: "fx.spinner")
+        let spinner = sched.items[spinnerIndex]
+        let wall = try XCTUnwrap(model.items[spinnerIndex].runTime)
+        XCTAssertLessThan(spinner.sleepingNs, wall / 10, "\(spinner)")
+        XCTAssertGreaterThanOrEqual(spinner.runningNs + spinner.runnableNs, wall * 9 / 10, "\(spinner)")
+        XCTAssertGreaterThanOrEqual(spinner.runningNs, 10 * ms, "\(spinner)")
+    }
+
+    /// perf missing: one line, non-zero exit, and the program never ran.
+    func testMissingPerfFailsBeforeTheProgramRuns() throws {
+        let dir = Paths.tempDir("sched-noperf")
+        let marker = dir.appendingPathComponent("ran").path
+        let (result, _) = record(["/bin/sh", "-c", "touch \(marker)"], in: dir, extraArgs: ["--sched"],
+                                 environment: ["PATH": "/nonexistent"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("--sched needs perf, which is not installed"), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker))
+    }
+}
