@@ -95,6 +95,7 @@ class Details {
     if (m.source[i] >= 0) pairs.push(["Source", this.link(m.sources[m.source[i]]?.label || `source ${m.source[i]}`, () => this.app.timeline.reveal(`source:${m.source[i]}`))]);
     const blockedInside = this.blockedDuring(i);
     if (blockedInside.total > 0) pairs.push(["Blocked inside", `${fmtDuration(blockedInside.total)} (${blockedInside.causes.join(", ")})`]);
+    if (started && m.cpu) pairs.push(...this.schedPairs(i));
     this.kv(pairs);
     if (children && children.length) {
       const list = el("div", "child-list");
@@ -103,6 +104,18 @@ class Details {
       if (children.length > 16) list.appendChild(el("span", "chip", `+${children.length - 16} more`));
       this.root.appendChild(list);
     }
+  }
+
+  /** CPU, runnable and sleeping time of the run, measured by the kernel (--sched). */
+  schedPairs(i) {
+    const m = this.m;
+    const wall = m.end[i] - m.start[i];
+    const share = (ns) => (wall > 0 ? ` (${Math.round((100 * ns) / wall)}% of run)` : "");
+    return [
+      ["On CPU", fmtDuration(m.cpu[i]) + share(m.cpu[i])],
+      ["Runnable", fmtDuration(m.runnable[i]) + share(m.runnable[i])],
+      ["Sleeping", fmtDuration(m.sleep[i]) + share(m.sleep[i])],
+    ];
   }
 
   /** Blocked time on the item's thread while it ran. */

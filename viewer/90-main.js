@@ -62,6 +62,12 @@ class App {
     add("blocked", "repeating-linear-gradient(135deg, #ff5d6c 0 2px, #0d1117 2px 5px)");
     add("threads running", "#3fb950");
     add("threads blocked", "#f85149");
+    // The scheduling strip under each thread (recorded with --sched).
+    if (this.m.threadSched) {
+      add("on CPU", SCHED_COLORS[0]);
+      add("runnable", SCHED_COLORS[1]);
+      add("sleeping", SCHED_COLORS[2]);
+    }
   }
 
   openTab(name) {

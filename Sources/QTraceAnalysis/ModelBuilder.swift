@@ -89,9 +89,9 @@ public struct ModelBuilder {
     public var currentModel: TraceModel { model }
 
     public mutating func consume(_ e: Event) {
+        model.eventCount += 1
         // The scheduler stream (tid 0) is no thread of the process.
         if e.type == .schedState { schedStateChanged(e); return }
-        model.eventCount += 1
         if e.time >= now { now = e.time } else { model.anomalies.outOfOrderEvents += 1 }
         let t = thread(for: e.tid)
         switch e.type {

@@ -120,7 +120,10 @@ extension SchedModel {
         for pending in changes {
             guard let candidates = byTid[pending.tid] else { continue }
             let t = candidates.last { model.threads[$0].firstSeen <= pending.change.time } ?? candidates[0]
-            threads[t].append(pending.change)
+            var change = pending.change
+            // Out-of-order input is clamped, as the builder clamps events: times never go back.
+            if let last = threads[t].last, change.time < last.time { change.time = last.time }
+            threads[t].append(change)
         }
         return threads
     }

@@ -22,9 +22,11 @@ extension ReportInput {
             groups: builder.groups(),
             annotations: builder.annotations(),
             counters: builder.counters(),
-            stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)],
+            stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)]
+                + [AnalysisReportBuilder.schedTable(analysis.statistics)].compactMap { $0 },
             histograms: builder.histograms(),
-            findings: analysis.findings.map { AnalysisReportBuilder.finding($0, traceEnd: end) }
+            findings: analysis.findings.map { AnalysisReportBuilder.finding($0, traceEnd: end) },
+            sched: builder.sched()
         )
     }
 }

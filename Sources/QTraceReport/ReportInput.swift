@@ -21,6 +21,8 @@ public struct ReportInput: Sendable {
     public var stats: [ReportTable]
     public var histograms: [ReportHistogram]
     public var findings: [ReportFinding]
+    /// Kernel scheduling states (traces recorded with --sched), or nil.
+    public var sched: ReportSched?
 
     public init(
         meta: ReportMeta,
@@ -34,7 +36,8 @@ public struct ReportInput: Sendable {
         counters: [ReportCounterSeries] = [],
         stats: [ReportTable] = [],
         histograms: [ReportHistogram] = [],
-        findings: [ReportFinding] = []
+        findings: [ReportFinding] = [],
+        sched: ReportSched? = nil
     ) {
         self.meta = meta
         self.threads = threads
@@ -48,6 +51,7 @@ public struct ReportInput: Sendable {
         self.stats = stats
         self.histograms = histograms
         self.findings = findings
+        self.sched = sched
     }
 }
 

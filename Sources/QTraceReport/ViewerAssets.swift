@@ -408,7 +408,7 @@ function buildModel(report) {
     sourceEvents: T.sourceEvents,
   };
   // Columns only selections and details need are decoded when first used.
-  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex"]) {
+  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex", "cpu", "runnable", "sleep"]) {
     Object.defineProperty(m, name, { get: () => (name in it ? it[name] : null), enumerable: true });
   }
   const run = it.run, wait = it.wait, start = it.start;
@@ -549,6 +549,7 @@ function buildTracks(m, h, T) {
   const blockedRows = groupRows(b.thread, nThreads, null);
   m.threadBlocked = blockedRows.map((idx, t) =>
     new BoxTrack(idx, b.start, b.end, () => 0, (i) => b.cause[i], "begin", lodFor("threadBlocked", t)));
+  buildSchedTracks(m, h, T, lodFor);
   const runs = m.sourceRuns;
   runs.end = new Float64Array(runs.rows);
   for (let i = 0; i < runs.rows; i++) runs.end[i] = runs.start[i] + runs.duration[i];
@@ -567,6 +568,22 @@ function buildTracks(m, h, T) {
     }
     return rows;
   });
+}
+
+/**
+ * Kernel scheduling states (traces recorded with --sched): one track per thread whose box
+ * colour is the state (0 running, 1 runnable, 2 sleeping). m.threadSched is null without them.
+ */
+function buildSchedTracks(m, h, T, lodFor) {
+  const s = T.sched;
+  m.schedStates = h.schedStates || [];
+  m.threadSched = null;
+  if (!s || !s.rows || !m.schedStates.length) return;
+  s.end = new Float64Array(s.rows);
+  for (let i = 0; i < s.rows; i++) s.end[i] = s.start[i] + s.duration[i];
+  m.sched = s;
+  m.threadSched = groupRows(s.thread, m.threads.length, null).map((idx, t) =>
+    new BoxTrack(idx, s.start, s.end, () => 0, (i) => s.state[i], "begin", lodFor("threadSched", t)));
 }
 
 function maxOf(column, idx) {
@@ -772,6 +789,9 @@ const QUEUE_PENDING_H = 5;
 const BACKLOG_H = 14;
 const COUNT_H = 58;
 const LANE_PAD = 4;
+/** The scheduling-state strip under each thread lane (traces recorded with --sched). */
+const SCHED_STRIP_H = 6;
+const SCHED_COLORS = ["#3fb950", "#f0b429", "#4a6fa5"];
 const MIN_SPAN_NS = 50;
 
 class Timeline {
@@ -824,7 +844,8 @@ class Timeline {
         const rows = Math.min(m.header.rows.thread, Math.max(1, m.threadDepth[t]));
         lanes.push({
           kind: "thread", key: `thread:${t}`, obj: t, title: threadName(m, t),
-          subtitle: `${thread.kind} · tid ${thread.tid}`, rows, height: LANE_PAD * 2 + rows * THREAD_ROW_H,
+          subtitle: `${thread.kind} · tid ${thread.tid}`, rows,
+          height: LANE_PAD * 2 + rows * THREAD_ROW_H + (m.threadSched ? SCHED_STRIP_H : 0),
         });
       }
     }
@@ -1198,6 +1219,7 @@ class Timeline {
     const top = y + LANE_PAD;
     this.drawBoxes(m.threadRun[t], top, THREAD_ROW_H, lane.rows, "run");
     this.drawBoxes(m.threadBlocked[t], top, lane.rows * THREAD_ROW_H, 1, "blocked");
+    if (m.threadSched) this.drawBoxes(m.threadSched[t], top + lane.rows * THREAD_ROW_H + 1, SCHED_STRIP_H - 1, 1, "sched");
   }
 
   drawQueueLane(lane, y) {
@@ -1278,7 +1300,7 @@ class Timeline {
         merged[row] = null;
       }
       this.fillBox(x0, top + row * rowH, x1 - x0, rowH, color, style, i);
-      if (x1 - x0 > 34 && style !== "pending" && style !== "blocked") labels.push([i, x0, x1, row, color]);
+      if (x1 - x0 > 34 && style !== "pending" && style !== "blocked" && style !== "sched") labels.push([i, x0, x1, row, color]);
     }
     merged.forEach((run, row) => { if (run) flush(run, row); });
     if (!labels.length) return;
@@ -1309,6 +1331,11 @@ class Timeline {
     const ctx = this.ctx;
     const m = this.m;
     const inset = h > 8 ? 1 : 0.5;
+    if (style === "sched") {
+      ctx.fillStyle = SCHED_COLORS[color] || "#7d8796";
+      ctx.fillRect(x, y, w, h);
+      return;
+    }
     if (style === "blocked") {
       ctx.fillStyle = "rgba(8,10,14,0.55)";
       ctx.fillRect(x, y + inset, w, h - inset * 2);
@@ -2160,6 +2187,7 @@ class Details {
     if (m.source[i] >= 0) pairs.push(["Source", this.link(m.sources[m.source[i]]?.label || `source ${m.source[i]}`, () => this.app.timeline.reveal(`source:${m.source[i]}`))]);
     const blockedInside = this.blockedDuring(i);
     if (blockedInside.total > 0) pairs.push(["Blocked inside", `${fmtDuration(blockedInside.total)} (${blockedInside.causes.join(", ")})`]);
+    if (started && m.cpu) pairs.push(...this.schedPairs(i));
     this.kv(pairs);
     if (children && children.length) {
       const list = el("div", "child-list");
@@ -2168,6 +2196,18 @@ class Details {
       if (children.length > 16) list.appendChild(el("span", "chip", `+${children.length - 16} more`));
       this.root.appendChild(list);
     }
+  }
+
+  /** CPU, runnable and sleeping time of the run, measured by the kernel (--sched). */
+  schedPairs(i) {
+    const m = this.m;
+    const wall = m.end[i] - m.start[i];
+    const share = (ns) => (wall > 0 ? ` (${Math.round((100 * ns) / wall)}% of run)` : "");
+    return [
+      ["On CPU", fmtDuration(m.cpu[i]) + share(m.cpu[i])],
+      ["Runnable", fmtDuration(m.runnable[i]) + share(m.runnable[i])],
+      ["Sleeping", fmtDuration(m.sleep[i]) + share(m.sleep[i])],
+    ];
   }
 
   /** Blocked time on the item's thread while it ran. */
@@ -3226,6 +3266,12 @@ class App {
     add("blocked", "repeating-linear-gradient(135deg, #ff5d6c 0 2px, #0d1117 2px 5px)");
     add("threads running", "#3fb950");
     add("threads blocked", "#f85149");
+    // The scheduling strip under each thread (recorded with --sched).
+    if (this.m.threadSched) {
+      add("on CPU", SCHED_COLORS[0]);
+      add("runnable", SCHED_COLORS[1]);
+      add("sleeping", SCHED_COLORS[2]);
+    }
   }
 
   openTab(name) {

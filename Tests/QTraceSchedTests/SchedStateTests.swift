@@ -66,7 +66,7 @@ final class SchedStateTests: XCTestCase {
         ]
         let model = Analysis.buildModel(info: TraceInfo(pid: 10, mainTid: 10), events: events)
         let sched = try XCTUnwrap(model.sched)
-        XCTAssertEqual(model.eventCount, 4, "scheduler records are not Dispatch events")
+        XCTAssertEqual(model.eventCount, events.count)
         XCTAssertEqual(sched.recordCount, 8)
         XCTAssertFalse(model.threads.contains { $0.tid == 0 })
         let item = try XCTUnwrap(model.items.firstIndex { $0.id == 1 })
