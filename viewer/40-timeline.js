@@ -1300,7 +1300,12 @@ class Timeline {
 
   /** For tests: lane names in order. */
   laneNames() {
-    return this.lanes.map((l) => ({ kind: l.kind, key: l.key, title: l.title }));
+    return this.lanes.map((l) => {
+      const lane = { kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height };
+      // Where the scheduling strip is drawn (canvas px), for the browser tests.
+      if (l.kind === "thread" && this.m.threadSched) lane.schedStrip = lane.top + LANE_PAD + l.rows * THREAD_ROW_H + 1;
+      return lane;
+    });
   }
 }
 

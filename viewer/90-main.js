@@ -103,6 +103,8 @@ class App {
       tab: this.activeTab,
       lanes: t.laneNames(),
       visible: { t0: t.v0, t1: t.v1 },
+      plot: { left: GUTTER, width: t.plotW, dpr: t.dpr },
+      schedStates: this.m.threadSched ? this.m.schedStates : [],
       duration: this.m.duration,
       items: this.m.n,
       selected: t.selected >= 0 ? inputIndexOf(this.m, t.selected) : -1,
@@ -192,6 +194,11 @@ window.qtrace = Object.freeze({
     return { started: agg.started, busy: agg.busy, queues: agg.rows.map((r) => ({ queue: r.q, started: r.started, busy: r.busy })) };
   },
   openTab: (name) => app.openTab(name),
+  /** [start, end] of an item (input index), or null. */
+  itemTimes: (itemIndex) => {
+    const row = rowOfInputIndex(app.m, itemIndex);
+    return row >= 0 ? [app.m.start[row], app.m.end[row]] : null;
+  },
   locate: (itemIndex) => app.timeline.itemScreenPoint(rowOfInputIndex(app.m, itemIndex)),
   followFinding: (k) => app.findings.follow(k),
   replay: Object.freeze({

@@ -3,6 +3,7 @@
 import Foundation
 import QTraceAnalysis
 import QTraceFormat
+import QTraceReport
 import XCTest
 
 final class SchedRecordTests: XCTestCase {
@@ -40,6 +41,23 @@ final class SchedRecordTests: XCTestCase {
         XCTAssertLessThan(spinner.sleepingNs, wall / 10, "\(spinner)")
         XCTAssertGreaterThanOrEqual(spinner.runningNs + spinner.runnableNs, wall * 9 / 10, "\(spinner)")
         XCTAssertGreaterThanOrEqual(spinner.runningNs, 10 * ms, "\(spinner)")
+    }
+
+    /// real-sched.html (+ summary) for Tests/BrowserTests/test_sched.py: the state strip.
+    func testWriteSchedReportForTheBrowserTests() throws {
+        guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else {
+            throw XCTSkip("QTRACE_BROWSER_FIXTURES is not set (make test sets it)")
+        }
+        let (run, path) = record([Paths.fixtures, "sched"], in: URL(fileURLWithPath: dir), name: "real-sched",
+                                 extraArgs: ["--sched"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let file = try TraceFile(path: path)
+        let result = Analysis.run(file: file)
+        XCTAssertNotNil(result.statistics.sched)
+        let input = ReportInput(analysis: result, header: file.header, qtraceVersion: "test")
+        try ReportWriter.write(input, to: "\(dir)/real-sched.html")
+        let summary = AnalysisSummary(result: result, tracePath: path, generator: "test")
+        try summary.jsonData().write(to: URL(fileURLWithPath: "\(dir)/real-sched.summary.json"))
     }
 
     /// perf missing: one line, non-zero exit, and the program never ran.
