@@ -35,7 +35,12 @@ public enum PerfScriptParser {
     /// The record of one line, or nil for any other line (other events, perf's notes, or a
     /// line that does not have the expected shape).
     public static func parse<S: StringProtocol>(_ line: S) -> PerfSchedRecord? {
-        var scanner = Scanner(Array(line.utf8))
+        parse(utf8: Array(line.utf8)[...])
+    }
+
+    /// The same, on the line's bytes (what `perf script`'s output is read as).
+    public static func parse(utf8 line: ArraySlice<UInt8>) -> PerfSchedRecord? {
+        var scanner = Scanner(line)
         scanner.skipSpaces()
         guard let pid = scanner.integer(), scanner.take("/"), let tid = scanner.integer() else { return nil }
         scanner.skipSpaces()
@@ -101,28 +106,28 @@ public enum PerfScriptParser {
 
 /// Left-to-right reading of the line's fixed prefix.
 private struct Scanner {
-    let bytes: [UInt8]
-    var at = 0
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    let bytes: ArraySlice<UInt8>
+    var at: Int
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes; at = bytes.startIndex }
 
     var remainder: ArraySlice<UInt8> {
-        var end = bytes.count
+        var end = bytes.endIndex
         while end > at, bytes[end - 1] == UInt8(ascii: "\n") || bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         return bytes[at..<end]
     }
 
-    mutating func skipSpaces() { while at < bytes.count, bytes[at] == UInt8(ascii: " ") { at += 1 } }
+    mutating func skipSpaces() { while at < bytes.endIndex, bytes[at] == UInt8(ascii: " ") { at += 1 } }
 
     mutating func take(_ text: String) -> Bool {
         let wanted = Array(text.utf8)
-        guard bytes.count - at >= wanted.count, bytes[at..<(at + wanted.count)].elementsEqual(wanted) else { return false }
+        guard bytes.endIndex - at >= wanted.count, bytes[at..<(at + wanted.count)].elementsEqual(wanted) else { return false }
         at += wanted.count
         return true
     }
 
     mutating func integer() -> Int? {
         var value = 0, digits = 0
-        while at < bytes.count, bytes[at] >= 48, bytes[at] <= 57, digits < 18 {
+        while at < bytes.endIndex, bytes[at] >= 48, bytes[at] <= 57, digits < 18 {
             value = value * 10 + Int(bytes[at] - 48)
             at += 1; digits += 1
         }
@@ -133,7 +138,7 @@ private struct Scanner {
     mutating func timestamp() -> UInt64? {
         guard let seconds = integer(), take(".") else { return nil }
         var fraction: UInt64 = 0, digits = 0
-        while at < bytes.count, bytes[at] >= 48, bytes[at] <= 57 {
+        while at < bytes.endIndex, bytes[at] >= 48, bytes[at] <= 57 {
             if digits < 9 { fraction = fraction * 10 + UInt64(bytes[at] - 48) }
             at += 1; digits += 1
         }

@@ -103,7 +103,7 @@ struct PerfSchedSession {
             pending.append(contentsOf: data)
             var lineStart = 0
             for index in pending.indices where pending[index] == UInt8(ascii: "\n") {
-                if let record = PerfScriptParser.parse(String(decoding: pending[lineStart..<index], as: UTF8.self)) {
+                if let record = PerfScriptParser.parse(utf8: pending[lineStart..<index]) {
                     records.append(record)
                 }
                 lineStart = index + 1
