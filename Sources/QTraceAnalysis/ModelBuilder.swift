@@ -90,8 +90,9 @@ public struct ModelBuilder {
 
     public mutating func consume(_ e: Event) {
         model.eventCount += 1
-        // The scheduler stream (tid 0) is no thread of the process.
-        if e.type == .schedState { schedStateChanged(e); return }
+        // The scheduler stream (tid 0) is no thread of the process. The tid test first: an
+        // integer compare is cheapest for the Dispatch events (all but these).
+        if e.tid == 0, e.type == .schedState { schedStateChanged(e); return }
         if e.time >= now { now = e.time } else { model.anomalies.outOfOrderEvents += 1 }
         let t = thread(for: e.tid)
         switch e.type {
@@ -151,7 +152,7 @@ public struct ModelBuilder {
                 model.intervals[Int(i)].endThread = Int(t)
             }
         case .deadlock: shimDeadlock(e, thread: t)
-        case .schedState: break  // handled above
+        case .schedState: break  // the scheduler stream's, handled above; elsewhere meaningless
         }
     }
 
