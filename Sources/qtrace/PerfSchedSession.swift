@@ -10,13 +10,20 @@ import QTraceSched
 import Glibc
 #endif
 
-struct PerfSchedSession {
+final class PerfSchedSession {
     static let installHint = "apt-get install linux-perf"
     /// How long perf may take to start recording (it took ~5 s on a loaded 2-vCPU VM).
     static let startTimeoutSeconds = 120.0
 
     let directory: String
     let perfPid: pid_t
+    /// perf was stopped and waited for (it must be, exactly once).
+    private var reaped = false
+
+    private init(directory: String, perfPid: pid_t) {
+        self.directory = directory
+        self.perfPid = perfPid
+    }
     var dataPath: String { directory + "/perf.data" }
     var errorPath: String { directory + "/perf.err" }
 
@@ -34,6 +41,8 @@ struct PerfSchedSession {
         var argv = [perf, "record", "-q", "-a", "-k", "CLOCK_MONOTONIC", "-B", "-N", "--synth=no", "-D", "-1",
                     "--control", "fifo:\(control),\(ack)", "-o", directory + "/perf.data",
                     "-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-e", "sched:sched_wakeup_new"]
+        // If qtrace dies, perf gets SIGINT (and stops) rather than recording on forever.
+        if let setpriv = findInPath("setpriv") { argv = [setpriv, "--pdeathsig", "INT", "--"] + argv }
         // A private mount namespace keeps perf's tracefs mount to itself (root only).
         if getuid() == 0, let unshare = findInPath("unshare") { argv = [unshare, "-m", "--propagation", "private", "--"] + argv }
         var environment = ProcessInfo.processInfo.environment
@@ -55,7 +64,10 @@ struct PerfSchedSession {
         var received: [UInt8] = []
         while Date() < deadline {
             var status: Int32 = 0
-            if waitpid(perfPid, &status, WNOHANG) == perfPid { throw failure("perf stopped before it started recording") }
+            if waitpid(perfPid, &status, WNOHANG) == perfPid {
+                reaped = true
+                throw failure("perf stopped before it started recording")
+            }
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             if poll(&pfd, 1, 100) > 0 {
                 var buffer = [UInt8](repeating: 0, count: 64)
@@ -75,9 +87,17 @@ struct PerfSchedSession {
     }
 
     private func stopPerf() {
+        guard !reaped else { return }
+        reaped = true
         kill(perfPid, SIGINT)
         var status: Int32 = 0
         while waitpid(perfPid, &status, 0) < 0 && errno == EINTR {}
+    }
+
+    /// Stops perf if still running and removes its files (the run failed before its end).
+    func abandon() {
+        stopPerf()
+        cleanUp()
     }
 
     /// The scheduler records perf captured, in time order (`perf script`).
@@ -169,8 +189,18 @@ private func errnoText() -> String { String(cString: strerror(errno)) }
 extension Record {
     /// Converts the session's records into each trace's scheduler stream: a trace gets the
     /// states of its own process's threads, between its start and its end.
-    static func addSchedStreams(from session: PerfSchedSession, to traces: [String], quiet: Bool) throws {
-        defer { session.cleanUp() }
+    /// A failure here (after the program ran) is one line on stderr: the traces stay as they
+    /// are, without scheduler data, and qtrace still exits with the program's status.
+    static func addSchedStreams(from session: PerfSchedSession, to traces: [String], quiet: Bool) {
+        do {
+            try convertSched(from: session, to: traces, quiet: quiet)
+        } catch {
+            printErr("qtrace: error: \(error) (the trace has no scheduling states)")
+        }
+    }
+
+    private static func convertSched(from session: PerfSchedSession, to traces: [String], quiet: Bool) throws {
+        defer { session.abandon() }
         try session.stop()
         let records = try session.records()
         for path in traces {

@@ -66,6 +66,7 @@ struct Record: ParsableCommand {
         let tracePath = output ?? Record.defaultTracePath(for: command[0])
         try Record.prepareOutput(tracePath)
         let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
+        defer { schedSession?.abandon() }
         let status: Int32, traces: [String]
         if backend == "lttng" {
             // The LTTng trace is converted into ordinary .qtrace files (exit status included).
@@ -75,7 +76,7 @@ struct Record: ParsableCommand {
             traces = Record.collectTraces(mainPath: tracePath)
             for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
         }
-        if let schedSession { try Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
+        if let schedSession { Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
         throw ExitCode(status)
     }
@@ -158,7 +159,8 @@ struct Record: ParsableCommand {
                 var queues = 0
                 trace.forEachEvent { e in if e.type == .queueCreate || e.type == .queueInfo { queues += 1 } }
                 printErr("qtrace: trace: \(path)")
-                printErr("qtrace: \(trace.eventCount) events, \(queues) queues, \(trace.threads.count) threads, \(trace.header.droppedEvents) dropped")
+                let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
+                printErr("qtrace: \(trace.eventCount) events\(sched), \(queues) queues, \(trace.threads.count) threads, \(trace.header.droppedEvents) dropped")
             } catch {
                 printErr("qtrace: error: \(path): \(error)")
             }
