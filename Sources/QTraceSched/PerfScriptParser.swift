@@ -26,6 +26,14 @@ public struct PerfSchedRecord: Equatable, Sendable {
     public init(timeNs: UInt64, cpu: Int, pid: Int32, tid: Int32, kind: Kind) {
         self.timeNs = timeNs; self.cpu = cpu; self.pid = pid; self.tid = tid; self.kind = kind
     }
+
+    /// Whether the record changes the state of one of `tids`.
+    public func involves(_ tids: Set<Int32>) -> Bool {
+        switch kind {
+        case .switched(_, let next): tids.contains(tid) || tids.contains(next)
+        case .wakeup(let woken, _): tids.contains(woken)
+        }
+    }
 }
 
 public enum PerfScriptParser {

@@ -100,8 +100,9 @@ final class PerfSchedSession {
         cleanUp()
     }
 
-    /// The scheduler records perf captured, in time order (`perf script`).
-    func records() throws -> [PerfSchedRecord] {
+    /// The scheduler records perf captured that involve one of `tids` (the machine's other
+    /// threads are dropped while reading), in time order (`perf script`).
+    func records(involving tids: Set<Int32>) throws -> [PerfSchedRecord] {
         guard let perf = Self.findInPath("perf") else { throw ValidationError("--sched: perf disappeared: \(Self.installHint)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: perf)
@@ -123,7 +124,7 @@ final class PerfSchedSession {
             pending.append(contentsOf: data)
             var lineStart = 0
             for index in pending.indices where pending[index] == UInt8(ascii: "\n") {
-                if let record = PerfScriptParser.parse(utf8: pending[lineStart..<index]) {
+                if let record = PerfScriptParser.parse(utf8: pending[lineStart..<index]), record.involves(tids) {
                     records.append(record)
                 }
                 lineStart = index + 1
@@ -202,18 +203,25 @@ extension Record {
     private static func convertSched(from session: PerfSchedSession, to traces: [String], quiet: Bool) throws {
         defer { session.abandon() }
         try session.stop()
-        let records = try session.records()
-        for path in traces {
-            let trace = try TraceFile(path: path)
-            var tids = Set(trace.threads.map(\.tid))
-            tids.insert(trace.header.mainTid)
-            tids.insert(trace.header.pid)
-            tids.remove(TraceLayout.schedStreamTid)
+        let files = try traces.map { try TraceFile(path: $0) }
+        let tidsByTrace = files.map(tracedTids)
+        let records = try session.records(involving: tidsByTrace.reduce(into: Set<Int32>()) { $0.formUnion($1) })
+        for (trace, tids) in zip(files, tidsByTrace) {
+            let path = trace.path
             let end = trace.header.initMonoNs &+ trace.endTime
             let events = SchedStateConverter.events(from: records, pid: trace.header.pid, tids: tids,
                                                     initMonoNs: trace.header.initMonoNs, endMonoNs: end)
             try SchedStreamAppender.append(events, to: path, clock: trace.clock)
             if !quiet { printErr("qtrace: sched: \(events.count) thread state changes added to \(path)") }
         }
+    }
+
+    /// The threads whose states a trace keeps: its recorded threads and its main thread.
+    private static func tracedTids(_ trace: TraceFile) -> Set<Int32> {
+        var tids = Set(trace.threads.map(\.tid))
+        tids.insert(trace.header.mainTid)
+        tids.insert(trace.header.pid)
+        tids.remove(TraceLayout.schedStreamTid)
+        return tids
     }
 }

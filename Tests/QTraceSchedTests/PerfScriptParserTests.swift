@@ -24,6 +24,16 @@ final class PerfScriptParserTests: XCTestCase {
         XCTAssertEqual(PerfScriptParser.parse(line)?.timeNs, 3_000_000_100)
     }
 
+    func testInvolves() {
+        let out = PerfSchedRecord(timeNs: 0, cpu: 0, pid: 1, tid: 10, kind: .switched(prevState: "S", nextTid: 20))
+        XCTAssertTrue(out.involves([10]))
+        XCTAssertTrue(out.involves([20]))
+        XCTAssertFalse(out.involves([1, 30]))
+        let wake = PerfSchedRecord(timeNs: 0, cpu: 0, pid: 1, tid: 10, kind: .wakeup(tid: 20, isNew: false))
+        XCTAssertTrue(wake.involves([20]))
+        XCTAssertFalse(wake.involves([10]), "the waker's state does not change")
+    }
+
     func testOtherLinesAreNotRecords() {
         for line in ["", "garbage", "10/10 [000] 3.0: cpu-clock: 123",
                      "10/10 [000] 3.0: sched:sched_switch: prev_comm=a prev_pid=1 prev_prio=1 prev_state=S",
