@@ -12,7 +12,8 @@ final class SchedRecordTests: XCTestCase {
         super.tearDown()
     }
 
-    /// The item that sleeps 50 ms shows it as sleeping, the one that spins 50 ms as CPU.
+    /// The item that sleeps 50 ms shows it as sleeping, the one that spins for 30 ms of CPU
+    /// time as on a CPU (kernel-measured, so about the same), never sleeping.
     func testBlockingItemShowsSleepingTime() throws {
         let dir = Paths.tempDir("sched")
         let (traced, path) = record([Paths.fixtures, "sched"], in: dir, extraArgs: ["--sched"])
@@ -40,7 +41,7 @@ final class SchedRecordTests: XCTestCase {
         let wall = try XCTUnwrap(model.items[spinnerIndex].runTime)
         XCTAssertLessThan(spinner.sleepingNs, wall / 10, "\(spinner)")
         XCTAssertGreaterThanOrEqual(spinner.runningNs + spinner.runnableNs, wall * 9 / 10, "\(spinner)")
-        XCTAssertGreaterThanOrEqual(spinner.runningNs, 10 * ms, "\(spinner)")
+        XCTAssertGreaterThanOrEqual(spinner.runningNs, 25 * ms, "\(spinner)")
     }
 
     /// real-sched.html (+ summary) for Tests/BrowserTests/test_sched.py: the state strip.

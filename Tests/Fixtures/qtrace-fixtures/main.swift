@@ -319,15 +319,24 @@ func hostileLabels() {
     print("hostile labels done")
 }
 
-/// One item that sleeps 50 ms, then one that spins 50 ms on the CPU (`qtrace record --sched`).
+/// CPU time of the calling thread.
+func threadCPUNs() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// One item that sleeps 50 ms, then one that spins for 30 ms of its thread's CPU time (CPU
+/// time, not wall time: on a loaded machine the spinner also waits for a CPU) (`--sched`).
 func schedStates() {
     let group = DispatchGroup()
     DispatchQueue(label: "fx.sleeper").async(group: group) { usleep(50_000) }
     group.wait()
     DispatchQueue(label: "fx.spinner").async(group: group) {
-        let until = DispatchTime.now().uptimeNanoseconds + 50_000_000
+        let until = threadCPUNs() + 30_000_000
+        let giveUp = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
         var spins = 0
-        while DispatchTime.now().uptimeNanoseconds < until { spins += 1 }
+        while threadCPUNs() < until && DispatchTime.now().uptimeNanoseconds < giveUp { spins += 1 }
         if spins == 0 { print("no spin") }
     }
     group.wait()
