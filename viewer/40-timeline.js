@@ -1061,6 +1061,10 @@ class Timeline {
     switch (lane.kind) {
       case "thread": {
         const row = Math.floor((local - LANE_PAD) / THREAD_ROW_H);
+        if (m.threadSched && local >= LANE_PAD + lane.rows * THREAD_ROW_H) {
+          const s = m.threadSched[lane.obj].find(t, -1, tol / 4);
+          return s >= 0 ? { ...hit, sched: s } : hit;
+        }
         const b = m.threadBlocked[lane.obj].find(t, -1, tol / 4);
         const item = m.threadRun[lane.obj].find(t, clamp(row, 0, lane.rows - 1), tol);
         if (b >= 0) return { ...hit, blocked: b, item };

@@ -311,9 +311,24 @@ class Details {
         ],
       };
     }
+    if (hit.sched >= 0) {
+      const S = m.sched;
+      const s = hit.sched;
+      return {
+        title: `Thread ${m.schedStates[S.state[s]]}`,
+        rows: [
+          ["for", fmtDuration(S.duration[s])],
+          ["from", fmtInstant(S.start[s])],
+          ["thread", threadName(m, S.thread[s])],
+        ],
+      };
+    }
     if (hit.item >= 0) {
       const i = hit.item;
       const neverStarted = m.flags[i] & FLAG_NEVER_STARTED;
+      const cpu = m.cpu && !neverStarted
+        ? [["cpu", `${fmtDuration(m.cpu[i])} on CPU · ${fmtDuration(m.runnable[i])} runnable · ${fmtDuration(m.sleep[i])} sleeping`]]
+        : [];
       return {
         title: queueLabel(m, m.queue[i]),
         rows: [
@@ -322,6 +337,7 @@ class Details {
           ["run", neverStarted ? "–" : fmtDuration(m.end[i] - m.start[i]) + (m.flags[i] & FLAG_NEVER_FINISHED ? " (unfinished)" : "")],
           ["thread", neverStarted ? "–" : threadName(m, m.thread[i])],
           ["at", fmtInstant(hit.pending ? m.enq[i] : m.start[i])],
+          ...cpu,
         ],
       };
     }

@@ -1838,6 +1838,10 @@ class Timeline {
     switch (lane.kind) {
       case "thread": {
         const row = Math.floor((local - LANE_PAD) / THREAD_ROW_H);
+        if (m.threadSched && local >= LANE_PAD + lane.rows * THREAD_ROW_H) {
+          const s = m.threadSched[lane.obj].find(t, -1, tol / 4);
+          return s >= 0 ? { ...hit, sched: s } : hit;
+        }
         const b = m.threadBlocked[lane.obj].find(t, -1, tol / 4);
         const item = m.threadRun[lane.obj].find(t, clamp(row, 0, lane.rows - 1), tol);
         if (b >= 0) return { ...hit, blocked: b, item };
@@ -2408,9 +2412,24 @@ class Details {
         ],
       };
     }
+    if (hit.sched >= 0) {
+      const S = m.sched;
+      const s = hit.sched;
+      return {
+        title: `Thread ${m.schedStates[S.state[s]]}`,
+        rows: [
+          ["for", fmtDuration(S.duration[s])],
+          ["from", fmtInstant(S.start[s])],
+          ["thread", threadName(m, S.thread[s])],
+        ],
+      };
+    }
     if (hit.item >= 0) {
       const i = hit.item;
       const neverStarted = m.flags[i] & FLAG_NEVER_STARTED;
+      const cpu = m.cpu && !neverStarted
+        ? [["cpu", `${fmtDuration(m.cpu[i])} on CPU · ${fmtDuration(m.runnable[i])} runnable · ${fmtDuration(m.sleep[i])} sleeping`]]
+        : [];
       return {
         title: queueLabel(m, m.queue[i]),
         rows: [
@@ -2419,6 +2438,7 @@ class Details {
           ["run", neverStarted ? "–" : fmtDuration(m.end[i] - m.start[i]) + (m.flags[i] & FLAG_NEVER_FINISHED ? " (unfinished)" : "")],
           ["thread", neverStarted ? "–" : threadName(m, m.thread[i])],
           ["at", fmtInstant(hit.pending ? m.enq[i] : m.start[i])],
+          ...cpu,
         ],
       };
     }

@@ -6,6 +6,8 @@ import json
 import time
 
 import pytest
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
 
 SCHED_COLORS = {"running": (0x3F, 0xB9, 0x50), "runnable": (0xF0, 0xB4, 0x29), "sleeping": (0x4A, 0x6F, 0xA5)}
 
@@ -70,7 +72,18 @@ def test_sched_strip_is_drawn_under_the_threads(sched_report):
     report.js("window.qtrace.zoomTo(0, arguments[0])", summary["statistics"]["durationNs"])
     time.sleep(0.2)
     start, end = report.js("return window.qtrace.itemTimes(arguments[0])", sleeper["item"])
-    counts, width = strip_colours(report, lane_serving("fx.sleeper"), start, end)
+    lane = lane_serving("fx.sleeper")
+    counts, width = strip_colours(report, lane, start, end)
     assert counts["sleeping"] >= 0.8 * width, counts
+    # Hovering the strip names the state.
+    state = report.state()
+    plot, visible = state["plot"], state["visible"]
+    x = plot["left"] + ((start + end) / 2 - visible["t0"]) * plot["width"] / (visible["t1"] - visible["t0"])
+    canvas = report.driver.find_element(By.ID, "timeline")
+    rect = canvas.rect
+    ActionChains(report.driver).move_to_element_with_offset(
+        canvas, x - rect["width"] / 2, lane["schedStrip"] + 2 - rect["height"] / 2).perform()
+    tooltip = report.driver.find_element(By.ID, "tooltip")
+    assert "Thread sleeping" in tooltip.text, tooltip.text
     spinner = next(q for q in summary["statistics"]["sched"]["queues"] if q["label"] == "fx.spinner")
     assert spinner["sleepingNs"] < spinner["wallNs"] / 10
