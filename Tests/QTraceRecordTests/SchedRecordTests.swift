@@ -44,6 +44,27 @@ final class SchedRecordTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(spinner.runningNs, 25 * ms, "\(spinner)")
     }
 
+    /// A forked child's trace gets its own threads' states, the parent's trace its own.
+    func testEachProcessGetsItsOwnThreadsStates() throws {
+        let dir = Paths.tempDir("sched-fork")
+        let (run, parentPath) = record([Paths.fixtures, "fork"], in: dir, name: "fork", extraArgs: ["--sched"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let childName = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: dir.path)
+            .first { $0.hasPrefix("fork.") && $0 != "fork.qtrace" })
+        var tidsByTrace: [Set<UInt64>] = []
+        for path in [parentPath, dir.appendingPathComponent(childName).path] {
+            let file = try TraceFile(path: path)
+            XCTAssertGreaterThan(file.schedEventCount, 0, path)
+            let own = Set(file.threads.map { UInt64(UInt32(bitPattern: $0.tid)) })
+            let described = Set(file.readAllEvents().filter { $0.type == .schedState }.map(\.a))
+            XCTAssertTrue(described.isSubset(of: own.union([UInt64(UInt32(bitPattern: file.header.mainTid))])),
+                          "\(path): states of threads not in the trace: \(described.subtracting(own))")
+            XCTAssertTrue(described.contains(UInt64(UInt32(bitPattern: file.header.mainTid))), path)
+            tidsByTrace.append(described)
+        }
+        XCTAssertTrue(tidsByTrace[0].isDisjoint(with: tidsByTrace[1]))
+    }
+
     /// real-sched.html (+ summary) for Tests/BrowserTests/test_sched.py: the state strip.
     func testWriteSchedReportForTheBrowserTests() throws {
         guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else {
