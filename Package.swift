@@ -72,6 +72,6 @@ let package = Package(
         ),
         .testTarget(name: "QTraceSchedTests", dependencies: ["QTraceSched", "QTraceAnalysis", "QTraceFormat"]),
         .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"]),
-        .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "qtrace", "qtrace-fixtures"]),
+        .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "QTraceReport", "qtrace", "qtrace-fixtures"]),
     ]
 )

@@ -3,55 +3,131 @@
 
 Runs the fixture's `bench-empty` (1M empty async items on one serial queue) and
 `bench-realistic` (items of ~10 us) untraced and traced, alternating, several rounds, on
-1 pinned CPU and on all CPUs, and prints medians and the traced/untraced ratio.
+1 pinned CPU and on all CPUs, and prints medians and the traced/untraced ratio of two
+measures: the wall time per item that the program prints, and the CPU time (user + system,
+all threads, from getrusage) per item. On a machine shared with other work the wall time
+mostly measures how long the run waited for a CPU; the CPU time does not.
 
-Usage: scripts/bench-record.py [BIN_DIR] [--rounds N]   (make bench builds release first)
+`--shim PATH` (repeatable) adds another shim build to every round, e.g. the one of an
+older commit, so that before and after are measured in the same conditions.
+
+`--breakdown` measures where the cost of an empty item goes instead: bench-empty untraced,
+with the shim loaded but recording off (QTRACE_DISABLE=1: interposition only), and with shim
+builds compiled here from Sources/CQTraceShim without the item records
+(-DQT_BENCH_NO_ITEM_RECORDS: re-submission and trampoline only), without clock reads
+(-DQT_BENCH_NO_CLOCK: records with a 0 timestamp), and complete.
+
+Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown]
+(make bench builds release first)
 """
+import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 
+LOADS = (("bench-empty", 1_000_000), ("bench-realistic", 100_000))
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description="qtrace recording cost per work item")
+    parser.add_argument("bin_dir", nargs="?", help="release bin dir (default: swift build --show-bin-path)")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--shim", action="append", default=[], help="another shim to compare (repeatable)")
+    parser.add_argument("--breakdown", action="store_true", help="where the cost of an empty item goes")
+    return parser.parse_args()
+
+
+def build_variant(tmp, define):
+    """The preloadable shim compiled as the Makefile does, plus one benchmark-only define."""
+    sources = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "CQTraceShim")
+    out = os.path.join(tmp, f"libqtrace-shim{define}.so")
+    subprocess.run([os.environ.get("CC", "cc"), "-O2", "-g", "-fPIC", "-shared", "-fno-omit-frame-pointer",
+                    "-DQTRACE_PRELOAD=1", define, "-I" + os.path.join(sources, "include"), "-o", out,
+                    os.path.join(sources, "recorder.c"), os.path.join(sources, "interpose.c"), "-ldl", "-lpthread"],
+                   check=True)
+    return out
+
+
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    rounds = 5
-    if "--rounds" in sys.argv:
-        rounds = int(sys.argv[sys.argv.index("--rounds") + 1])
-        args = [a for a in args if a != str(rounds)]
-    bin_dir = args[0] if args else subprocess.check_output(
+    args = parse_args()
+    bin_dir = args.bin_dir or subprocess.check_output(
         ["swift", "build", "-c", "release", "--show-bin-path"], text=True).strip()
     fixtures = os.path.join(bin_dir, "qtrace-fixtures")
-    shim = os.path.join(bin_dir, "libqtrace-shim.so")
-    for path in (fixtures, shim):
+    shims = [("traced", os.path.join(bin_dir, "libqtrace-shim.so"))]
+    shims += [(f"traced ({os.path.basename(path)})", path) for path in args.shim]
+    for path in [fixtures] + [path for _, path in shims]:
         if not os.path.exists(path):
             sys.exit(f"bench: {path} missing: run `make build CONFIG=release` first")
     tmp = tempfile.mkdtemp(prefix="qtrace-bench-")
 
-    def once(scenario, items, traced, pinned):
+    def once(scenario, items, shim, pinned, extra_env=None):
+        """(wall ns per item as printed by the program, CPU ns per item)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("QTRACE") and k != "LD_PRELOAD"}
+        env.update(extra_env or {})
         trace = os.path.join(tmp, "bench.qtrace")
-        if traced:
+        if shim:
             env["LD_PRELOAD"] = shim
             env["QTRACE_OUTPUT"] = trace
-        argv = ([ "taskset", "-c", "0"] if pinned else []) + [fixtures, scenario, str(items)]
+        argv = (["taskset", "-c", "0"] if pinned else []) + [fixtures, scenario, str(items)]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         out = subprocess.run(argv, env=env, capture_output=True, text=True, check=True).stdout
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if os.path.exists(trace):
             os.unlink(trace)
-        return float(re.search(r"ns/item ([0-9.]+)", out).group(1))
+        return float(re.search(r"ns/item ([0-9.]+)", out).group(1)), cpu_s * 1e9 / items
 
-    print(f"qtrace record benchmark: {rounds} rounds each, medians in ns per item")
-    print(f"{'load':<34}{'cpus':>6}{'untraced':>12}{'traced':>12}{'ratio':>8}")
-    for scenario, items in (("bench-empty", 1_000_000), ("bench-realistic", 100_000)):
+    if args.breakdown:
+        breakdown(args.rounds, tmp, once, shims[0][1])
+        return
+
+    print(f"qtrace record benchmark: {args.rounds} rounds each, medians in ns per item")
+    print(f"{'':<50}{'----------- wall -----------':>32}{'----------- cpu ------------':>32}")
+    print(f"{'load':<34}{'cpus':>5}{'shim':>11}" + f"{'untraced':>12}{'traced':>12}{'ratio':>8}" * 2)
+    for scenario, items in LOADS:
         for pinned in (True, False):
-            plain, traced = [], []
-            for _ in range(rounds):
-                plain.append(once(scenario, items, False, pinned))
-                traced.append(once(scenario, items, True, pinned))
-            p, t = statistics.median(plain), statistics.median(traced)
-            label = f"{scenario} ({items:,} items)"
-            print(f"{label:<34}{'1' if pinned else 'all':>6}{p:>12.1f}{t:>12.1f}{t / p:>8.3f}", flush=True)
+            plain, traced = [], {label: [] for label, _ in shims}
+            for _ in range(args.rounds):
+                plain.append(once(scenario, items, None, pinned))
+                for label, path in shims:
+                    traced[label].append(once(scenario, items, path, pinned))
+            for label, _ in shims:
+                row = f"{scenario + f' ({items:,} items)':<34}{'1' if pinned else 'all':>5}"
+                row += f"{'this' if label == 'traced' else label[8:-1][:10]:>11}"
+                for measure in (0, 1):
+                    p = statistics.median(r[measure] for r in plain)
+                    t = statistics.median(r[measure] for r in traced[label])
+                    row += f"{p:>12.1f}{t:>12.1f}{t / p:>8.3f}"
+                print(row, flush=True)
+
+
+def breakdown(rounds, tmp, once, shim):
+    """bench-empty under shim builds that leave out one part of the recording at a time."""
+    variants = [
+        ("untraced", None, {}),
+        ("shim loaded, recording off", shim, {"QTRACE_DISABLE": "1"}),
+        ("no item records", build_variant(tmp, "-DQT_BENCH_NO_ITEM_RECORDS"), {}),
+        ("records without clock reads", build_variant(tmp, "-DQT_BENCH_NO_CLOCK"), {}),
+        ("complete", shim, {}),
+    ]
+    items = LOADS[0][1]
+    print(f"where an empty item's cost goes: bench-empty, {rounds} rounds, medians in ns per item")
+    print(f"{'variant':<30}{'cpus':>5}{'wall':>10}{'cpu':>10}{'cpu - untraced':>16}")
+    for pinned in (True, False):
+        results = {label: [] for label, _, _ in variants}
+        for _ in range(rounds):
+            for label, path, env in variants:
+                results[label].append(once(LOADS[0][0], items, path, pinned, env))
+        base = statistics.median(r[1] for r in results["untraced"])
+        for label, _, _ in variants:
+            wall = statistics.median(r[0] for r in results[label])
+            cpu = statistics.median(r[1] for r in results[label])
+            print(f"{label:<30}{'1' if pinned else 'all':>5}{wall:>10.1f}{cpu:>10.1f}{cpu - base:>+16.1f}", flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -15,6 +15,8 @@ function buildModel(report) {
     meta: h.meta,
     threads: h.threads,
     queues: h.queues,
+    // Reports before lane groups have no processes: one process, implied.
+    processes: h.processes || [],
     sources: h.sources,
     groups: h.groups,
     findings: h.findings,

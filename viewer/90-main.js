@@ -40,7 +40,8 @@ class App {
     fact("items", fmtCount(this.m.n));
     fact("threads", fmtCount(this.m.threads.length));
     fact("queues", fmtCount(this.m.queues.length));
-    fact("pid", String(meta.pid));
+    if (this.m.processes.length > 1) fact("processes", this.m.processes.map((p) => p.pid).join(", "));
+    else fact("pid", String(meta.pid));
     fact("cpus", String(meta.ncpu));
     fact("dropped", fmtCount(meta.droppedEvents), meta.droppedEvents > 0);
     if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`);

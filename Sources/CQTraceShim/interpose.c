@@ -6,8 +6,9 @@
 // - libdispatch calls its own exported functions through the PLT: a call whose return
 //   address is inside libdispatch.so, or made while the shim itself is calling into
 //   libdispatch (qt_tls.depth > 0), is internal and passed through unrecorded.
-// - Work items are re-submitted through the `_f` variants with a context slot from a ring, so
-//   no allocation is added per item; blocks made by dispatch_block_create (DispatchWorkItem,
+// - Work items are re-submitted through the `_f` variants, so no allocation is added per
+//   item: a plain block's own heap copy is the context and carries the item id; functions
+//   take a context slot from a ring. Blocks made by dispatch_block_create (DispatchWorkItem,
 //   which carry barrier/QoS flags libdispatch reads from the block) are never re-wrapped:
 //   their inner block is wrapped when they are created instead.
 // - Nothing here references libdispatch or BlocksRuntime symbols directly (weak or dlsym):
@@ -39,7 +40,9 @@ struct qt_block_layout {
     void *descriptor;
 };
 
+#define QT_BLOCK_NEEDS_FREE (1 << 24)
 #define QT_BLOCK_HAS_COPY_DISPOSE (1 << 25)
+#define QT_BLOCK_IS_GLOBAL (1 << 28)
 
 extern void *_Block_copy(const void *) __attribute__((weak));
 extern void _Block_release(const void *) __attribute__((weak));
@@ -82,6 +85,7 @@ static struct {
     void *(*attr_make_with_qos_class)(void *, unsigned, int);
     void *(*attr_make_initially_inactive)(void *);
     const char *(*queue_get_label)(void *);
+    void *(*get_current_queue)(void);
     unsigned (*queue_get_qos_class)(void *, int *);
     void *(*get_global_queue)(intptr_t, uintptr_t);
     void (*set_target_queue)(void *, void *);
@@ -174,6 +178,7 @@ static void resolve_all(void) {
     RESOLVE(attr_make_with_qos_class, "dispatch_queue_attr_make_with_qos_class");
     RESOLVE(attr_make_initially_inactive, "dispatch_queue_attr_make_initially_inactive");
     RESOLVE(queue_get_label, "dispatch_queue_get_label");
+    RESOLVE(get_current_queue, "dispatch_get_current_queue");
     RESOLVE(queue_get_qos_class, "dispatch_queue_get_qos_class");
     RESOLVE(get_global_queue, "dispatch_get_global_queue");
     RESOLVE(set_target_queue, "dispatch_set_target_queue");
@@ -298,8 +303,10 @@ static void note_queue_slow(qt_thread_t *t, void *q) {
 }
 
 static inline void note_queue(qt_thread_t *t, void *q) {
+    // Submitters usually target the same queue again and again: skip the table lookup then.
+    if (QT_LIKELY(q == t->last_noted_queue && q != NULL)) return;
     qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 0);
-    if (QT_LIKELY(e && (e->a & QT_Q_KNOWN))) return;
+    if (QT_LIKELY(e && (e->a & QT_Q_KNOWN))) { t->last_noted_queue = q; return; }
     if (q) note_queue_slow(t, q);
 }
 
@@ -341,15 +348,19 @@ static inline void held_push(qt_thread_t *t, void *q) {
 
 static inline void held_pop(qt_thread_t *t) { t->held_count--; }
 
+/// A held entry whose queue is libdispatch's current queue, asked only when a sync needs it
+/// (most items never sync): see resolve_held_top.
+#define QT_HELD_CURRENT ((void *)1)
+
 /// Runs a work item on this thread between START and END records.
-static inline void run_item(qt_thread_t *t, uint64_t tagged_id, void *queue, void *work, void *ctx, int is_block) {
+static inline __attribute__((always_inline)) void run_item(qt_thread_t *t, uint64_t tagged_id, void *queue, void *work, void *ctx, int is_block) {
     int saved_depth = t->depth;
     t->depth = 0;
-    qt_rec1(t, QT_START, 0, (uint32_t)(tagged_id >> 56), tagged_id & QT_ID_MASK);
+    qt_rec_start(t, (unsigned)(tagged_id >> 56), tagged_id & QT_ID_MASK);
     held_push(t, queue);
     if (is_block) qt_invoke_block(work); else ((qt_fn_t)work)(ctx);
     held_pop(t);
-    qt_rec1(t, QT_END, 0, 0, tagged_id & QT_ID_MASK);
+    qt_rec_end(t, tagged_id & QT_ID_MASK);
     t->depth = saved_depth;
 }
 
@@ -374,6 +385,66 @@ static void tramp_sync_block(void *p) {
 static void tramp_sync_fn(void *p) {
     qt_slot_t *s = p;
     run_item(&qt_tls, s->id, s->queue, s->work, s->ctx, 0);
+}
+
+// ---- plain blocks: the heap copy carries the item id ----
+// libdispatch would copy a submitted block to the heap anyway (that is the malloc of plain
+// async). The shim makes that copy itself, submits it as the `_f` context, and stores the
+// item id in the copy's `Block_layout.reserved` field, which the Blocks runtime never reads
+// or writes (_Block_copy bit-copies it, _Block_release ignores it; swift-corelibs-libdispatch
+// src/BlocksRuntime/runtime.c). The kind is the trampoline's, and the queue the item runs on
+// is libdispatch's current queue (asked only at sync time), so the item needs no other state.
+
+/// 1 when `copy` (= _Block_copy(original)) now carries `id` and may be submitted as the context.
+/// A global block (shared by every submission), an id wider than 32 bits, or a `reserved`
+/// already in use (the same heap block pending twice, or a producer that uses the field)
+/// cannot: those items take the slot path.
+static inline int tag_block(const void *original, void *copy, uint64_t id) {
+    struct qt_block_layout *c = copy;
+    if (QT_UNLIKELY(c == NULL || id > UINT32_MAX)) return 0;
+    if (QT_LIKELY(copy != original)) {
+        // A fresh copy of a stack block: nobody else holds it yet.
+        if (QT_UNLIKELY(c->reserved != 0)) return 0;
+        c->reserved = (int)(uint32_t)id;
+        return 1;
+    }
+    // A heap block that the caller also holds (it may be submitted again concurrently).
+    if ((c->flags & (QT_BLOCK_NEEDS_FREE | QT_BLOCK_IS_GLOBAL)) != QT_BLOCK_NEEDS_FREE) return 0;
+    int expected = 0;
+    return __atomic_compare_exchange_n(&c->reserved, &expected, (int)(uint32_t)id, 0,
+                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+static inline __attribute__((always_inline)) void run_tagged_block(void *block, unsigned kind) {
+    struct qt_block_layout *b = block;
+    uint64_t id = (uint32_t)__atomic_load_n(&b->reserved, __ATOMIC_RELAXED);
+    // Free the field before running: the block may be submitted again from its own body.
+    __atomic_store_n(&b->reserved, 0, __ATOMIC_RELAXED);
+    run_item(&qt_tls, id | ((uint64_t)kind << 56), QT_HELD_CURRENT, block, NULL, 1);
+    _Block_release(block);
+}
+
+#define TAGGED_TRAMPOLINE(name, kind) static void name(void *block) { run_tagged_block(block, kind); }
+TAGGED_TRAMPOLINE(tramp_tagged_async, QT_KIND_ASYNC)
+TAGGED_TRAMPOLINE(tramp_tagged_barrier_async, QT_KIND_BARRIER_ASYNC)
+TAGGED_TRAMPOLINE(tramp_tagged_after, QT_KIND_AFTER)
+TAGGED_TRAMPOLINE(tramp_tagged_group_async, QT_KIND_GROUP_ASYNC)
+TAGGED_TRAMPOLINE(tramp_tagged_group_notify, QT_KIND_GROUP_NOTIFY)
+
+static inline qt_fn_t tagged_trampoline(unsigned kind) {
+    switch (kind) {
+    case QT_KIND_BARRIER_ASYNC: return tramp_tagged_barrier_async;
+    case QT_KIND_AFTER: return tramp_tagged_after;
+    case QT_KIND_GROUP_ASYNC: return tramp_tagged_group_async;
+    case QT_KIND_GROUP_NOTIFY: return tramp_tagged_group_notify;
+    default: return tramp_tagged_async;
+    }
+}
+
+/// The item runs but its slot could not be allocated: nothing to record.
+static void tramp_untraced_block(void *block) {
+    qt_invoke_block(block);
+    _Block_release(block);
 }
 
 static inline int is_workitem(void *block) {
@@ -419,14 +490,24 @@ static void report_deadlock(qt_thread_t *t, uint32_t kind, void *q, void *held) 
     if (n > 0) { ssize_t w = write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1)); (void)w; }
 }
 
+/// The innermost running item's queue is libdispatch's current queue while its body runs, so
+/// a QT_HELD_CURRENT on top can be resolved now. One below the top is only left by a nested
+/// drain (an item running a run loop that drains another queue): its queue is unknown.
+static void resolve_held_top(qt_thread_t *t, int held) {
+    if (t->held[held - 1] == QT_HELD_CURRENT)
+        t->held[held - 1] = real.get_current_queue ? real.get_current_queue() : NULL;
+}
+
 /// A sync onto q waits for q's serial ancestors; if this thread holds one of them, that wait
 /// can never end.
 static void check_deadlock(qt_thread_t *t, void *q, uint32_t kind, int barrier) {
     int held = t->held_count < QT_HELD_MAX ? t->held_count : QT_HELD_MAX;
     if (held == 0) return;
+    if (held == t->held_count) resolve_held_top(t, held);
     for (int i = 0; q && i < 16; i++) {
         for (int h = held - 1; h >= 0; h--) {
             void *hq = t->held[h];
+            if (hq == QT_HELD_CURRENT) continue;
             int blocks = (is_serial(q) || (barrier && i == 0)) && chain_contains(hq, q);
             if (blocks) { report_deadlock(t, kind, i == 0 ? q : q, hq); return; }
         }
@@ -438,30 +519,41 @@ static void check_deadlock(qt_thread_t *t, void *q, uint32_t kind, int barrier) 
 
 // ---- submission ----
 
-/// Takes a context slot for an asynchronous item, fills it and records its ENQUEUE; the caller
-/// hands the slot and `*trampoline` to the real `_f` function. NULL: no slot (counted as dropped).
-static inline qt_slot_t *enqueue_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
-                                       int is_block, uint64_t extra, qt_fn_t *trampoline) {
+/// Records an asynchronous item's ENQUEUE and returns the context to hand to the real `_f`
+/// function with `*trampoline`. A plain block's own heap copy carries the id (no allocation,
+/// no slot); functions, and blocks that cannot carry it, take a context slot.
+static inline __attribute__((always_inline)) void *enqueue_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
+                                  int is_block, uint64_t extra, qt_fn_t *trampoline) {
     uint64_t id = qt_next_id(t);
+    note_queue(t, q);
+    qt_rec_enqueue(t, kind, flags8, id, q, extra);
+    if (is_block) {
+        void *copy = _Block_copy(work);
+        if (QT_LIKELY(tag_block(work, copy, id))) { *trampoline = tagged_trampoline(kind); return copy; }
+        work = copy;
+    }
     qt_slot_t *s = slot_alloc(id);
-    if (QT_UNLIKELY(!s)) { qt_count_dropped(QT_ENQUEUE); return NULL; }
-    s->work = is_block ? _Block_copy(work) : work;
+    if (QT_UNLIKELY(!s)) {
+        // No memory for a slot: the item still runs, unrecorded, and is counted as dropped.
+        qt_count_dropped(QT_START);
+        qt_count_dropped(QT_END);
+        *trampoline = is_block ? tramp_untraced_block : (qt_fn_t)work;
+        return is_block ? work : ctx;
+    }
+    s->work = work;
     s->ctx = ctx;
     s->queue = q;
     __atomic_store_n(&s->id, id | ((uint64_t)kind << 56), __ATOMIC_RELAXED);
-    note_queue(t, q);
-    qt_rec3(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, extra);
     *trampoline = is_block ? tramp_async_block : tramp_async_fn;
     return s;
 }
 
-static inline void submit_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
+static inline __attribute__((always_inline)) void submit_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
                                 int is_block, uint64_t extra, void (*real_f)(void *, void *, qt_fn_t)) {
     qt_fn_t trampoline;
-    qt_slot_t *s = enqueue_async(t, kind, flags8, q, work, ctx, is_block, extra, &trampoline);
-    if (QT_UNLIKELY(!s)) return;
+    void *c = enqueue_async(t, kind, flags8, q, work, ctx, is_block, extra, &trampoline);
     t->depth++;
-    real_f(q, s, trampoline);
+    real_f(q, c, trampoline);
     t->depth--;
 }
 
@@ -471,7 +563,7 @@ static inline void submit_sync(qt_thread_t *t, unsigned kind, unsigned flags8, v
     qt_slot_t s = { work, ctx, id | ((uint64_t)kind << 56), q };
     note_queue(t, q);
     check_deadlock(t, q, 1, kind == QT_KIND_BARRIER_SYNC || kind == QT_KIND_BARRIER_ASYNC_AND_WAIT);
-    qt_rec3(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, 0);
+    qt_rec_enqueue(t, kind, flags8, id, q, 0);
     t->depth++;
     real_f(q, &s, is_block ? tramp_sync_block : tramp_sync_fn);
     t->depth--;
@@ -539,10 +631,9 @@ SYNC_FN_API(dispatch_barrier_async_and_wait_f, barrier_async_and_wait_f, QT_KIND
 // after: the real dispatch_after_f with our slot; `when` is kept as the ENQUEUE's extra.
 static void submit_after(qt_thread_t *t, unsigned flags8, uint64_t when, void *q, void *work, void *ctx, int is_block) {
     qt_fn_t trampoline;
-    qt_slot_t *s = enqueue_async(t, QT_KIND_AFTER, flags8, q, work, ctx, is_block, when, &trampoline);
-    if (!s) return;
+    void *c = enqueue_async(t, QT_KIND_AFTER, flags8, q, work, ctx, is_block, when, &trampoline);
     t->depth++;
-    real.after_f(when, q, s, trampoline);
+    real.after_f(when, q, c, trampoline);
     t->depth--;
 }
 
@@ -609,10 +700,9 @@ void dispatch_apply_f(size_t n, void *q, void *ctx, qt_apply_fn_t fn) {
 static void group_submit(qt_thread_t *t, unsigned kind, unsigned flags8, void *g, void *q, void *work, void *ctx,
                          int is_block, void (*real_f)(void *, void *, void *, qt_fn_t)) {
     qt_fn_t trampoline;
-    qt_slot_t *s = enqueue_async(t, kind, flags8, q, work, ctx, is_block, (uint64_t)(uintptr_t)g, &trampoline);
-    if (!s) return;
+    void *c = enqueue_async(t, kind, flags8, q, work, ctx, is_block, (uint64_t)(uintptr_t)g, &trampoline);
     t->depth++;
-    real_f(g, q, s, trampoline);
+    real_f(g, q, c, trampoline);
     t->depth--;
 }
 

@@ -148,7 +148,7 @@ static void fill_header(void) {
     qt_header_t *h = g_rec.header;
     memcpy(h->magic, "QTRACE\0\0", 8);
     h->version_major = 1;
-    h->version_minor = 0;
+    h->version_minor = 2;  // 1.2: compact item records
     h->header_size = QT_HEADER_SIZE;
     h->chunk_size = g_rec.chunk_size;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -180,15 +180,29 @@ static void measure_overhead(void) {
     g_rec.header->shim_overhead_ns = (t1 - t0 + 512) / 1024;
 }
 
+/// Extends the file with written zeros. Writing (rather than posix_fallocate) reserves the
+/// blocks just as well (a full disk fails here, not with a SIGBUS in the traced program
+/// later), and leaves ordinary dirty page-cache pages behind: on ext4, faulting in
+/// fallocated (unwritten) pages and writing them through the mapping cost about twice as
+/// much per page (1.4-1.9 against 2.8-3.7 us here), and a trace writes ~56 bytes per item.
+static int write_zeros(int fd, uint64_t from, uint64_t to) {
+    static const uint8_t zeros[256 * 1024];
+    while (from < to) {
+        size_t n = to - from < sizeof zeros ? (size_t)(to - from) : sizeof zeros;
+        ssize_t w = pwrite(fd, zeros, n, (off_t)from);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return 0;
+        from += (uint64_t)w;
+    }
+    return 1;
+}
+
 static int grow_file(uint64_t need) {
     if (need <= g_rec.file_size) return 1;
     uint64_t size = (need + QT_GROW_STEP - 1) / QT_GROW_STEP * QT_GROW_STEP;
     if (size > g_rec.max_bytes) size = need;
     if (size > g_rec.max_bytes) return 0;
-    // fallocate reserves the blocks: a full disk must not SIGBUS the traced program later.
-    int rc = posix_fallocate(g_rec.fd, (off_t)g_rec.file_size, (off_t)(size - g_rec.file_size));
-    if (rc == EOPNOTSUPP || rc == EINVAL) rc = ftruncate(g_rec.fd, (off_t)size) == 0 ? 0 : errno;
-    if (rc != 0) return 0;
+    if (!write_zeros(g_rec.fd, g_rec.file_size, size)) return 0;
     // Fault the new pages in with one call: a first touch per page on the hot path costs a
     // page fault (and a page-cache lookup) each, several ns per event.
     madvise(g_rec.base + g_rec.file_size, size - g_rec.file_size, 23 /* MADV_POPULATE_WRITE */);
@@ -300,6 +314,7 @@ void qt_recorder_after_fork_child(void) {
     t->chunk_seq = 0;
     t->tid = 0;
     t->held_count = 0;
+    t->last_noted_queue = NULL;
     pthread_mutex_init(&g_rec.lock, NULL);
     if (g_rec.state == 1) {
         munmap(g_rec.base, g_rec.max_bytes);

@@ -29,6 +29,9 @@ enum {
     QT_IO_CLEANUP_END = 68,
     QT_MARK = 70, QT_INTERVAL_BEGIN = 71, QT_INTERVAL_END = 72,
     QT_DEADLOCK = 80,
+    // Compact forms of ENQUEUE/START/END (format 1.2) for ids that fit 32 bits: 24 + 16 + 16
+    // bytes per item instead of 40 + 24 + 24 (every trace page is fresh memory to fault in).
+    QT_ENQUEUE_C = 120, QT_START_C = 121, QT_END_C = 122,
 };
 
 enum {
@@ -52,6 +55,7 @@ typedef struct {
     int depth;              // > 0 while the shim is calling into libdispatch (internal calls)
     int held_count;         // queues of the items running on this thread (innermost last)
     void *held[QT_HELD_MAX];
+    void *last_noted_queue; // the queue this thread last looked up in the first-seen table
 } qt_thread_t;
 
 extern __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
@@ -64,8 +68,13 @@ QT_HIDDEN uint64_t qt_next_id_block(void);
 /// Counts an event that could not be recorded (type 0: unknown).
 QT_HIDDEN void qt_count_dropped(unsigned type);
 
+// Benchmark-only builds (scripts/bench-record.py --breakdown compiles them to show where the
+// cost of an item goes): QT_BENCH_NO_CLOCK records 0 instead of reading the clock,
+// QT_BENCH_NO_ITEM_RECORDS writes no ENQUEUE/START/END at all.
 static inline uint64_t qt_now(void) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(QT_BENCH_NO_CLOCK)
+    return 0;
+#elif defined(__x86_64__) || defined(__i386__)
     return __builtin_ia32_rdtsc();
 #else
     struct timespec ts;
@@ -125,6 +134,57 @@ static inline void qt_rec4(qt_thread_t *t, unsigned type, unsigned flags8, uint3
 
 /// A record with `nwords` payload words followed by a string (truncated at QT_MAX_STRING).
 QT_HIDDEN void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *words, int nwords, const char *s);
+
+// Work item records. The id sits in word 0's arg when it fits 32 bits; ENQUEUE_C packs the
+// kind into the top byte of the queue word (user-space addresses leave it zero). Drops are
+// counted under the full type, so recorded + dropped still adds up per item.
+
+static inline void qt_rec_enqueue(qt_thread_t *t, unsigned kind, unsigned flags8, uint64_t id, const void *q, uint64_t extra) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)kind; (void)flags8; (void)id; (void)q; (void)extra;
+    return;
+#endif
+    uint64_t queue = (uint64_t)(uintptr_t)q;
+    if (QT_LIKELY(id <= UINT32_MAX && extra == 0 && (queue >> 56) == 0)) {
+        uint64_t *p = qt_reserve(t, 24, QT_ENQUEUE);
+        if (QT_UNLIKELY(!p)) return;
+        p[1] = qt_now(); p[2] = queue | ((uint64_t)kind << 56);
+        qt_commit(p, QT_ENQUEUE_C, flags8, 24, (uint32_t)id);
+        return;
+    }
+    qt_rec3(t, QT_ENQUEUE, flags8, kind, id, queue, extra);
+}
+
+/// START: flags8 0 (the compact form carries the kind in flags8, so it has no other flags).
+static inline void qt_rec_start(qt_thread_t *t, unsigned kind, uint64_t id) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)kind; (void)id;
+    return;
+#endif
+    if (QT_LIKELY(id <= UINT32_MAX)) {
+        uint64_t *p = qt_reserve(t, 16, QT_START);
+        if (QT_UNLIKELY(!p)) return;
+        p[1] = qt_now();
+        qt_commit(p, QT_START_C, kind, 16, (uint32_t)id);
+        return;
+    }
+    qt_rec1(t, QT_START, 0, kind, id);
+}
+
+static inline void qt_rec_end(qt_thread_t *t, uint64_t id) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)id;
+    return;
+#endif
+    if (QT_LIKELY(id <= UINT32_MAX)) {
+        uint64_t *p = qt_reserve(t, 16, QT_END);
+        if (QT_UNLIKELY(!p)) return;
+        p[1] = qt_now();
+        qt_commit(p, QT_END_C, 0, 16, (uint32_t)id);
+        return;
+    }
+    qt_rec1(t, QT_END, 0, 0, id);
+}
 
 #endif // QTRACE_LTTNG
 

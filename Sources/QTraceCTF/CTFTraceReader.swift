@@ -113,6 +113,36 @@ public final class CTFTraceReader: Sendable {
         return process
     }
 
+    /// Writes every process as an embedded-format trace (as `convert` does, without exit
+    /// status) in ONE pass over the CTF trace: `outputPath(pid)` names each file, asked once per
+    /// process. Returns the processes in order of their first event with the files written.
+    @discardableResult
+    public func convertAll(to outputPath: (Int32) -> String) throws -> [(process: CTFProcess, path: String)] {
+        try withoutActuallyEscaping(outputPath) { outputPath in
+            var writers: [Int32: (writer: TraceWriter, path: String)] = [:]
+            func writer(_ header: TraceHeader) throws -> TraceWriter {
+                if let existing = writers[header.pid] { return existing.writer }
+                let path = outputPath(header.pid)
+                let created = try TraceWriter(path: path, pid: header.pid, mainTid: header.mainTid, initMonoNs: header.initMonoNs)
+                writers[header.pid] = (created, path)
+                return created
+            }
+            let collector = EventCollector(selection: .all) { pid, event in
+                let output = try writers[pid]?.writer ?? writer(TraceHeader(pid: pid, mainTid: pid))
+                try output.append(event)
+                if event.type == .threadExit { try output.endThread(event.tid) }
+            }
+            collector.processAnnounced = { header in _ = try writer(header) }
+            collector.threadAnnounced = { header, tid, name in try writer(header).setThreadName(name, tid: tid) }
+            try BabeltraceGraph(directories: traceDirectories, consumer: collector).run()
+            return try collector.processes().map { process in
+                let output = try writers[process.pid]?.writer ?? writer(process.header)
+                try Self.finish(output, with: process)
+                return (process, writers[process.pid]!.path)
+            }
+        }
+    }
+
     // MARK: Internals
 
     private func run(_ collector: EventCollector, pid: Int32?) throws -> CTFProcess {

@@ -15,7 +15,7 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     case ioBarrier = 65, ioClose = 66, ioCleanupBegin = 67, ioCleanupEnd = 68
     case mark = 70, intervalBegin = 71, intervalEnd = 72
     case deadlock = 80
-    /// Kernel scheduling (format 1.1, `qtrace record --sched`): written by qtrace from perf
+    /// Kernel scheduling (format 1.3, `qtrace record --sched`): written by qtrace from perf
     /// into the scheduler stream (chunk tid 0), never by the shim.
     case schedState = 90
 }

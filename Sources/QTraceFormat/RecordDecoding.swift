@@ -107,6 +107,7 @@ extension TraceBytes {
         } else if event.string != nil {
             event.string = nil
         }
+        if let compact = layout.compact { compact.expand(&event) }
     }
 
     /// Decodes string bytes, replacing invalid UTF-8. A string the recorder truncated may end

@@ -1,4 +1,4 @@
-// Adds the scheduler stream (format 1.1: SCHED_STATE records in chunks of tid 0) to a
+// Adds the scheduler stream (format 1.3: SCHED_STATE records in chunks of tid 0) to a
 // finished trace, after its process has ended: `qtrace record --sched` converts perf's
 // sched_switch/sched_wakeup events into these records, so `stats`, `report` and `diff`
 // read one file.
@@ -23,7 +23,7 @@ public enum SchedStreamAppender {
 
     /// Appends `events` (SCHED_STATE, in time order; time in ns since the trace start) as new
     /// chunks after the allocated ones, then counts them in chunks_allocated and sets the
-    /// minor version to 1. Chunks are written before the header, so a failure leaves the
+    /// minor version to 3. Chunks are written before the header, so a failure leaves the
     /// trace as it was. `clock` is the trace's (TraceFile.clock): times become TSC values on
     /// its line. The chunks' calibration pair is (0, 0), which readers drop (it precedes the
     /// start), so adding them does not move the clock fit.

@@ -25,7 +25,7 @@ struct TraceIndex {
     var unwrittenChunkCount = 0
     var unknownRecordCount = 0
     var eventCount = 0
-    /// Records of the scheduler stream (chunk tid 0, format 1.1), included in eventCount.
+    /// Records of the scheduler stream (chunk tid 0, format 1.3), included in eventCount.
     var schedEventCount = 0
     var clock = TraceClock(baseTsc: 0, offsetNs: 0, nsPerTick: 1, method: .identity, pairCount: 0)
     var streams: [ThreadStream] = []

@@ -8,9 +8,12 @@ public enum TraceLayout {
     public static let versionMajor: UInt16 = 1
     public static let versionMinor: UInt16 = 0
     /// The minor version of a file that holds the scheduler stream (SCHED_STATE records).
-    public static let schedVersionMinor: UInt16 = 1
+    public static let schedVersionMinor: UInt16 = 3
     /// Chunk tid of the scheduler stream: no OS thread has tid 0, so it cannot clash.
     public static let schedStreamTid: Int32 = 0
+    /// Raw types of the compact ENQUEUE/START/END forms (format 1.2): each decodes to the
+    /// same `Event` as its full form (type + 100).
+    public static let compactEnqueueType: UInt8 = 120, compactStartType: UInt8 = 121, compactEndType: UInt8 = 122
     public static let headerSize = 4096
     public static let defaultChunkSize = 65536
     /// `"QCHK"` read as a little-endian u32.
@@ -48,12 +51,15 @@ struct RecordLayout {
     let type: EventType
     let words: Int
     let hasString: Bool
+    /// For the compact item records: which full form the decoded event takes.
+    let compact: CompactItemRecord?
 
     /// The smallest valid record length for this type before the string bytes.
     var fixedLength: Int { TraceLayout.recordHeaderSize + 8 * words + (hasString ? 4 : 0) }
 
     init(_ type: EventType) {
         self.type = type
+        compact = nil
         switch type {
         case .threadExit: words = 0; hasString = false
         case .threadName, .mark: words = 0; hasString = true
@@ -73,12 +79,52 @@ struct RecordLayout {
         }
     }
 
+    init(compact: CompactItemRecord) {
+        self.compact = compact
+        hasString = false
+        switch compact {
+        case .enqueue: type = .enqueue; words = 1
+        case .start: type = .start; words = 0
+        case .end: type = .end; words = 0
+        }
+    }
+
     /// Layouts indexed by the raw type byte; nil for types this reader does not know.
     static let table: [RecordLayout?] = {
         var table = [RecordLayout?](repeating: nil, count: 256)
         for type in EventType.allCases { table[Int(type.rawValue)] = RecordLayout(type) }
+        table[Int(TraceLayout.compactEnqueueType)] = RecordLayout(compact: .enqueue)
+        table[Int(TraceLayout.compactStartType)] = RecordLayout(compact: .start)
+        table[Int(TraceLayout.compactEndType)] = RecordLayout(compact: .end)
         return table
     }()
+}
+
+/// The compact work item records (docs/trace-format.md, "Compact work item records"): the
+/// 32-bit id is word 0's arg; ENQUEUE_C's one payload word is the queue with the kind in its
+/// top byte; START_C's flags8 is the kind.
+enum CompactItemRecord {
+    case enqueue, start, end
+
+    /// Turns the generic decode of a compact record into its full form's event.
+    @inline(__always)
+    func expand(_ event: inout Event) {
+        let id = UInt64(event.arg)
+        switch self {
+        case .enqueue:
+            let word = event.a
+            event.a = id
+            event.b = word & 0x00FF_FFFF_FFFF_FFFF
+            event.arg = UInt32(truncatingIfNeeded: word >> 56)
+        case .start:
+            event.a = id
+            event.arg = UInt32(event.flags)
+            event.flags = 0
+        case .end:
+            event.a = id
+            event.arg = 0
+        }
+    }
 }
 
 extension EventType {

@@ -23,6 +23,13 @@ struct ChromeTraceExporter {
 
     private var pid: String { String(input.meta.pid) }
 
+    /// The pid of a thread's process (several in a merged report); the report's otherwise.
+    private func pid(ofThread thread: Int) -> String {
+        guard input.processes.count > 1, input.threads.indices.contains(thread),
+              input.processes.indices.contains(input.threads[thread].process) else { return pid }
+        return String(input.processes[input.threads[thread].process].pid)
+    }
+
     /// Thread ids as Chrome shows them; index + 1 when the tid is unknown.
     private func tid(_ thread: Int) -> String {
         guard input.threads.indices.contains(thread) else { return "0" }
@@ -35,12 +42,18 @@ struct ChromeTraceExporter {
     }
 
     private func writeMetadata(_ w: inout EventWriter) throws {
-        try w.event("{\"ph\":\"M\",\"pid\":\(pid),\"name\":\"process_name\",\"args\":{\"name\":\(JSONValue.quoted(input.meta.title))}}")
+        if input.processes.count > 1 {
+            for p in input.processes {
+                try w.event("{\"ph\":\"M\",\"pid\":\(p.pid),\"name\":\"process_name\",\"args\":{\"name\":\(JSONValue.quoted(p.title))}}")
+            }
+        } else {
+            try w.event("{\"ph\":\"M\",\"pid\":\(pid),\"name\":\"process_name\",\"args\":{\"name\":\(JSONValue.quoted(input.meta.title))}}")
+        }
         for (i, t) in input.threads.enumerated() {
             let name = t.name.isEmpty ? (t.kind == .main ? "main" : "thread \(t.tid)") : t.name
-            try w.event("{\"ph\":\"M\",\"pid\":\(pid),\"tid\":\(tid(i)),\"name\":\"thread_name\",\"args\":{\"name\":\(JSONValue.quoted(name))}}")
+            try w.event("{\"ph\":\"M\",\"pid\":\(pid(ofThread: i)),\"tid\":\(tid(i)),\"name\":\"thread_name\",\"args\":{\"name\":\(JSONValue.quoted(name))}}")
             let order = t.kind == .main ? 0 : i + 1
-            try w.event("{\"ph\":\"M\",\"pid\":\(pid),\"tid\":\(tid(i)),\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":\(order)}}")
+            try w.event("{\"ph\":\"M\",\"pid\":\(pid(ofThread: i)),\"tid\":\(tid(i)),\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":\(order)}}")
         }
     }
 
@@ -54,14 +67,14 @@ struct ChromeTraceExporter {
             let enqueue = items.enqueueNs[i]
             let label = JSONValue.quoted(queueLabel(Int(items.queue[i])))
             let kind = items.kind[i].name
-            try w.event("{\"ph\":\"X\",\"pid\":\(pid),\"tid\":\(tid(thread)),\"ts\":\(us(start)),\"dur\":\(us(end - start)),"
+            try w.event("{\"ph\":\"X\",\"pid\":\(pid(ofThread: thread)),\"tid\":\(tid(thread)),\"ts\":\(us(start)),\"dur\":\(us(end - start)),"
                 + "\"name\":\(label),\"cat\":\"\(kind)\",\"args\":{\"item\":\(i),\"kind\":\"\(kind)\",\"queue\":\(label),"
                 + "\"wait_us\":\(us(max(0, start - enqueue)))}}")
             let submitter = Int(items.submitterThread[i])
             if enqueue >= 0, input.threads.indices.contains(submitter) {
-                try w.event("{\"ph\":\"s\",\"id\":\(i),\"pid\":\(pid),\"tid\":\(tid(submitter)),\"ts\":\(us(enqueue)),"
+                try w.event("{\"ph\":\"s\",\"id\":\(i),\"pid\":\(pid(ofThread: submitter)),\"tid\":\(tid(submitter)),\"ts\":\(us(enqueue)),"
                     + "\"name\":\"enqueue\",\"cat\":\"flow\"}")
-                try w.event("{\"ph\":\"f\",\"bp\":\"e\",\"id\":\(i),\"pid\":\(pid),\"tid\":\(tid(thread)),\"ts\":\(us(start)),"
+                try w.event("{\"ph\":\"f\",\"bp\":\"e\",\"id\":\(i),\"pid\":\(pid(ofThread: thread)),\"tid\":\(tid(thread)),\"ts\":\(us(start)),"
                     + "\"name\":\"enqueue\",\"cat\":\"flow\"}")
             }
         }
@@ -70,7 +83,7 @@ struct ChromeTraceExporter {
     private func writeBlocked(_ w: inout EventWriter) throws {
         for b in input.blocked where input.threads.indices.contains(b.thread) {
             let name = JSONValue.quoted("blocked: " + b.cause.name + (b.objectLabel.isEmpty ? "" : " " + b.objectLabel))
-            try w.event("{\"ph\":\"X\",\"pid\":\(pid),\"tid\":\(tid(b.thread)),\"ts\":\(us(b.startNs)),"
+            try w.event("{\"ph\":\"X\",\"pid\":\(pid(ofThread: b.thread)),\"tid\":\(tid(b.thread)),\"ts\":\(us(b.startNs)),"
                 + "\"dur\":\(us(max(0, b.endNs - b.startNs))),\"name\":\(name),\"cat\":\"blocked\"}")
         }
     }
@@ -86,11 +99,11 @@ struct ChromeTraceExporter {
 
     private func writeAnnotations(_ w: inout EventWriter) throws {
         for m in input.annotations.marks {
-            try w.event("{\"ph\":\"i\",\"s\":\"p\",\"pid\":\(pid),\"tid\":\(tid(m.thread)),\"ts\":\(us(m.timeNs)),"
+            try w.event("{\"ph\":\"i\",\"s\":\"p\",\"pid\":\(pid(ofThread: m.thread)),\"tid\":\(tid(m.thread)),\"ts\":\(us(m.timeNs)),"
                 + "\"name\":\(JSONValue.quoted(m.name)),\"cat\":\"mark\"}")
         }
         for r in input.annotations.intervals {
-            try w.event("{\"ph\":\"X\",\"pid\":\(pid),\"tid\":\(tid(r.thread)),\"ts\":\(us(r.startNs)),"
+            try w.event("{\"ph\":\"X\",\"pid\":\(pid(ofThread: r.thread)),\"tid\":\(tid(r.thread)),\"ts\":\(us(r.startNs)),"
                 + "\"dur\":\(us(max(0, r.endNs - r.startNs))),\"name\":\(JSONValue.quoted(r.name)),\"cat\":\"interval\"}")
         }
         for f in input.findings {

@@ -278,6 +278,13 @@ struct ReportEncoder {
                 ("droppedEvents", .int(m.droppedEvents)), ("shimOverheadNs", .number(m.shimOverheadNsPerEvent)),
                 ("qtraceVersion", .string(m.qtraceVersion)),
             ])),
+            ("processes", .array(input.processes.map { p in
+                .object([
+                    ("pid", .int(p.pid)), ("executable", .string(p.executable)), ("commandLine", .string(p.commandLine)),
+                    ("host", .string(p.host)), ("title", .string(p.title)), ("realtimeStartNs", .int(p.realtimeStartNs)),
+                    ("offset", .int(p.offsetNs)), ("durationNs", .int(p.durationNs)), ("droppedEvents", .int(p.droppedEvents)),
+                ])
+            })),
             ("itemKinds", .array(ReportItemKind.allCases.map { .string($0.name) })),
             ("blockCauses", .array(ReportBlockCause.allCases.map { .string($0.name) })),
             ("schedStates", .array(input.sched == nil ? [] : ReportSchedState.allCases.map { .string($0.name) })),
@@ -288,13 +295,13 @@ struct ReportEncoder {
             ("threads", .array(input.threads.map { t in
                 .object([
                     ("tid", .int(t.tid)), ("name", .string(t.name)), ("kind", .string(t.kind.rawValue)),
-                    ("start", .int(t.startNs)), ("end", .int(t.endNs)),
+                    ("start", .int(t.startNs)), ("end", .int(t.endNs)), ("process", .int(t.process)),
                 ])
             })),
             ("queues", .array(input.queues.map { q in
                 .object([
                     ("label", .string(q.label)), ("kind", .string(q.kind.rawValue)), ("qos", .string(q.qosName)),
-                    ("target", .int(q.targetIndex)),
+                    ("target", .int(q.targetIndex)), ("process", .int(q.process)),
                 ])
             })),
             ("sources", .array(input.sources.map { s in
@@ -323,6 +330,7 @@ struct ReportEncoder {
                     ("id", .string(f.id)), ("severity", .string(f.severity.rawValue)), ("message", .string(f.message)),
                     ("start", .int(f.startNs)), ("end", .int(f.endNs)), ("queues", .ints(f.queues)),
                     ("threads", .ints(f.threads)), ("items", .array(f.items.map { .int(sortedRow($0)) })),
+                    ("process", .int(f.process)),
                 ])
             })),
             ("strings", .array(strings.strings.map { .string($0) })),

@@ -5,7 +5,8 @@ import QTraceAnalysis
 import QTraceFormat
 
 extension ReportInput {
-    public init(analysis: AnalysisResult, header: TraceHeader, qtraceVersion: String) {
+    /// `host`: the machine the process ran on (the LTTng trace's hostname; "" if unknown).
+    public init(analysis: AnalysisResult, header: TraceHeader, qtraceVersion: String, host: String = "") {
         let model = analysis.model
         let end = Int64(model.endTime)
         let builder = AnalysisReportBuilder(model: model, end: end)
@@ -26,6 +27,10 @@ extension ReportInput {
                 + [AnalysisReportBuilder.schedTable(analysis.statistics)].compactMap { $0 },
             histograms: builder.histograms(),
             findings: analysis.findings.map { AnalysisReportBuilder.finding($0, traceEnd: end) },
+            processes: [ReportProcess(
+                pid: Int(header.pid), executable: AnalysisReportBuilder.executableName(header), commandLine: header.commandLine,
+                host: host, realtimeStartNs: Int64(clamping: header.initRealtimeNs), durationNs: Int64(model.duration),
+                droppedEvents: Int64(header.droppedEvents))],
             sched: builder.sched()
         )
     }
@@ -40,8 +45,12 @@ struct AnalysisReportBuilder {
     var unknownQueue: Int { model.queues.count }
 
     static func title(_ header: TraceHeader) -> String {
-        let exe = header.executablePath.split(separator: "/").last.map(String.init) ?? ""
+        let exe = executableName(header)
         return exe.isEmpty ? "pid \(header.pid)" : exe
+    }
+
+    static func executableName(_ header: TraceHeader) -> String {
+        header.executablePath.split(separator: "/").last.map(String.init) ?? ""
     }
 
     func threads() -> [ReportThread] {

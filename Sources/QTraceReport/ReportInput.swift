@@ -21,6 +21,9 @@ public struct ReportInput: Sendable {
     public var stats: [ReportTable]
     public var histograms: [ReportHistogram]
     public var findings: [ReportFinding]
+    /// The traced processes (one, or several merged by `ReportInput.merged`); threads and
+    /// queues name theirs by index.
+    public var processes: [ReportProcess]
     /// Kernel scheduling states (traces recorded with --sched), or nil.
     public var sched: ReportSched?
 
@@ -37,6 +40,7 @@ public struct ReportInput: Sendable {
         stats: [ReportTable] = [],
         histograms: [ReportHistogram] = [],
         findings: [ReportFinding] = [],
+        processes: [ReportProcess] = [],
         sched: ReportSched? = nil
     ) {
         self.meta = meta
@@ -51,7 +55,41 @@ public struct ReportInput: Sendable {
         self.stats = stats
         self.histograms = histograms
         self.findings = findings
+        self.processes = processes
         self.sched = sched
+    }
+}
+
+/// One traced process of a report: its lane group's header ("PID executable @ host").
+public struct ReportProcess: Sendable, Equatable {
+    public var pid: Int
+    /// The executable's file name.
+    public var executable: String
+    public var commandLine: String
+    /// The machine it ran on ("" if unknown).
+    public var host: String
+    /// Wall-clock time (ns since the Unix epoch) of the process's time 0; 0 if unknown.
+    public var realtimeStartNs: Int64
+    /// Where the process's time 0 is on the report's time axis.
+    public var offsetNs: Int64
+    public var durationNs: Int64
+    public var droppedEvents: Int64
+
+    public init(pid: Int, executable: String, commandLine: String = "", host: String = "", realtimeStartNs: Int64 = 0,
+                offsetNs: Int64 = 0, durationNs: Int64 = 0, droppedEvents: Int64 = 0) {
+        self.pid = pid
+        self.executable = executable
+        self.commandLine = commandLine
+        self.host = host
+        self.realtimeStartNs = realtimeStartNs
+        self.offsetNs = offsetNs
+        self.durationNs = durationNs
+        self.droppedEvents = droppedEvents
+    }
+
+    /// "PID executable @ host", the lane group's header.
+    public var title: String {
+        "\(pid) \(executable.isEmpty ? "?" : executable)" + (host.isEmpty ? "" : " @ \(host)")
     }
 }
 
@@ -93,8 +131,11 @@ public struct ReportThread: Sendable {
     /// First and last time the thread was seen (its lifetime lane).
     public var startNs: Int64
     public var endNs: Int64
+    /// Its process (index into `ReportInput.processes`).
+    public var process: Int
 
-    public init(index: Int, tid: Int64, name: String, kind: ReportThreadKind, startNs: Int64, endNs: Int64) {
+    public init(index: Int, tid: Int64, name: String, kind: ReportThreadKind, startNs: Int64, endNs: Int64, process: Int = 0) {
+        self.process = process
         self.index = index
         self.tid = tid
         self.name = name
@@ -116,8 +157,11 @@ public struct ReportQueue: Sendable {
     public var qosName: String
     /// The queue this one targets (its parent in the target-queue tree), or -1 for a root.
     public var targetIndex: Int
+    /// Its process (index into `ReportInput.processes`).
+    public var process: Int
 
-    public init(index: Int, label: String, kind: ReportQueueKind, qosName: String = "", targetIndex: Int = -1) {
+    public init(index: Int, label: String, kind: ReportQueueKind, qosName: String = "", targetIndex: Int = -1, process: Int = 0) {
+        self.process = process
         self.index = index
         self.label = label
         self.kind = kind
@@ -500,11 +544,14 @@ public struct ReportFinding: Sendable {
     public var queues: [Int]
     public var threads: [Int]
     public var items: [Int]
+    /// Its process (index into `ReportInput.processes`).
+    public var process: Int
 
     public init(
         id: String, severity: ReportSeverity, message: String, startNs: Int64, endNs: Int64,
-        queues: [Int] = [], threads: [Int] = [], items: [Int] = []
+        queues: [Int] = [], threads: [Int] = [], items: [Int] = [], process: Int = 0
     ) {
+        self.process = process
         self.id = id
         self.severity = severity
         self.message = message

@@ -380,6 +380,8 @@ function buildModel(report) {
     meta: h.meta,
     threads: h.threads,
     queues: h.queues,
+    // Reports before lane groups have no processes: one process, implied.
+    processes: h.processes || [],
     sources: h.sources,
     groups: h.groups,
     findings: h.findings,
@@ -837,30 +839,28 @@ class Timeline {
       lanes.push({ kind: "section", key: `section:${key}`, title, count, height: SECTION_H });
       return this.collapsed.has(`section:${key}`);
     };
-    if (!section("threads", "Threads", m.threads.length)) {
-      if (m.threadCounters.alive) lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", height: COUNT_H });
-      for (const t of this.threadOrder()) {
-        const thread = m.threads[t];
-        const rows = Math.min(m.header.rows.thread, Math.max(1, m.threadDepth[t]));
-        lanes.push({
-          kind: "thread", key: `thread:${t}`, obj: t, title: threadName(m, t),
-          subtitle: `${thread.kind} · tid ${thread.tid}`, rows,
-          height: LANE_PAD * 2 + rows * THREAD_ROW_H + (m.threadSched ? SCHED_STRIP_H : 0),
-        });
+    if (m.processes.length > 1) {
+      // Several processes: the total thread count, then a collapsible group per process.
+      if (m.threadCounters.alive) {
+        lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", subtitle: "all processes", height: COUNT_H });
       }
-    }
-    if (m.queues.length && !section("queues", "Queues", m.queues.length)) {
-      for (const { q, depth, hasChildren } of this.queueTreeOrder()) {
-        const queue = m.queues[q];
-        const pendingRows = Math.min(m.header.rows.queuePending, m.queuePendingSlots[q]);
-        const runRows = Math.min(m.header.rows.queueRunning, Math.max(1, m.queueSlots[q]));
-        const backlog = m.backlogSeries[q] ? BACKLOG_H : 0;
-        lanes.push({
-          kind: "queue", key: `queue:${q}`, obj: q, title: queueLabel(m, q), depth, hasChildren,
-          subtitle: [queue.kind, queue.qos].filter(Boolean).join(" · "),
-          backlog, pendingRows, runRows,
-          height: LANE_PAD * 2 + backlog + pendingRows * QUEUE_PENDING_H + (pendingRows ? 2 : 0) + runRows * QUEUE_RUN_H,
-        });
+      const threadOrder = this.threadOrder(), queueOrder = this.queueTreeOrder();
+      m.processes.forEach((p, pi) => {
+        const threads = threadOrder.filter((t) => m.threads[t].process === pi);
+        const queues = queueOrder.filter(({ q }) => m.queues[q].process === pi);
+        lanes.push({ kind: "section", key: `section:process:${pi}`, process: pi, title: p.title,
+          count: `${threads.length} threads · ${queues.length} queues`, height: SECTION_H });
+        if (this.collapsed.has(`section:process:${pi}`)) return;
+        threads.forEach((t) => lanes.push(this.threadLane(t)));
+        queues.forEach((entry) => lanes.push(this.queueLane(entry)));
+      });
+    } else {
+      if (!section("threads", "Threads", m.threads.length)) {
+        if (m.threadCounters.alive) lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", height: COUNT_H });
+        for (const t of this.threadOrder()) lanes.push(this.threadLane(t));
+      }
+      if (m.queues.length && !section("queues", "Queues", m.queues.length)) {
+        for (const entry of this.queueTreeOrder()) lanes.push(this.queueLane(entry));
       }
     }
     if (m.sources.length && !section("sources", "Sources", m.sources.length)) {
@@ -885,6 +885,31 @@ class Timeline {
     this.laneByKey = new Map(lanes.map((l) => [l.key, l]));
     this.contentHeight = y;
     this.clampScroll();
+  }
+
+  threadLane(t) {
+    const m = this.m;
+    const thread = m.threads[t];
+    const rows = Math.min(m.header.rows.thread, Math.max(1, m.threadDepth[t]));
+    return {
+      kind: "thread", key: `thread:${t}`, obj: t, title: threadName(m, t),
+      subtitle: `${thread.kind} · tid ${thread.tid}`, rows,
+      height: LANE_PAD * 2 + rows * THREAD_ROW_H + (m.threadSched ? SCHED_STRIP_H : 0),
+    };
+  }
+
+  queueLane({ q, depth, hasChildren }) {
+    const m = this.m;
+    const queue = m.queues[q];
+    const pendingRows = Math.min(m.header.rows.queuePending, m.queuePendingSlots[q]);
+    const runRows = Math.min(m.header.rows.queueRunning, Math.max(1, m.queueSlots[q]));
+    const backlog = m.backlogSeries[q] ? BACKLOG_H : 0;
+    return {
+      kind: "queue", key: `queue:${q}`, obj: q, title: queueLabel(m, q), depth, hasChildren,
+      subtitle: [queue.kind, queue.qos].filter(Boolean).join(" · "),
+      backlog, pendingRows, runRows,
+      height: LANE_PAD * 2 + backlog + pendingRows * QUEUE_PENDING_H + (pendingRows ? 2 : 0) + runRows * QUEUE_RUN_H,
+    };
   }
 
   /** Main thread first, then workers as they appear, then other threads. */
@@ -1050,6 +1075,9 @@ class Timeline {
     const sectionOf = { thread: "threads", threadcount: "threads", queue: "queues", source: "sources" };
     const kind = key.split(":")[0];
     if (sectionOf[kind] && this.collapsed.has(`section:${sectionOf[kind]}`)) this.collapsed.delete(`section:${sectionOf[kind]}`);
+    const object = kind === "thread" ? this.m.threads[Number(key.split(":")[1])]
+      : kind === "queue" ? this.m.queues[Number(key.split(":")[1])] : null;
+    if (object && this.m.processes.length > 1) this.collapsed.delete(`section:process:${object.process}`);
     if (kind === "queue") {
       let q = this.m.queues[Number(key.split(":")[1])]?.target ?? -1;
       for (let guard = 0; q >= 0 && guard < 64; guard++) {
@@ -1124,17 +1152,21 @@ class Timeline {
     const ctx = this.ctx;
     const highlighted = this.isHighlighted(lane);
     if (lane.kind === "section") {
-      ctx.fillStyle = "#161c26";
+      // A process group's header keeps the program's name as it is (untrusted text, drawn as text).
+      const isProcess = lane.process !== undefined;
+      const title = isProcess ? lane.title : lane.title.toUpperCase();
+      ctx.fillStyle = isProcess ? "#1c2433" : "#161c26";
       ctx.fillRect(0, y, this.width, lane.height);
       ctx.fillStyle = "#283142";
       ctx.fillRect(0, y + lane.height - 1, this.width, 1);
       const collapsed = this.collapsed.has(lane.key);
-      ctx.fillStyle = "#8d98aa";
+      ctx.fillStyle = isProcess ? "#c9d4e5" : "#8d98aa";
       ctx.font = "600 11px system-ui, sans-serif";
-      ctx.fillText(`${collapsed ? "▸" : "▾"}  ${lane.title.toUpperCase()}`, 10, y + lane.height / 2 + 0.5);
+      ctx.fillText(`${collapsed ? "▸" : "▾"}  ${title}`, 10, y + lane.height / 2 + 0.5);
+      const countX = 26 + ctx.measureText(title).width + 22;
       ctx.fillStyle = "#5d687a";
       ctx.font = "11px system-ui, sans-serif";
-      ctx.fillText(String(lane.count), 26 + ctx.measureText(lane.title.toUpperCase()).width + 22, y + lane.height / 2 + 0.5);
+      ctx.fillText(String(lane.count), countX, y + lane.height / 2 + 0.5);
       return;
     }
     // Plot background, separators.
@@ -2546,7 +2578,7 @@ class StatsView {
         td.textContent = fmtValue(value, column.unit);
         td.title = `${value} ${column.unit}`.trim();
       } else if (typeof value === "string") {
-        if (k === 0 && table.rowObject === "queue" && row.object >= 0) {
+        if (column.key === "label" && table.rowObject === "queue" && row.object >= 0) {
           const sw = el("span", "swatch");
           sw.style.background = this.app.timeline.colors[row.object];
           td.appendChild(sw);
@@ -3269,7 +3301,8 @@ class App {
     fact("items", fmtCount(this.m.n));
     fact("threads", fmtCount(this.m.threads.length));
     fact("queues", fmtCount(this.m.queues.length));
-    fact("pid", String(meta.pid));
+    if (this.m.processes.length > 1) fact("processes", this.m.processes.map((p) => p.pid).join(", "));
+    else fact("pid", String(meta.pid));
     fact("cpus", String(meta.ncpu));
     fact("dropped", fmtCount(meta.droppedEvents), meta.droppedEvents > 0);
     if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`);

@@ -1,5 +1,5 @@
 // perf's scheduler events → SCHED_STATE records of one traced process (docs/trace-format.md,
-// format 1.1): each record says what one thread does from its time on.
+// format 1.3): each record says what one thread does from its time on.
 import QTraceFormat
 
 public enum SchedStateConverter {

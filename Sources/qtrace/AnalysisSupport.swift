@@ -98,8 +98,9 @@ struct Progress {
     private func millions(_ n: Int) -> String { "\(n / 1_000_000).\((n / 100_000) % 10)M" }
 }
 
-/// A trace or a JSON summary written by `qtrace stats --json` (for diffs against a baseline).
-func loadSummary(_ path: String, command: String) throws -> AnalysisSummary {
+/// A trace (a .qtrace file or an LTTng trace directory: process `pid`, or its only one) or a
+/// JSON summary written by `qtrace stats --json` (for diffs against a baseline).
+func loadSummary(_ path: String, command: String, pid: Int32? = nil) throws -> AnalysisSummary {
     if let data = readIfJSON(path) {
         do {
             return try AnalysisSummary.decode(data)
@@ -109,7 +110,10 @@ func loadSummary(_ path: String, command: String) throws -> AnalysisSummary {
             throw fail(command, "'\(path)' is not a valid qtrace summary: \(error)")
         }
     }
-    return AnalysisSummary(result: try analyseTrace(path, command: command), tracePath: path,
+    let inputs = try TraceInputs.open([path], command: command)
+    defer { inputs.removeTemporaryFiles() }
+    let process = try inputs.single(pid: pid, command: command)
+    return AnalysisSummary(result: try analyseTrace(process.path, command: command), tracePath: path,
                            generator: "qtrace \(qtraceVersion)")
 }
 

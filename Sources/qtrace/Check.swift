@@ -11,8 +11,11 @@ struct Check: ParsableCommand {
           qtrace check app.qtrace --max-wait-p99 'com.example.db=10ms' --no-findings error
         """)
 
-    @Argument(help: "The trace file (or a JSON summary from `qtrace stats --json`).")
+    @Argument(help: "The trace file, LTTng trace directory, or a JSON summary from `qtrace stats --json`.")
     var trace: String
+
+    @Option(help: ArgumentHelp("The process to check, in a trace directory with several.", valueName: "pid"))
+    var pid: Int32?
 
     @Option(name: .customLong("max-wait-p50"), help: "LABEL=DURATION bound on the median wait (enqueue to start).")
     var maxWaitP50: [String] = []
@@ -55,7 +58,7 @@ struct Check: ParsableCommand {
         guard !bounds.isEmpty || severity != nil else {
             throw fail("check", "nothing to check: give bounds (e.g. --max-wait-p99 'LABEL=10ms') or --no-findings")
         }
-        let summary = try loadSummary(trace, command: "check")
+        let summary = try loadSummary(trace, command: "check", pid: pid)
         let violations = BoundCheck.violations(summary: summary, bounds: bounds, failOn: severity)
         if violations.isEmpty {
             writeStdout("ok: \(bounds.count) bound\(bounds.count == 1 ? " holds" : "s hold")" + (severity.map { ", no \($0.rawValue) findings or worse" } ?? "") + "\n")

@@ -5,8 +5,9 @@ struct Diff: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Compare two runs queue by queue (items, wait and run p50/p99).",
         discussion: """
-        A and B are traces or JSON summaries (`qtrace stats --json`), so a run can be compared \
-        with a stored baseline. Queues are matched by label.
+        A and B are traces (.qtrace files or LTTng trace directories of one process) or JSON \
+        summaries (`qtrace stats --json [--pid PID]`), so a run can be compared with a stored \
+        baseline. Queues are matched by label.
         """)
 
     @Argument(help: "The baseline run (trace or JSON summary).")

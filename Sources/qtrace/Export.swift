@@ -10,13 +10,15 @@ struct Export: ParsableCommand {
         "Open trace file") and chrome://tracing: one track per thread with a slice per work item, \
         flow arrows from where an item was enqueued to where it ran, and counters for the \
         thread count and queue backlogs.
+
+        TRACE is a .qtrace file or an LTTng trace directory; several traces (or a directory         with several processes) export as one file with a process per traced process.
         """
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case chromeJSON = "chrome-json" }
 
-    @Argument(help: ArgumentHelp("The trace file (.qtrace).", valueName: "trace"))
-    var trace: String
+    @Argument(help: ArgumentHelp("The traces (.qtrace files or LTTng trace directories).", valueName: "trace"))
+    var traces: [String]
 
     @Option(name: .long, help: "Output format (chrome-json).")
     var format: Format = .chromeJSON
@@ -24,10 +26,15 @@ struct Export: ParsableCommand {
     @Option(name: [.short, .long], help: ArgumentHelp("File to write (default: TRACE with .json).", valueName: "file"))
     var output: String?
 
+    func validate() throws {
+        guard !traces.isEmpty else { throw ValidationError("missing trace: use qtrace export TRACE [TRACE...]") }
+    }
+
     func run() throws {
+        let trace = Report.withoutTrailingSlash(traces[0])
         let base = trace.hasSuffix(".qtrace") ? String(trace.dropLast(7)) : trace
         let path = output ?? base + ".json"
-        let input = try ReportGeneration.input(tracePath: trace, command: "export")
+        let input = try ReportGeneration.input(tracePaths: traces, command: "export")
         do {
             try ReportWriter.exportChromeJSON(input, to: path)
         } catch {

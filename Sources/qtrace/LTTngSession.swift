@@ -26,6 +26,25 @@ extension Record {
     }
 }
 
+extension Record {
+    /// `qtrace record --relayd URL`: runs `command` under an LTTng session that streams to the
+    /// lttng-relayd at `url`, which stores the trace (nothing is written here). Prints where
+    /// it is stored and how to report it; returns the program's status.
+    func recordThroughRelayd(_ url: String) throws -> Int32 {
+        let session = try LTTngSession(relaydURL: url)
+        let shim = try LTTngSession.findShim()
+        let environment = LTTngSession.environment(adding: shim, to: ProcessInfo.processInfo.environment)
+        let recording = try session.record { try ChildProcess.run(command, environment: environment) }
+        if !quiet {
+            let host = TraceInputs.localHostName.isEmpty ? "HOST" : TraceInputs.localHostName
+            printErr("qtrace: trace streamed to lttng-relayd at \(url), session \(session.sessionName)")
+            printErr("qtrace: the relayd stores it in its output directory (-o, default ~/lttng-traces) as \(host)/\(session.sessionName)-DATE-TIME")
+            printErr("qtrace: report it with: qtrace report RELAYD_OUTPUT/\(host)/\(session.sessionName)-*")
+        }
+        return recording.status
+    }
+}
+
 /// What `LTTngSession.record` leaves behind.
 struct LTTngRecording {
     /// The program's status (as the `program` closure returned it).
@@ -43,6 +62,9 @@ struct LTTngSession {
     static let installHint = "apt-get install lttng-tools liblttng-ust-dev"
 
     let traceDirectory: String
+    /// net://HOST[:CONTROL_PORT[:DATA_PORT]] when the session streams to an lttng-relayd
+    /// instead of writing `traceDirectory`.
+    var relaydURL: String?
     let sessionName: String
     /// Prepended to every lttng and lttng-sessiond command. The tests run everything in a
     /// private mount namespace with `nsenter -t PID -m --`; empty for `qtrace record`.
@@ -61,10 +83,23 @@ struct LTTngSession {
         sessionName = "qtrace-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     }
 
+    /// A session that streams to the lttng-relayd at `url` (net://HOST[:CONTROL[:DATA]]).
+    init(relaydURL url: String, commandPrefix: [String] = []) throws {
+        try self.init(traceDirectory: "", commandPrefix: commandPrefix)
+        relaydURL = url
+    }
+
+    /// Checks the form of a --relayd URL (lttng-create(1)'s net:// and net6:// URLs).
+    static func validateRelaydURL(_ url: String) throws {
+        guard url.hasPrefix("net://") || url.hasPrefix("net6://"), url.split(separator: "/").count >= 2 else {
+            throw ValidationError("--relayd takes net://HOST[:CONTROL_PORT[:DATA_PORT]] (or net6://), not '\(url)'")
+        }
+    }
+
     /// Runs `program` (which starts the traced program with `environment(adding:)` and
     /// returns its status) while the session records.
     func record(_ program: () throws -> Int32) throws -> LTTngRecording {
-        try Self.checkEmpty(traceDirectory)
+        if relaydURL == nil { try Self.checkEmpty(traceDirectory) }
         let daemon = try SessionDaemon.useOrStart(prefix: commandPrefix)
         defer { daemon.stopIfOwned() }
         // `lttng create` makes the new session the user's current one in ~/.lttngrc: put back
@@ -72,9 +107,10 @@ struct LTTngSession {
         let rcPath = Self.lttngrcPath()
         let savedRC = FileManager.default.contents(atPath: rcPath)
         defer { Self.restore(rcPath, savedRC) }
-        try lttng("create", sessionName, "--output=\(traceDirectory)")
+        try lttng("create", sessionName, relaydURL.map { "--set-url=\($0)" } ?? "--output=\(traceDirectory)")
         var created = true
         defer { if created { try? lttng("destroy", sessionName) } }
+        // With a relayd, the first command that needs it (enable-channel) fails when it is unreachable.
         try lttng("enable-channel", "--userspace", "--session=\(sessionName)", "--subbuf-size=\(subbufferSize)",
                   "--num-subbuf=\(subbufferCount)", "qtrace")
         try lttng("enable-event", "--userspace", "--session=\(sessionName)", "--channel=qtrace", "qtrace:*")
@@ -159,6 +195,10 @@ struct LTTngSession {
         // --no-sessiond: never let the client spawn a daemon that nobody would stop.
         let result = Self.run(commandPrefix + ["lttng", "--no-sessiond"] + arguments)
         guard result.status == 0 else {
+            if let relaydURL, result.output.contains("Unable to connect to lttng-relayd") {
+                throw ValidationError("cannot reach lttng-relayd at \(relaydURL): start one there (lttng-relayd -o DIR; "
+                                      + "default ports 5342 and 5343) or fix the URL (net://HOST[:CONTROL_PORT[:DATA_PORT]])")
+            }
             throw ValidationError("lttng \(arguments.first ?? "") failed: \(result.output.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
     }

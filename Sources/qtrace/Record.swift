@@ -43,6 +43,11 @@ struct Record: ParsableCommand {
         valueName: "backend"))
     var backend = "embedded"
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Stream an LTTng session to the lttng-relayd at net://HOST[:CONTROL_PORT[:DATA_PORT]] (implies --backend lttng); the relayd stores the trace.",
+        valueName: "url"))
+    var relayd: String?
+
     @Flag(name: .long, help: "Also record kernel scheduling with perf (running / runnable / sleeping per thread; docs/sched.md).")
     var sched = false
 
@@ -60,9 +65,16 @@ struct Record: ParsableCommand {
         guard ["embedded", "lttng"].contains(backend) else {
             throw ValidationError("unknown backend '\(backend)': use embedded or lttng")
         }
+        if let relayd {
+            try LTTngSession.validateRelaydURL(relayd)
+            guard output == nil else { throw ValidationError("--relayd: the relayd stores the trace, -o does not apply") }
+            backend = "lttng"
+            if sched { throw ValidationError("--sched cannot be combined with --relayd (the relayd stores the trace)") }
+        }
     }
 
     func run() throws {
+        if let relayd { throw ExitCode(try recordThroughRelayd(relayd)) }
         let tracePath = output ?? Record.defaultTracePath(for: command[0])
         try Record.prepareOutput(tracePath)
         let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
@@ -99,7 +111,7 @@ struct Record: ParsableCommand {
         if !noReport, FileManager.default.fileExists(atPath: tracePath) {
             let reportPath = Record.reportPath(for: tracePath)
             do {
-                try ReportGeneration.write(tracePaths: [tracePath], to: reportPath, progress: !quiet)
+                try ReportGeneration.write(tracePaths: traces, to: reportPath, progress: !quiet)
                 if !quiet, FileManager.default.fileExists(atPath: reportPath) { printErr("qtrace: report: \(reportPath)") }
             } catch {
                 printErr("qtrace: error: could not write the report: \(error)")

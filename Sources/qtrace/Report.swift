@@ -1,4 +1,4 @@
-// `qtrace report`: the static HTML report of an existing trace.
+// `qtrace report`: the static HTML report of existing traces.
 import ArgumentParser
 import QTraceReport
 
@@ -6,26 +6,45 @@ struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the self-contained HTML report of a trace.",
         discussion: """
-        The report is one file that opens offline in Chromium or Firefox (no server, no network
-        request): a timeline of threads and queues, per-queue and per-thread statistics with
+        The report is one file that opens offline in Chromium or Firefox (no server, no network \
+        request): a timeline of threads and queues, per-queue and per-thread statistics with \
         histograms, the findings, and a replay of the run in the style of the GCD talks.
+
+        A trace is a .qtrace file or a directory holding an LTTng trace (qtrace record \
+        --backend lttng's TRACE.lttng, a session recorded with your own lttng commands, or an \
+        lttng-relayd's output directory). Several traces, or a trace of several processes, make \
+        one report with a lane group per process, on a common time axis (each process's \
+        wall-clock start).
+          qtrace report run.qtrace run.4242.qtrace -o both.html
+          qtrace report ~/lttng-traces/HOST/SESSION-20260101-120000
         """
     )
 
-    @Argument(help: ArgumentHelp("The trace file (.qtrace).", valueName: "trace"))
-    var trace: String
+    @Argument(help: ArgumentHelp("The traces (.qtrace files or LTTng trace directories).", valueName: "trace"))
+    var traces: [String]
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Report file to write (default: TRACE with .html).", valueName: "file"))
+    @Option(name: [.short, .long], help: ArgumentHelp("Report file to write (default: the first TRACE with .html).", valueName: "file"))
     var output: String?
 
+    func validate() throws {
+        guard !traces.isEmpty else { throw ValidationError("missing trace: use qtrace report TRACE [TRACE...]") }
+    }
+
     func run() throws {
-        let path = output ?? Record.reportPath(for: trace)
-        let input = try ReportGeneration.input(tracePath: trace, command: "report")
+        let path = output ?? Record.reportPath(for: Report.withoutTrailingSlash(traces[0]))
+        let input = try ReportGeneration.input(tracePaths: traces, command: "report")
         do {
             try ReportWriter.write(input, to: path)
         } catch {
             throw fail("report", "cannot write '\(path)': \(error)")
         }
         writeStderr("qtrace: report: \(path)\n")
+    }
+
+    /// "dir/" -> "dir", so that a directory's report is dir.html beside it.
+    static func withoutTrailingSlash(_ path: String) -> String {
+        var path = path
+        while path.count > 1, path.hasSuffix("/") { path.removeLast() }
+        return path
     }
 }

@@ -1,21 +1,46 @@
-// Trace -> analysis -> report input, shared by `record`, `report` and `export`.
+// Traces -> analysis -> report input, shared by `record`, `report` and `export`.
 import QTraceAnalysis
 import QTraceFormat
 import QTraceReport
 
 enum ReportGeneration {
-    /// The report input of the trace at `path` (errors are one line, exit 2).
-    static func input(tracePath path: String, command: String) throws -> ReportInput {
-        let result = try analyseTrace(path, command: command)
-        let header: TraceHeader
-        do { header = try TraceFile(path: path).header } catch { throw fail(command, "cannot read trace '\(path)': \(error)") }
-        return ReportInput(analysis: result, header: header, qtraceVersion: qtraceVersion)
+    /// The report input of every process the paths name (.qtrace files, LTTng trace
+    /// directories; errors are one line, exit 2): each process is analysed on its own, and
+    /// several are merged into one report with a lane group per process.
+    static func input(tracePaths: [String], command: String) throws -> ReportInput {
+        let inputs = try TraceInputs.open(tracePaths, command: command)
+        defer { inputs.removeTemporaryFiles() }
+        let perProcess = try inputs.processes.map { try input(process: $0, command: command) }
+        return ReportInput.merged(perProcess)
     }
 
-    /// Writes the HTML report of the first trace (one report per process).
+    /// The report input of one process.
+    static func input(process: TraceInput, command: String) throws -> ReportInput {
+        let result = try analyseTrace(process.path, command: command)
+        let header: TraceHeader
+        do {
+            header = try TraceFile(path: process.path).header
+        } catch {
+            throw fail(command, "cannot read trace '\(process.source)': \(error)")
+        }
+        return ReportInput(analysis: result, header: header, qtraceVersion: qtraceVersion, host: process.host)
+    }
+
+    /// Writes one HTML report of all the traces of a recording (the program and every child
+    /// process that used Dispatch, a lane group each).
+    /// A child's trace that cannot be read (the error is printed) is left out of the report
+    /// rather than costing the program's own.
     static func write(tracePaths: [String], to reportPath: String, progress: Bool) throws {
-        guard let first = tracePaths.first else { return }
-        let input = try input(tracePath: first, command: "record")
-        try ReportWriter.write(input, to: reportPath)
+        guard let main = tracePaths.first else { return }
+        var perProcess = [try input(process: process(main), command: "record")]
+        for path in tracePaths.dropFirst() {
+            do { perProcess.append(try input(process: process(path), command: "record")) } catch {}
+        }
+        try ReportWriter.write(ReportInput.merged(perProcess), to: reportPath)
+    }
+
+    /// A .qtrace file that `qtrace record` wrote here.
+    private static func process(_ path: String) -> TraceInput {
+        TraceInput(path: path, source: path, pid: nil, host: TraceInputs.localHostName)
     }
 }

@@ -7,10 +7,15 @@ struct Stats: ParsableCommand {
         discussion: """
         Prints tables sized to the terminal. --json writes the versioned summary \
         (docs/summary-schema.md) instead, to stdout or to -o FILE.
+
+        TRACE is a .qtrace file or a directory holding an LTTng trace (also one recorded with         your own lttng commands, or an lttng-relayd's output). The tables are printed for each         process in it; --json describes one process: choose it with --pid when there are several.
         """)
 
-    @Argument(help: "The trace file.")
+    @Argument(help: "The trace file (.qtrace) or LTTng trace directory.")
     var trace: String
+
+    @Option(help: ArgumentHelp("The process to describe, in a trace directory with several.", valueName: "pid"))
+    var pid: Int32?
 
     @Flag(help: "Write the JSON summary instead of tables.")
     var json = false
@@ -22,14 +27,28 @@ struct Stats: ParsableCommand {
     var all = false
 
     func run() throws {
-        let result = try analyseTrace(trace, command: "stats")
-        if json {
-            let summary = AnalysisSummary(result: result, tracePath: trace, generator: "qtrace \(qtraceVersion)")
-            try writeOutput(String(decoding: try summary.jsonData(), as: UTF8.self) + "\n", to: output, command: "stats")
+        let inputs = try TraceInputs.open([trace], command: "stats")
+        defer { inputs.removeTemporaryFiles() }
+        if json || pid != nil || inputs.processes.count == 1 {
+            let process = try inputs.single(pid: pid, command: "stats")
+            try writeOutput(try render(process), to: output, command: "stats")
             return
         }
-        let text = StatsText.render(result, tracePath: trace, width: output == nil ? terminalWidth() : 120,
-                                    limit: all ? 0 : 20)
+        // Several processes: each one's tables under a heading naming it.
+        var text = ""
+        for process in inputs.processes {
+            let name = "process \(process.pid.map(String.init) ?? "?")" + (process.host.isEmpty ? "" : " @ \(process.host)")
+            text += "== \(name) ==\n" + (try render(process)) + "\n"
+        }
         try writeOutput(text, to: output, command: "stats")
+    }
+
+    private func render(_ process: TraceInput) throws -> String {
+        let result = try analyseTrace(process.path, command: "stats")
+        if json {
+            let summary = AnalysisSummary(result: result, tracePath: trace, generator: "qtrace \(qtraceVersion)")
+            return String(decoding: try summary.jsonData(), as: UTF8.self) + "\n"
+        }
+        return StatsText.render(result, tracePath: trace, width: output == nil ? terminalWidth() : 120, limit: all ? 0 : 20)
     }
 }

@@ -56,6 +56,11 @@ final class LTTngRecordTests: XCTestCase {
         XCTAssertEqual(reread.header.exitStatus, 0)
         XCTAssertEqual(Set(reread.threads.map(\.tid)), Set(ctf.process.threads.map(\.tid)))
         XCTAssertEqual(reread.threads.first?.name, "qtrace-fixtures")
+
+        // Converting every process in one pass (what `qtrace stats DIR` does) gives the same.
+        let all = try CTFTraceReader(path: recording.traceDirectory).convertAll { dir.appendingPathComponent("all-\($0).qtrace").path }
+        XCTAssertEqual(all.map(\.process.pid), [ctf.process.pid])
+        assertSameEventsPerThread(try TraceFile(path: all[0].path).readAllEvents(), ctf.events)
     }
 
     /// A user's own session with everything enabled (lttng-ust's own statedump and libc
@@ -100,6 +105,26 @@ final class LTTngRecordTests: XCTestCase {
         let embedded = try recordEmbedded(["all-apis"], in: dir)
         XCTAssertEqual(EventCensus(ctf.events), EventCensus(embedded.readAllEvents()))
         XCTAssertTrue(ctf.events.allSatisfy { $0.tid != 0 })
+
+        // The qtrace commands take the session's directory as it is.
+        let stats = runCommand([TestPaths.qtrace, "stats", "--all", traceDir])
+        XCTAssertEqual(stats.status, 0, stats.output)
+        for label in ["fx.serial", "fx.concurrent", "fx.child"] { XCTAssertTrue(stats.output.contains(label), stats.output) }
+        let json = runCommand([TestPaths.qtrace, "stats", "--json", traceDir])
+        XCTAssertEqual(json.status, 0, json.output)
+        let summary = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        let queues = (summary?["statistics"] as? [String: Any])?["queues"] as? [[String: Any]] ?? []
+        let embeddedSummary = runCommand([TestPaths.qtrace, "stats", "--json", dir.appendingPathComponent("embedded.qtrace").path])
+        let embeddedQueues = ((try JSONSerialization.jsonObject(with: Data(embeddedSummary.output.utf8)) as? [String: Any])?["statistics"]
+            as? [String: Any])?["queues"] as? [[String: Any]] ?? []
+        func items(_ queues: [[String: Any]], _ label: String) -> Int? {
+            queues.first { $0["label"] as? String == label }?["items"] as? Int
+        }
+        // (fx.serial also runs source handlers, whose count depends on timing.)
+        XCTAssertNotNil(items(queues, "fx.concurrent"))
+        XCTAssertEqual(items(queues, "fx.concurrent"), items(embeddedQueues, "fx.concurrent"))
+        let check = runCommand([TestPaths.qtrace, "check", traceDir, "--max-wait", "fx.*=3600s"])
+        XCTAssertEqual(check.status, 0, check.output)
     }
 
     /// Reading a directory without a CTF trace, or one without qtrace events, says so.
@@ -113,6 +138,16 @@ final class LTTngRecordTests: XCTestCase {
         XCTAssertThrowsError(try CTFTraceReader(path: foreign.path)) { error in
             XCTAssertEqual(error as? CTFReadError, .noQTraceEvents(path: foreign.path))
         }
+        // The commands say so in one line, with the fix, and exit 2.
+        for command in ["stats", "report", "export"] {
+            let run = runCommand([TestPaths.qtrace, command, foreign.path])
+            XCTAssertEqual(run.status, 2, run.output)
+            XCTAssertEqual(run.output.split(separator: "\n").count, 1, run.output)
+            XCTAssertTrue(run.output.contains("no qtrace events") && run.output.contains("add-context -u -t vtid"), run.output)
+        }
+        let notATrace = runCommand([TestPaths.qtrace, "stats", empty.path])
+        XCTAssertEqual(notATrace.status, 2, notATrace.output)
+        XCTAssertTrue(notATrace.output.contains("directory without an LTTng (CTF) trace"), notATrace.output)
     }
 
     // MARK: Helpers

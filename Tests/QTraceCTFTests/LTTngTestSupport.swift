@@ -19,6 +19,9 @@ enum TestPaths {
 
     static var fixtures: String { bin.appendingPathComponent("qtrace-fixtures").path }
 
+    /// The qtrace command line tool.
+    static var qtrace: String { bin.appendingPathComponent("qtrace").path }
+
     /// This test process's scratch directory (removed by `cleanUp()`).
     static let scratch: URL = {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qtrace-ctf-tests-\(getpid())")
@@ -34,11 +37,12 @@ enum TestPaths {
     }
 
     /// LTTNG_HOME for every lttng command the tests run (the client's ~/.lttngrc lives there).
-    static let lttngHome: String = {
+    /// (Made again when a test class's tearDown removed the scratch directory.)
+    static var lttngHome: String {
         let dir = scratch.appendingPathComponent("lttng-home")
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir.path
-    }()
+    }
 
     static func cleanUp() { try? FileManager.default.removeItem(at: scratch) }
 
@@ -180,5 +184,86 @@ struct EventCensus: Equatable {
         for e in events where e.type == .queueCreate || e.type == .queueInfo { labels[e.a] = e.string ?? "" }
         for e in events where !Self.timingDependent.contains(e.type) { typeCounts[e.type, default: 0] += 1 }
         for e in events where e.type == .enqueue { itemsPerQueue[labels[e.b] ?? "?", default: 0] += 1 }
+    }
+}
+
+/// TCP ports on 127.0.0.1 that nothing listens on now (bound to port 0, then released), so a
+/// test's relayd never meets the machine's (whose default ports are 5342-5344).
+func freeLoopbackPorts(_ count: Int) -> [UInt16] {
+    var sockets: [Int32] = [], ports: [UInt16] = []
+    defer { sockets.forEach { close($0) } }
+    for _ in 0..<count {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        sockets.append(fd)  // held until all are chosen: the ports differ
+        ports.append(UInt16(bigEndian: address.sin_port))
+    }
+    return ports
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+func isListening(_ port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = port.bigEndian
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+}
+
+/// An lttng-relayd on 127.0.0.1 with free control, data and live ports and its own output
+/// directory, run in the foreground inside a private namespace (its run directory is the
+/// namespace's /run/lttng) and stopped by PID.
+final class TestRelayd {
+    let process = Process()
+    let controlPort: UInt16, dataPort: UInt16
+    let outputDirectory: String
+
+    init(namespace: PrivateLTTngNamespace, outputDirectory: String, log: String) throws {
+        let ports = freeLoopbackPorts(3)
+        (controlPort, dataPort) = (ports[0], ports[1])
+        self.outputDirectory = outputDirectory
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        // nsenter execs lttng-relayd: the Process's PID is the relayd's.
+        process.arguments = namespace.prefix + [
+            "lttng-relayd", "-C", "tcp://127.0.0.1:\(ports[0])", "-D", "tcp://127.0.0.1:\(ports[1])",
+            "-L", "tcp://127.0.0.1:\(ports[2])", "-o", outputDirectory,
+        ]
+        process.environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+                               "LTTNG_HOME": TestPaths.lttngHome]
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while !isListening(controlPort) && process.isRunning && Date() < deadline { usleep(20_000) }
+        guard isListening(controlPort) else {
+            stop()
+            throw TestSetupError("lttng-relayd did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        }
+    }
+
+    var url: String { "net://127.0.0.1:\(controlPort):\(dataPort)" }
+
+    /// SIGTERM (the relayd finishes writing what it received), SIGKILL after 10 s.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
     }
 }

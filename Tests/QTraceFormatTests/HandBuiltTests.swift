@@ -126,6 +126,48 @@ final class HandBuiltTests: XCTestCase {
         ])
     }
 
+    /// Format 1.2's compact ENQUEUE_C / START_C / END_C (types 120-122) decode to exactly the
+    /// events of their full forms: the same item written both ways reads back the same.
+    func testCompactItemRecordsDecodeToTheirFullForms() throws {
+        var file = ByteBuilder()
+        file.ascii("QTRACE"); file.u16(0)
+        file.u16(1); file.u16(2)                          // version 1.2
+        file.u32(4096); file.u32(8192); file.u32(2)
+        file.u64(777); file.u64(1)
+        file.u64(initTsc); file.u64(initMono); file.u64(0)
+        file.u64(0); file.u64(0)
+        file.u64(2); file.u64(0)                          // chunks_allocated 2
+        file.u64(777); file.u64(0)
+        file.u64(0); file.u64(0)
+        file.u64(0); file.u64(2_000_000_000)
+        file.pad(to: 4096)
+        let queue: UInt64 = 0x7F12_3456_78A0
+        chunkHeader(&file, seq: 0, tid: 777, ns: 0, name: "main")
+        file.record(type: 20, flags: 0b1001, arg: 3, tsc: tsc(10), words: [4000, queue, 0])     // ENQUEUE (full)
+        file.record(type: 120, flags: 0b1001, arg: 4001, tsc: tsc(20), words: [queue | 3 << 56]) // ENQUEUE_C
+        file.record(type: 120, arg: 0xFFFF_FFFF, tsc: tsc(25), words: [queue | 1 << 56])        // largest compact id
+        file.pad(to: 4096 + 8192)
+        chunkHeader(&file, seq: 0, tid: 778, ns: 30, name: "worker")
+        file.record(type: 21, arg: 3, tsc: tsc(30), words: [4000])                             // START (full)
+        file.record(type: 22, tsc: tsc(40), words: [4000])                                     // END (full)
+        file.record(type: 121, flags: 3, arg: 4001, tsc: tsc(50))                              // START_C
+        file.record(type: 122, arg: 4001, tsc: tsc(60))                                        // END_C
+        file.pad(to: 4096 + 2 * 8192)
+
+        let trace = try TraceFile(contentsOf: file.bytes, path: "compact")
+        XCTAssertEqual(trace.unknownRecordCount, 0)
+        XCTAssertEqual(trace.warnings, [])
+        XCTAssertEqual(trace.readAllEvents(), [
+            Event(type: .enqueue, time: 10, tid: 777, arg: 3, flags: 0b1001, a: 4000, b: queue, c: 0),
+            Event(type: .enqueue, time: 20, tid: 777, arg: 3, flags: 0b1001, a: 4001, b: queue, c: 0),
+            Event(type: .enqueue, time: 25, tid: 777, arg: 1, a: 0xFFFF_FFFF, b: queue, c: 0),
+            Event(type: .start, time: 30, tid: 778, arg: 3, a: 4000),
+            Event(type: .end, time: 40, tid: 778, a: 4000),
+            Event(type: .start, time: 50, tid: 778, arg: 3, a: 4001),
+            Event(type: .end, time: 60, tid: 778, a: 4001),
+        ])
+    }
+
     func testWriterProducesTheHandBuiltBytes() throws {
         // The writer, given the same content, must lay out chunk 1 (the worker) identically.
         let directory = try temporaryDirectory(self)

@@ -101,7 +101,7 @@ final class SchedStateTests: XCTestCase {
         let stream = (0..<4000).map { i in sched(UInt64(i) * 2, 10, i % 2 == 0 ? .running : .sleeping, by: 1) }
         try SchedStreamAppender.append(stream, to: path, clock: before.clock)
         let after = try TraceFile(path: path)
-        XCTAssertEqual(after.header.versionMinor, 1)
+        XCTAssertEqual(after.header.versionMinor, TraceLayout.schedVersionMinor)
         XCTAssertEqual(after.clock, before.clock)
         XCTAssertEqual(after.threads.map(\.tid), [10])
         XCTAssertEqual(after.schedEventCount, 4000)

@@ -63,13 +63,14 @@ func runSemaphoreLimit() {
 
 // MARK: - thread-explosion (picture 4)
 
-/// A backend with only an asynchronous, callback-style API (replies come 100 ms later on the
-/// backend's own serial queue).
+/// A backend with only an asynchronous, callback-style API (replies come 150 ms later on the
+/// backend's own serial queue). 150 ms keeps the blocked stretch clearly above the 100 ms the
+/// thread-explosion finding requires, even on a loaded machine.
 final class SlowBackend: Sendable {
     private let replies = DispatchQueue(label: "com.example.backend.replies")
 
     func request(_ id: Int, reply: @escaping @Sendable (Int) -> Void) {
-        replies.asyncAfter(deadline: .now() + .milliseconds(100)) { reply(id * 2) }
+        replies.asyncAfter(deadline: .now() + .milliseconds(150)) { reply(id * 2) }
     }
 
     /// The anti-pattern: making the call synchronous by blocking on a semaphore. Every caller

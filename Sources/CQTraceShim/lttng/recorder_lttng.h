@@ -42,6 +42,16 @@ static inline void qt_rec4(qt_thread_t *t, unsigned type, unsigned flags8, uint3
     lttng_ust_tracepoint(qtrace, record4, (uint8_t)type, (uint8_t)flags8, arg, a, b, c, d);
 }
 
+// Work item records: LTTng keeps the full ENQUEUE/START/END forms (its events are
+// self-describing; the compact forms only save trace-file pages).
+static inline void qt_rec_enqueue(qt_thread_t *t, unsigned kind, unsigned flags8, uint64_t id, const void *q, uint64_t extra) {
+    qt_rec3(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, extra);
+}
+
+static inline void qt_rec_start(qt_thread_t *t, unsigned kind, uint64_t id) { qt_rec1(t, QT_START, 0, kind, id); }
+
+static inline void qt_rec_end(qt_thread_t *t, uint64_t id) { qt_rec1(t, QT_END, 0, 0, id); }
+
 /// A record with `nwords` payload words and a string (truncated at QT_MAX_STRING).
 QT_HIDDEN void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *words, int nwords, const char *s);
 

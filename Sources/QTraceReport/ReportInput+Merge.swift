@@ -1,0 +1,189 @@
+// Several processes in one report: each process is analysed on its own, then their report
+// inputs are concatenated here. Times move to a common origin (the earliest process start,
+// by each process's wall clock), every index is offset past the processes before it, and
+// every thread, queue and finding keeps the process it came from, so the viewer can draw a
+// lane group per process.
+
+extension ReportInput {
+    /// One report of `inputs` (each a single process, as `init(analysis:header:...)` makes
+    /// them), in the given order. Processes whose start time is unknown (0) start at the
+    /// common origin.
+    public static func merged(_ inputs: [ReportInput]) -> ReportInput {
+        guard inputs.count > 1 else { return inputs.first ?? ReportInput(meta: ReportMeta(title: "", durationNs: 0)) }
+        let processes = inputs.map { $0.processes.first ?? ReportProcess(pid: $0.meta.pid, executable: $0.meta.title) }
+        let known = processes.map(\.realtimeStartNs).filter { $0 > 0 }
+        let origin = known.min() ?? 0
+        var merged = ReportInput(meta: mergedMeta(inputs, processes))
+        var tables = inputs.first!.stats.map { MergedTable(template: $0) }
+        for (p, input) in inputs.enumerated() {
+            var process = processes[p]
+            process.offsetNs = process.realtimeStartNs > 0 ? process.realtimeStartNs - origin : 0
+            merged.processes.append(process)
+            let shift = ProcessShift(process: p, offsetNs: process.offsetNs, threads: merged.threads.count,
+                                     queues: merged.queues.count, items: merged.items.count,
+                                     sources: merged.sources.count, groups: merged.groups.count)
+            merged.append(input, shift: shift, title: process.title)
+            for (t, table) in input.stats.enumerated() where tables.indices.contains(t) {
+                tables[t].append(table, shift: shift, processTitle: process.title)
+            }
+        }
+        merged.counters = mergedThreadCounters(inputs, merged.processes) + merged.counters
+        merged.stats = tables.map(\.table)
+        merged.meta.durationNs = merged.processes.map { $0.offsetNs + $0.durationNs }.max() ?? 0
+        return merged
+    }
+
+    private static func mergedMeta(_ inputs: [ReportInput], _ processes: [ReportProcess]) -> ReportMeta {
+        let first = inputs[0].meta
+        let names = processes.map { $0.executable.isEmpty ? "pid \($0.pid)" : $0.executable }
+        return ReportMeta(
+            title: "\(inputs.count) processes: " + names.joined(separator: ", "), commandLine: first.commandLine,
+            pid: first.pid, ncpu: inputs.map(\.meta.ncpu).max() ?? 1, durationNs: 0,
+            droppedEvents: inputs.map(\.meta.droppedEvents).reduce(0, +),
+            shimOverheadNsPerEvent: first.shimOverheadNsPerEvent, qtraceVersion: first.qtraceVersion)
+    }
+
+    /// Appends one process's input, moved by `shift`.
+    private mutating func append(_ input: ReportInput, shift s: ProcessShift, title: String) {
+        threads += input.threads.map { t in
+            ReportThread(index: s.thread(t.index), tid: t.tid, name: t.name, kind: t.kind, startNs: s.time(t.startNs),
+                         endNs: s.time(t.endNs), process: s.process)
+        }
+        queues += input.queues.map { q in
+            ReportQueue(index: s.queue(q.index), label: q.label, kind: q.kind, qosName: q.qosName,
+                        targetIndex: s.queue(q.targetIndex), process: s.process)
+        }
+        appendSched(input, shift: s)
+        appendItems(input.items, shift: s)
+        blocked += input.blocked.map { b in
+            ReportBlockedInterval(thread: s.thread(b.thread), startNs: s.time(b.startNs), endNs: s.time(b.endNs),
+                                  cause: b.cause, objectLabel: b.objectLabel, item: s.item(b.item))
+        }
+        sources += input.sources.map { source in
+            ReportSource(
+                index: s.source(source.index), label: source.label, type: source.type, queueIndex: s.queue(source.queueIndex),
+                handlerRuns: source.handlerRuns.map { ReportSourceRun(startNs: s.time($0.startNs), endNs: s.time($0.endNs), data: $0.data) },
+                suspended: source.suspended.map { ReportSpan(startNs: s.time($0.startNs), endNs: s.time($0.endNs)) },
+                events: source.events.map(s.time), cancelNs: s.time(source.cancelNs))
+        }
+        groups += input.groups.map { g in
+            ReportGroup(index: s.group(g.index), label: g.label, firstEnterNs: s.time(g.firstEnterNs),
+                        lastLeaveNs: s.time(g.lastLeaveNs), notifyNs: s.time(g.notifyNs), enters: g.enters, leaves: g.leaves)
+        }
+        annotations.marks += input.annotations.marks.map {
+            ReportMark(timeNs: s.time($0.timeNs), thread: s.thread($0.thread), name: $0.name)
+        }
+        annotations.intervals += input.annotations.intervals.map {
+            ReportInterval(startNs: s.time($0.startNs), endNs: s.time($0.endNs), thread: s.thread($0.thread), name: $0.name)
+        }
+        // Thread counts are summed over the processes (mergedThreadCounters); backlogs stay per queue.
+        counters += input.counters.filter { $0.kind == .backlog || $0.kind == .other }.map { c in
+            ReportCounterSeries(name: c.name, kind: c.kind, queueIndex: s.queue(c.queueIndex),
+                                timesNs: c.timesNs.map(s.time), values: c.values)
+        }
+        histograms += input.histograms.map {
+            ReportHistogram(queueIndex: s.queue($0.queueIndex), metric: $0.metric, boundsNs: $0.boundsNs, counts: $0.counts)
+        }
+        findings += input.findings.map { f in
+            ReportFinding(id: f.id, severity: f.severity, message: "\(title): \(f.message)", startNs: s.time(f.startNs),
+                          endNs: s.time(f.endNs), queues: f.queues.map(s.queue), threads: f.threads.map(s.thread),
+                          items: f.items.map(s.item), process: s.process)
+        }
+    }
+
+    /// Scheduling states (`--sched`): intervals moved like the threads, per-item times kept
+    /// aligned with the items (0 for the items of processes recorded without them).
+    private mutating func appendSched(_ input: ReportInput, shift s: ProcessShift) {
+        guard input.sched != nil || sched != nil else { return }
+        let before = [Int64](repeating: 0, count: s.items)
+        var merged = sched ?? ReportSched(intervals: [], itemCpuNs: before, itemRunnableNs: before, itemSleepingNs: before)
+        let zeros = [Int64](repeating: 0, count: input.items.count)
+        let other = input.sched.flatMap { $0.itemCpuNs.count == input.items.count ? $0 : nil }
+        merged.intervals += (input.sched?.intervals ?? []).map {
+            ReportSchedInterval(thread: s.thread($0.thread), startNs: s.time($0.startNs), endNs: s.time($0.endNs), state: $0.state)
+        }
+        merged.itemCpuNs += other?.itemCpuNs ?? zeros
+        merged.itemRunnableNs += other?.itemRunnableNs ?? zeros
+        merged.itemSleepingNs += other?.itemSleepingNs ?? zeros
+        sched = merged
+    }
+
+    private mutating func appendItems(_ other: ReportItems, shift s: ProcessShift) {
+        items.reserveCapacity(items.count + other.count)
+        for i in 0..<other.count {
+            let item = other[i]
+            items.append(ReportItem(
+                queue: s.queue(item.queue), kind: item.kind, submitterThread: s.thread(item.submitterThread),
+                thread: s.thread(item.thread), enqueueNs: s.time(item.enqueueNs), startNs: s.time(item.startNs),
+                endNs: s.time(item.endNs), parent: s.item(item.parent), waitedBehind: s.item(item.waitedBehind),
+                group: s.group(item.group), source: s.source(item.source)))
+        }
+    }
+
+    /// "threads alive / running / blocked" of all processes together: each process's step
+    /// series, moved to the common origin, summed.
+    private static func mergedThreadCounters(_ inputs: [ReportInput], _ processes: [ReportProcess]) -> [ReportCounterSeries] {
+        let kinds: [(ReportCounterKind, String)] = [(.threadsAlive, "threads alive"), (.threadsRunning, "threads running"),
+                                                    (.threadsBlocked, "threads blocked")]
+        return kinds.compactMap { kind, name in
+            var changes: [(time: Int64, process: Int, value: Double)] = []
+            for (p, input) in inputs.enumerated() {
+                guard let series = input.counters.first(where: { $0.kind == kind }) else { continue }
+                for (t, v) in zip(series.timesNs, series.values) { changes.append((t + processes[p].offsetNs, p, v)) }
+            }
+            guard !changes.isEmpty else { return nil }
+            changes.sort { $0.time < $1.time }
+            var current = [Double](repeating: 0, count: inputs.count)
+            var times: [Int64] = [], values: [Double] = []
+            for change in changes {
+                current[change.process] = change.value
+                let total = current.reduce(0, +)
+                if times.last == change.time { values[values.count - 1] = total } else {
+                    times.append(change.time)
+                    values.append(total)
+                }
+            }
+            return ReportCounterSeries(name: name, kind: kind, timesNs: times, values: values)
+        }
+    }
+}
+
+/// How one process's indexes and times move into the merged report.
+private struct ProcessShift {
+    var process: Int
+    var offsetNs: Int64
+    var threads: Int, queues: Int, items: Int, sources: Int, groups: Int
+
+    /// -1 (none, never) stays -1.
+    func time(_ t: Int64) -> Int64 { t < 0 ? t : t + offsetNs }
+    func thread(_ i: Int) -> Int { i < 0 ? i : i + threads }
+    func queue(_ i: Int) -> Int { i < 0 ? i : i + queues }
+    func item(_ i: Int) -> Int { i < 0 ? i : i + items }
+    func source(_ i: Int) -> Int { i < 0 ? i : i + sources }
+    func group(_ i: Int) -> Int { i < 0 ? i : i + groups }
+}
+
+/// A stats table of several processes: the first process's columns behind a "Process" column.
+private struct MergedTable {
+    var table: ReportTable
+
+    init(template: ReportTable) {
+        table = ReportTable(id: template.id, title: template.title, rowObject: template.rowObject,
+                            columns: [ReportColumn(key: "process", title: "Process")] + template.columns, rows: [])
+    }
+
+    mutating func append(_ other: ReportTable, shift: ProcessShift, processTitle: String) {
+        guard other.id == table.id else { return }
+        table.rows += other.rows.map { row in
+            let object: Int
+            switch other.rowObject {
+            case .queue: object = shift.queue(row.objectIndex)
+            case .thread: object = shift.thread(row.objectIndex)
+            case .source: object = shift.source(row.objectIndex)
+            case .group: object = shift.group(row.objectIndex)
+            case .none: object = row.objectIndex
+            }
+            return ReportRow(values: [.text(processTitle)] + row.values, objectIndex: object)
+        }
+    }
+}

@@ -1,0 +1,151 @@
+// What a trace argument on the command line names: a .qtrace file (one process), or a
+// directory holding an LTTng (CTF) trace: `qtrace record --backend lttng`'s TRACE.lttng, a
+// session a user recorded with their own `lttng` commands, or an lttng-relayd's output
+// (HOST/SESSION/... below it). Each traced process of a CTF trace is converted into a
+// temporary .qtrace file (the conversion is lossless, docs/lttng.md), so every command
+// reads one format; `removeTemporaryFiles()` deletes them.
+import ArgumentParser
+import Foundation
+import QTraceCTF
+import QTraceFormat
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One traced process given on the command line.
+struct TraceInput {
+    /// An embedded-format trace: the file given, or a temporary conversion.
+    var path: String
+    /// What the user named (the file, or the trace directory).
+    var source: String
+    /// The process (nil for a .qtrace file: its header has it).
+    var pid: Int32?
+    /// The machine it ran on: the CTF trace's `env.hostname`, or this machine for a .qtrace file.
+    var host: String
+}
+
+final class TraceInputs {
+    let processes: [TraceInput]
+    private let temporaryDirectory: String?
+
+    private init(processes: [TraceInput], temporaryDirectory: String?) {
+        self.processes = processes
+        self.temporaryDirectory = temporaryDirectory
+    }
+
+    deinit { removeTemporaryFiles() }
+
+    /// The processes of every path, in order (errors are one line, exit 2).
+    static func open(_ paths: [String], command: String) throws -> TraceInputs {
+        var processes: [TraceInput] = []
+        var temporary: String?
+        do {
+            for path in paths {
+                if isDirectory(path) {
+                    let directory = try temporary ?? makeTemporaryDirectory(command: command)
+                    temporary = directory
+                    processes += try convertLTTng(path, into: directory, command: command)
+                } else {
+                    processes.append(TraceInput(path: path, source: path, pid: nil, host: localHostName))
+                }
+            }
+        } catch {
+            if let temporary { try? FileManager.default.removeItem(atPath: temporary) }
+            throw error
+        }
+        return TraceInputs(processes: processes, temporaryDirectory: temporary)
+    }
+
+    func removeTemporaryFiles() {
+        if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) }
+    }
+
+    /// The one process a command that reads a single trace works on: `pid` when given, else
+    /// the only one (a trace directory with several processes needs --pid).
+    func single(pid: Int32?, command: String) throws -> TraceInput {
+        if let pid {
+            // A .qtrace file is one process: --pid only selects among a directory's.
+            guard let match = processes.first(where: { $0.pid == pid || ($0.pid == nil && processes.count == 1) }) else {
+                throw fail(command, "no process \(pid) in the trace (it has \(pidList))")
+            }
+            return match
+        }
+        guard processes.count == 1 else {
+            // diff compares two runs: it takes a summary of the one process instead.
+            let fix = command == "diff" ? "compare one process's summary (qtrace stats --json --pid PID TRACE > run.json)"
+                                        : "choose one with --pid PID"
+            throw fail(command, "the trace holds \(processes.count) processes (\(pidList)): \(fix)")
+        }
+        return processes[0]
+    }
+
+    private var pidList: String { "PIDs " + processes.map { $0.pid.map(String.init) ?? "?" }.joined(separator: ", ") }
+
+    // MARK: LTTng directories
+
+    /// Converts every qtrace process of the CTF trace under `path` into `directory`.
+    private static func convertLTTng(_ path: String, into directory: String, command: String) throws -> [TraceInput] {
+        let reader: CTFTraceReader
+        do {
+            reader = try CTFTraceReader(path: path)
+        } catch CTFReadError.noTrace {
+            throw fail(command, "'\(path)' is a directory without an LTTng (CTF) trace: give a .qtrace file or an LTTng trace directory")
+        } catch CTFReadError.noQTraceEvents {
+            throw fail(command, "'\(path)': the LTTng trace has no qtrace events: run the program with libqtrace-shim-lttng.so "
+                + "preloaded in a session with `lttng enable-event -u 'qtrace:*'` and `lttng add-context -u -t vtid` "
+                + "(or use qtrace record --backend lttng)")
+        }
+        do {
+            let host = hostName(of: reader)
+            // One pass over the CTF trace writes every process (a directory can hold several
+            // given paths' worth: keep each path's files apart).
+            let prefix = "\(directory)/\(UInt32.random(in: 0...UInt32.max))"
+            let written = try reader.convertAll { pid in "\(prefix)-\(pid).qtrace" }
+            guard !written.isEmpty else { throw fail(command, "'\(path)': the LTTng trace recorded no qtrace process") }
+            return written.map { TraceInput(path: $0.path, source: path, pid: $0.process.pid, host: host) }
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            throw fail(command, "cannot read the LTTng trace '\(path)': \(error)")
+        }
+    }
+
+    /// The hostname LTTng wrote into the trace's environment (`env { hostname = "..."; }` in
+    /// the CTF metadata, whose text is stored verbatim), or "".
+    static func hostName(of reader: CTFTraceReader) -> String {
+        for directory in reader.traceDirectories {
+            guard let data = FileManager.default.contents(atPath: directory + "/metadata") else { continue }
+            let text = String(decoding: data, as: UTF8.self)
+            guard let key = text.range(of: "hostname = \"") else { continue }
+            let rest = text[key.upperBound...]
+            if let end = rest.firstIndex(of: "\"") { return String(rest[..<end]) }
+        }
+        return ""
+    }
+
+    // MARK: Helpers
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// This machine's name (uname's nodename): a .qtrace file's processes ran here, or on a
+    /// machine the file does not name.
+    static let localHostName: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        return String(cString: buffer)
+    }()
+
+    private static func makeTemporaryDirectory(command: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("qtrace-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw fail(command, "cannot create a temporary directory for the converted trace: \(error)")
+        }
+        return path
+    }
+}
