@@ -40,12 +40,14 @@ let package = Package(
         .systemLibrary(name: "CBabeltrace2", path: "Sources/CBabeltrace2"),
         // Reading the `qtrace:*` events of an LTTng (CTF) trace into the same `Event`s.
         .target(name: "QTraceCTF", dependencies: ["QTraceFormat", "CBabeltrace2"]),
+        // Kernel scheduling for `qtrace record --sched`: perf's sched events → SCHED_STATE records.
+        .target(name: "QTraceSched", dependencies: ["QTraceFormat"]),
         // Annotation API for apps, and the linked-in recorder.
         .target(name: "QTrace", dependencies: ["CQTraceShim"]),
         .executableTarget(
             name: "qtrace",
             dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "CQTraceSys",
+                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "QTraceSched", "CQTraceSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -68,6 +70,7 @@ let package = Package(
                 "qtrace", "qtrace-fixtures", "qtrace-linked-app", "qtrace-samples",
             ]
         ),
+        .testTarget(name: "QTraceSchedTests", dependencies: ["QTraceSched", "QTraceAnalysis", "QTraceFormat"]),
         .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"]),
         .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "QTraceReport", "qtrace", "qtrace-fixtures"]),
     ]

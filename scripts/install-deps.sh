@@ -2,10 +2,11 @@
 # Installs what qtrace's build (and, with --test, its tests) need: only what is missing.
 #   scripts/install-deps.sh          build: gcc, make, zlib, python3, libbabeltrace2 (CTF reading),
 #                                    LTTng-UST + lttng-tools + systemtap-sdt-dev (the LTTng backend)
-#   scripts/install-deps.sh --test   also Chromium + chromedriver, babeltrace2 (Debian) and selenium (PyPI)
+#   scripts/install-deps.sh --test   also Chromium + chromedriver, babeltrace2 (Debian), linux-perf
+#                                    (`qtrace record --sched`) and selenium (PyPI)
 set -euo pipefail
 packages=(gcc make zlib1g-dev python3 libbabeltrace2-dev liblttng-ust-dev lttng-tools systemtap-sdt-dev)
-if [ "${1:-}" = "--test" ]; then packages+=(chromium chromium-driver fonts-liberation babeltrace2 util-linux); fi
+if [ "${1:-}" = "--test" ]; then packages+=(chromium chromium-driver fonts-liberation babeltrace2 util-linux linux-perf); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

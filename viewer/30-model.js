@@ -45,7 +45,7 @@ function buildModel(report) {
     sourceEvents: T.sourceEvents,
   };
   // Columns only selections and details need are decoded when first used.
-  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex"]) {
+  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex", "cpu", "runnable", "sleep"]) {
     Object.defineProperty(m, name, { get: () => (name in it ? it[name] : null), enumerable: true });
   }
   const run = it.run, wait = it.wait, start = it.start;
@@ -186,6 +186,7 @@ function buildTracks(m, h, T) {
   const blockedRows = groupRows(b.thread, nThreads, null);
   m.threadBlocked = blockedRows.map((idx, t) =>
     new BoxTrack(idx, b.start, b.end, () => 0, (i) => b.cause[i], "begin", lodFor("threadBlocked", t)));
+  buildSchedTracks(m, h, T, lodFor);
   const runs = m.sourceRuns;
   runs.end = new Float64Array(runs.rows);
   for (let i = 0; i < runs.rows; i++) runs.end[i] = runs.start[i] + runs.duration[i];
@@ -204,6 +205,22 @@ function buildTracks(m, h, T) {
     }
     return rows;
   });
+}
+
+/**
+ * Kernel scheduling states (traces recorded with --sched): one track per thread whose box
+ * colour is the state (0 running, 1 runnable, 2 sleeping). m.threadSched is null without them.
+ */
+function buildSchedTracks(m, h, T, lodFor) {
+  const s = T.sched;
+  m.schedStates = h.schedStates || [];
+  m.threadSched = null;
+  if (!s || !s.rows || !m.schedStates.length) return;
+  s.end = new Float64Array(s.rows);
+  for (let i = 0; i < s.rows; i++) s.end[i] = s.start[i] + s.duration[i];
+  m.sched = s;
+  m.threadSched = groupRows(s.thread, m.threads.length, null).map((idx, t) =>
+    new BoxTrack(idx, s.start, s.end, () => 0, (i) => s.state[i], "begin", lodFor("threadSched", t)));
 }
 
 function maxOf(column, idx) {

@@ -12,6 +12,9 @@ const QUEUE_PENDING_H = 5;
 const BACKLOG_H = 14;
 const COUNT_H = 58;
 const LANE_PAD = 4;
+/** The scheduling-state strip under each thread lane (traces recorded with --sched). */
+const SCHED_STRIP_H = 6;
+const SCHED_COLORS = ["#3fb950", "#f0b429", "#4a6fa5"];
 const MIN_SPAN_NS = 50;
 
 class Timeline {
@@ -111,7 +114,8 @@ class Timeline {
     const rows = Math.min(m.header.rows.thread, Math.max(1, m.threadDepth[t]));
     return {
       kind: "thread", key: `thread:${t}`, obj: t, title: threadName(m, t),
-      subtitle: `${thread.kind} · tid ${thread.tid}`, rows, height: LANE_PAD * 2 + rows * THREAD_ROW_H,
+      subtitle: `${thread.kind} · tid ${thread.tid}`, rows,
+      height: LANE_PAD * 2 + rows * THREAD_ROW_H + (m.threadSched ? SCHED_STRIP_H : 0),
     };
   }
 
@@ -468,6 +472,7 @@ class Timeline {
     const top = y + LANE_PAD;
     this.drawBoxes(m.threadRun[t], top, THREAD_ROW_H, lane.rows, "run");
     this.drawBoxes(m.threadBlocked[t], top, lane.rows * THREAD_ROW_H, 1, "blocked");
+    if (m.threadSched) this.drawBoxes(m.threadSched[t], top + lane.rows * THREAD_ROW_H + 1, SCHED_STRIP_H - 1, 1, "sched");
   }
 
   drawQueueLane(lane, y) {
@@ -548,7 +553,7 @@ class Timeline {
         merged[row] = null;
       }
       this.fillBox(x0, top + row * rowH, x1 - x0, rowH, color, style, i);
-      if (x1 - x0 > 34 && style !== "pending" && style !== "blocked") labels.push([i, x0, x1, row, color]);
+      if (x1 - x0 > 34 && style !== "pending" && style !== "blocked" && style !== "sched") labels.push([i, x0, x1, row, color]);
     }
     merged.forEach((run, row) => { if (run) flush(run, row); });
     if (!labels.length) return;
@@ -579,6 +584,11 @@ class Timeline {
     const ctx = this.ctx;
     const m = this.m;
     const inset = h > 8 ? 1 : 0.5;
+    if (style === "sched") {
+      ctx.fillStyle = SCHED_COLORS[color] || "#7d8796";
+      ctx.fillRect(x, y, w, h);
+      return;
+    }
     if (style === "blocked") {
       ctx.fillStyle = "rgba(8,10,14,0.55)";
       ctx.fillRect(x, y + inset, w, h - inset * 2);
@@ -1081,6 +1091,10 @@ class Timeline {
     switch (lane.kind) {
       case "thread": {
         const row = Math.floor((local - LANE_PAD) / THREAD_ROW_H);
+        if (m.threadSched && local >= LANE_PAD + lane.rows * THREAD_ROW_H) {
+          const s = m.threadSched[lane.obj].find(t, -1, tol / 4);
+          return s >= 0 ? { ...hit, sched: s } : hit;
+        }
         const b = m.threadBlocked[lane.obj].find(t, -1, tol / 4);
         const item = m.threadRun[lane.obj].find(t, clamp(row, 0, lane.rows - 1), tol);
         if (b >= 0) return { ...hit, blocked: b, item };
@@ -1320,7 +1334,12 @@ class Timeline {
 
   /** For tests: lane names in order. */
   laneNames() {
-    return this.lanes.map((l) => ({ kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height }));
+    return this.lanes.map((l) => {
+      const lane = { kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height };
+      // Where the scheduling strip is drawn (canvas px), for the browser tests.
+      if (l.kind === "thread" && this.m.threadSched) lane.schedStrip = lane.top + LANE_PAD + l.rows * THREAD_ROW_H + 1;
+      return lane;
+    });
   }
 }
 

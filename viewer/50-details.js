@@ -95,6 +95,7 @@ class Details {
     if (m.source[i] >= 0) pairs.push(["Source", this.link(m.sources[m.source[i]]?.label || `source ${m.source[i]}`, () => this.app.timeline.reveal(`source:${m.source[i]}`))]);
     const blockedInside = this.blockedDuring(i);
     if (blockedInside.total > 0) pairs.push(["Blocked inside", `${fmtDuration(blockedInside.total)} (${blockedInside.causes.join(", ")})`]);
+    if (started && m.cpu) pairs.push(...this.schedPairs(i));
     this.kv(pairs);
     if (children && children.length) {
       const list = el("div", "child-list");
@@ -103,6 +104,18 @@ class Details {
       if (children.length > 16) list.appendChild(el("span", "chip", `+${children.length - 16} more`));
       this.root.appendChild(list);
     }
+  }
+
+  /** CPU, runnable and sleeping time of the run, measured by the kernel (--sched). */
+  schedPairs(i) {
+    const m = this.m;
+    const wall = m.end[i] - m.start[i];
+    const share = (ns) => (wall > 0 ? ` (${Math.round((100 * ns) / wall)}% of run)` : "");
+    return [
+      ["On CPU", fmtDuration(m.cpu[i]) + share(m.cpu[i])],
+      ["Runnable", fmtDuration(m.runnable[i]) + share(m.runnable[i])],
+      ["Sleeping", fmtDuration(m.sleep[i]) + share(m.sleep[i])],
+    ];
   }
 
   /** Blocked time on the item's thread while it ran. */
@@ -298,9 +311,24 @@ class Details {
         ],
       };
     }
+    if (hit.sched >= 0) {
+      const S = m.sched;
+      const s = hit.sched;
+      return {
+        title: `Thread ${m.schedStates[S.state[s]]}`,
+        rows: [
+          ["for", fmtDuration(S.duration[s])],
+          ["from", fmtInstant(S.start[s])],
+          ["thread", threadName(m, S.thread[s])],
+        ],
+      };
+    }
     if (hit.item >= 0) {
       const i = hit.item;
       const neverStarted = m.flags[i] & FLAG_NEVER_STARTED;
+      const cpu = m.cpu && !neverStarted
+        ? [["cpu", `${fmtDuration(m.cpu[i])} on CPU · ${fmtDuration(m.runnable[i])} runnable · ${fmtDuration(m.sleep[i])} sleeping`]]
+        : [];
       return {
         title: queueLabel(m, m.queue[i]),
         rows: [
@@ -309,6 +337,7 @@ class Details {
           ["run", neverStarted ? "–" : fmtDuration(m.end[i] - m.start[i]) + (m.flags[i] & FLAG_NEVER_FINISHED ? " (unfinished)" : "")],
           ["thread", neverStarted ? "–" : threadName(m, m.thread[i])],
           ["at", fmtInstant(hit.pending ? m.enq[i] : m.start[i])],
+          ...cpu,
         ],
       };
     }

@@ -63,6 +63,12 @@ class App {
     add("blocked", "repeating-linear-gradient(135deg, #ff5d6c 0 2px, #0d1117 2px 5px)");
     add("threads running", "#3fb950");
     add("threads blocked", "#f85149");
+    // The scheduling strip under each thread (recorded with --sched).
+    if (this.m.threadSched) {
+      add("on CPU", SCHED_COLORS[0]);
+      add("runnable", SCHED_COLORS[1]);
+      add("sleeping", SCHED_COLORS[2]);
+    }
   }
 
   openTab(name) {
@@ -98,6 +104,8 @@ class App {
       tab: this.activeTab,
       lanes: t.laneNames(),
       visible: { t0: t.v0, t1: t.v1 },
+      plot: { left: GUTTER, width: t.plotW, dpr: t.dpr },
+      schedStates: this.m.threadSched ? this.m.schedStates : [],
       duration: this.m.duration,
       items: this.m.n,
       selected: t.selected >= 0 ? inputIndexOf(this.m, t.selected) : -1,
@@ -187,6 +195,11 @@ window.qtrace = Object.freeze({
     return { started: agg.started, busy: agg.busy, queues: agg.rows.map((r) => ({ queue: r.q, started: r.started, busy: r.busy })) };
   },
   openTab: (name) => app.openTab(name),
+  /** [start, end] of an item (input index), or null. */
+  itemTimes: (itemIndex) => {
+    const row = rowOfInputIndex(app.m, itemIndex);
+    return row >= 0 ? [app.m.start[row], app.m.end[row]] : null;
+  },
   locate: (itemIndex) => app.timeline.itemScreenPoint(rowOfInputIndex(app.m, itemIndex)),
   followFinding: (k) => app.findings.follow(k),
   replay: Object.freeze({

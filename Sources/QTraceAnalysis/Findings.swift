@@ -75,6 +75,7 @@ public enum Diagnostics {
         rules.targetLoops()
         rules.applies()
         rules.droppedEvents()
+        rules.schedBlockedInItems()
         return rules.sorted()
     }
 }

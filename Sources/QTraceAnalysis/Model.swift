@@ -32,6 +32,8 @@ public struct TraceModel: Sendable {
     public var threadExplosions: [ThreadExplosion] = []
     public var targetLoops: [TargetLoop] = []
     public var anomalies = BuildAnomalies()
+    /// Kernel scheduling states (nil unless the trace was recorded with `--sched`).
+    public var sched: SchedModel?
 
     public init(info: TraceInfo) { self.info = info }
 

@@ -49,6 +49,8 @@ public struct ModelBuilder {
     /// Sync items that run on another thread than their caller: item → caller thread.
     var syncWaiter = IdMap<Int32>()
     var applyRunning: [Int32] = []
+    /// SCHED_STATE records (`qtrace record --sched`), matched to threads in `finish`.
+    var schedChanges: [PendingSchedChange] = []
 
     /// Bumped when a target changes, invalidating cached serial domains and QoS.
     var topologyVersion: Int32 = 0
@@ -88,6 +90,9 @@ public struct ModelBuilder {
 
     public mutating func consume(_ e: Event) {
         model.eventCount += 1
+        // The scheduler stream (tid 0) is no thread of the process. The tid test first: an
+        // integer compare is cheapest for the Dispatch events (all but these).
+        if e.tid == 0, e.type == .schedState { schedStateChanged(e); return }
         if e.time >= now { now = e.time } else { model.anomalies.outOfOrderEvents += 1 }
         let t = thread(for: e.tid)
         switch e.type {
@@ -147,6 +152,7 @@ public struct ModelBuilder {
                 model.intervals[Int(i)].endThread = Int(t)
             }
         case .deadlock: shimDeadlock(e, thread: t)
+        case .schedState: break  // the scheduler stream's, handled above; elsewhere meaningless
         }
     }
 
@@ -169,6 +175,7 @@ public struct ModelBuilder {
             if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&model.threadExplosions, x) }
             explosion = nil
         }
+        attachSched()
         return model
     }
 

@@ -21,6 +21,8 @@ public struct TraceStatistics: Sendable, Codable {
     public var semaphores: [SemaphoreStats] = []
     public var applies: [ApplyStats] = []
     public var overhead = OverheadStats()
+    /// Kernel scheduling states; only for traces recorded with `--sched`.
+    public var sched: SchedStatistics?
 
     public init() {}
 
@@ -39,6 +41,7 @@ public struct TraceStatistics: Sendable, Codable {
         semaphores = SemaphoreStats.all(model)
         applies = model.applies.indices.map { ApplyStats(model, $0) }
         overhead = OverheadStats(model)
+        sched = SchedStatistics(model)
     }
 }
 

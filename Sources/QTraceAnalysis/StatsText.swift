@@ -12,6 +12,7 @@ public enum StatsText {
         out += waitCauses(model, stats, width: width, limit: limit)
         out += queueTree(model, stats, width: width, limit: limit)
         out += threads(model, stats, width: width, limit: limit)
+        out += scheduling(model, stats, width: width, limit: limit)
         out += mainThread(model, stats)
         out += sources(model, stats, width: width)
         out += groupsAndSemaphores(stats, width: width)

@@ -15,6 +15,36 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     case ioBarrier = 65, ioClose = 66, ioCleanupBegin = 67, ioCleanupEnd = 68
     case mark = 70, intervalBegin = 71, intervalEnd = 72
     case deadlock = 80
+    /// Kernel scheduling (format 1.3, `qtrace record --sched`): written by qtrace from perf
+    /// into the scheduler stream (chunk tid 0), never by the shim.
+    case schedState = 90
+}
+
+/// SCHED_STATE `arg`: what a thread is doing from the record's time on.
+public enum SchedState: UInt32, Sendable, CaseIterable {
+    /// On a CPU; waiting for a CPU (woken, or preempted); blocked (sleeping or in an
+    /// uninterruptible wait); the thread exited (its tid may be reused afterwards).
+    case running = 0, runnable = 1, sleeping = 2, exited = 3
+    public var name: String {
+        switch self {
+        case .running: "running"
+        case .runnable: "runnable"
+        case .sleeping: "sleeping"
+        case .exited: "exited"
+        }
+    }
+}
+
+/// SCHED_STATE `flags8` bits.
+public struct SchedFlags: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Sleeping in an uninterruptible wait (state D: usually disk or page-fault I/O).
+    public static let uninterruptible = SchedFlags(rawValue: 1 << 0)
+    /// Runnable because it was woken (else: preempted while running).
+    public static let woken = SchedFlags(rawValue: 1 << 1)
+    /// The state held before the trace started (the record is at time 0).
+    public static let initial = SchedFlags(rawValue: 1 << 2)
 }
 
 /// ENQUEUE / START `arg`: how a work item was submitted.

@@ -52,6 +52,7 @@ extension EventType {
         case .intervalBegin: "interval_begin"
         case .intervalEnd: "interval_end"
         case .deadlock: "deadlock"
+        case .schedState: "sched_state"
         }
     }
 
@@ -215,6 +216,7 @@ private struct EventFieldFormatter {
         case .ioCreate, .ioRead, .ioWrite, .ioHandlerBegin, .ioHandlerEnd, .ioBarrier, .ioClose,
              .ioCleanupBegin, .ioCleanupEnd: formatIO()
         case .mark, .intervalBegin, .intervalEnd, .deadlock: formatAnnotation()
+        case .schedState: formatSched()
         }
         return parts.joined(separator: " ")
     }
@@ -230,6 +232,17 @@ private struct EventFieldFormatter {
 
     private mutating func named(_ name: String, _ value: UInt32, _ names: [UInt32: String]) {
         field(name, names[value] ?? String(value))
+    }
+
+    private mutating func formatSched() {
+        number("thread", Int64(bitPattern: event.a))
+        field("state", SchedState(rawValue: event.arg)?.name ?? String(event.arg))
+        let flags = SchedFlags(rawValue: event.flags)
+        if flags.contains(.uninterruptible) { parts.append("uninterruptible") }
+        if flags.contains(.woken) { parts.append("woken") }
+        if flags.contains(.initial) { parts.append("initial") }
+        number("cpu", Int64(bitPattern: event.b))
+        if event.c != 0 { number("by", Int64(bitPattern: event.c)) }
     }
 
     private mutating func formatThread() {

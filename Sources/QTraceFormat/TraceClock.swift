@@ -45,6 +45,16 @@ public struct TraceClock: Sendable, Equatable {
         return UInt64(ns + 0.5)
     }
 
+    /// The TSC value whose time is `time` (the inverse of `time(ofTSC:)`, rounded): what a
+    /// record added after the fact (the scheduler stream) stores to land at `time`.
+    public func tsc(ofTime time: UInt64) -> UInt64 {
+        let ticks = ((Double(time) - offsetNs) / nsPerTick).rounded()
+        guard ticks.isFinite else { return baseTsc }
+        if ticks <= -Double(baseTsc) { return 0 }
+        if ticks >= 9.2e18 { return .max }
+        return ticks >= 0 ? baseTsc &+ UInt64(ticks) : baseTsc &- UInt64(-ticks)
+    }
+
     /// Fits the clock. `initPair` is the header's start pair and anchors the fallbacks;
     /// `pairs` are all pairs including it. Pairs before the start are dropped as corrupt.
     public static func fit(initPair: CalibrationPair, pairs: [CalibrationPair], tscHz: UInt64) -> TraceClock {

@@ -14,6 +14,8 @@ public final class TraceFile: @unchecked Sendable {
     public let clock: TraceClock
     /// Number of events `forEachEvent` delivers.
     public let eventCount: Int
+    /// The SCHED_STATE records among them (the scheduler stream of `qtrace record --sched`).
+    public let schedEventCount: Int
     /// Chunks the reader looked at (chunks_allocated clamped to the file length).
     public let chunkCount: Int
     /// Chunks allocated but never written (magic 0): a thread died while claiming one.
@@ -44,6 +46,7 @@ public final class TraceFile: @unchecked Sendable {
         warnings = index.warnings
         clock = index.clock
         eventCount = index.eventCount
+        schedEventCount = index.schedEventCount
         chunkCount = index.chunkCount
         unwrittenChunkCount = index.unwrittenChunkCount
         unknownRecordCount = index.unknownRecordCount

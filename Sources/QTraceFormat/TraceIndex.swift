@@ -25,6 +25,8 @@ struct TraceIndex {
     var unwrittenChunkCount = 0
     var unknownRecordCount = 0
     var eventCount = 0
+    /// Records of the scheduler stream (chunk tid 0, format 1.3), included in eventCount.
+    var schedEventCount = 0
     var clock = TraceClock(baseTsc: 0, offsetNs: 0, nsPerTick: 1, method: .identity, pairCount: 0)
     var streams: [ThreadStream] = []
     var threads: [ThreadInfo] = []
@@ -198,7 +200,10 @@ struct TraceIndex {
         // Threads in order of appearance; this order also breaks time ties in the merge.
         built.sort { ($0.info.firstTime, $0.order) < ($1.info.firstTime, $1.order) }
         streams = built.map(\.stream)
-        threads = built.map(\.info)
+        // The scheduler stream is merged like a thread's but is no thread of the process.
+        let sched = TraceLayout.schedStreamTid
+        threads = built.filter { $0.info.tid != sched }.map(\.info)
+        schedEventCount = built.filter { $0.info.tid == sched }.reduce(0) { $0 + $1.info.eventCount }
     }
 }
 

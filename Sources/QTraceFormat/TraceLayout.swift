@@ -7,6 +7,10 @@ public enum TraceLayout {
     public static let fileMagic: UInt64 = 0x0000_4543_4152_5451
     public static let versionMajor: UInt16 = 1
     public static let versionMinor: UInt16 = 0
+    /// The minor version of a file that holds the scheduler stream (SCHED_STATE records).
+    public static let schedVersionMinor: UInt16 = 3
+    /// Chunk tid of the scheduler stream: no OS thread has tid 0, so it cannot clash.
+    public static let schedStreamTid: Int32 = 0
     /// Raw types of the compact ENQUEUE/START/END forms (format 1.2): each decodes to the
     /// same `Event` as its full form (type + 100).
     public static let compactEnqueueType: UInt8 = 120, compactStartType: UInt8 = 121, compactEndType: UInt8 = 122
@@ -70,7 +74,7 @@ struct RecordLayout {
             words = 2; hasString = false
         case .queueCreate: words = 2; hasString = true
         case .ioCreate: words = 3; hasString = true
-        case .enqueue, .applyBegin: words = 3; hasString = false
+        case .enqueue, .applyBegin, .schedState: words = 3; hasString = false
         case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite: words = 4; hasString = false
         }
     }

@@ -25,7 +25,7 @@ struct TrackBoxes {
 }
 
 struct TrackInfo {
-    /// "threadRun", "threadBlocked", "queueRun", "queuePending", "sourceRun".
+    /// "threadRun", "threadBlocked", "threadSched", "queueRun", "queuePending", "sourceRun".
     var kind: String
     var object: Int
     var levels: Int

@@ -47,6 +47,7 @@ struct ReportEncoder {
     mutating func encode() -> EncodedReport {
         writeItems()
         let blockedTable = writeBlocked()
+        writeSched()
         writeSources()
         writeAnnotations()
         let counters = writeCounters()
@@ -87,6 +88,7 @@ struct ReportEncoder {
         if order.enumerated().contains(where: { $0.offset != $0.element }) {
             payload.column("inputIndex", .delta, as: .i32, order.lazy.map { Int64($0) })
         }
+        writeItemSchedColumns(order: order)
     }
 
     /// The sorted row of input item `index`, or -1.
@@ -285,6 +287,7 @@ struct ReportEncoder {
             })),
             ("itemKinds", .array(ReportItemKind.allCases.map { .string($0.name) })),
             ("blockCauses", .array(ReportBlockCause.allCases.map { .string($0.name) })),
+            ("schedStates", .array(input.sched == nil ? [] : ReportSchedState.allCases.map { .string($0.name) })),
             ("rows", .object([
                 ("thread", .int(Rows.thread)), ("queueRunning", .int(Rows.queueRunning)),
                 ("queuePending", .int(Rows.queuePending)),

@@ -23,13 +23,15 @@ extension ReportInput {
             groups: builder.groups(),
             annotations: builder.annotations(),
             counters: builder.counters(),
-            stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)],
+            stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)]
+                + [AnalysisReportBuilder.schedTable(analysis.statistics)].compactMap { $0 },
             histograms: builder.histograms(),
             findings: analysis.findings.map { AnalysisReportBuilder.finding($0, traceEnd: end) },
             processes: [ReportProcess(
                 pid: Int(header.pid), executable: AnalysisReportBuilder.executableName(header), commandLine: header.commandLine,
                 host: host, realtimeStartNs: Int64(clamping: header.initRealtimeNs), durationNs: Int64(model.duration),
-                droppedEvents: Int64(header.droppedEvents))]
+                droppedEvents: Int64(header.droppedEvents))],
+            sched: builder.sched()
         )
     }
 }

@@ -53,6 +53,7 @@ extension ReportInput {
             ReportQueue(index: s.queue(q.index), label: q.label, kind: q.kind, qosName: q.qosName,
                         targetIndex: s.queue(q.targetIndex), process: s.process)
         }
+        appendSched(input, shift: s)
         appendItems(input.items, shift: s)
         blocked += input.blocked.map { b in
             ReportBlockedInterval(thread: s.thread(b.thread), startNs: s.time(b.startNs), endNs: s.time(b.endNs),
@@ -88,6 +89,23 @@ extension ReportInput {
                           endNs: s.time(f.endNs), queues: f.queues.map(s.queue), threads: f.threads.map(s.thread),
                           items: f.items.map(s.item), process: s.process)
         }
+    }
+
+    /// Scheduling states (`--sched`): intervals moved like the threads, per-item times kept
+    /// aligned with the items (0 for the items of processes recorded without them).
+    private mutating func appendSched(_ input: ReportInput, shift s: ProcessShift) {
+        guard input.sched != nil || sched != nil else { return }
+        let before = [Int64](repeating: 0, count: s.items)
+        var merged = sched ?? ReportSched(intervals: [], itemCpuNs: before, itemRunnableNs: before, itemSleepingNs: before)
+        let zeros = [Int64](repeating: 0, count: input.items.count)
+        let other = input.sched.flatMap { $0.itemCpuNs.count == input.items.count ? $0 : nil }
+        merged.intervals += (input.sched?.intervals ?? []).map {
+            ReportSchedInterval(thread: s.thread($0.thread), startNs: s.time($0.startNs), endNs: s.time($0.endNs), state: $0.state)
+        }
+        merged.itemCpuNs += other?.itemCpuNs ?? zeros
+        merged.itemRunnableNs += other?.itemRunnableNs ?? zeros
+        merged.itemSleepingNs += other?.itemSleepingNs ?? zeros
+        sched = merged
     }
 
     private mutating func appendItems(_ other: ReportItems, shift s: ProcessShift) {

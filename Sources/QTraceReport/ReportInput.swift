@@ -24,6 +24,8 @@ public struct ReportInput: Sendable {
     /// The traced processes (one, or several merged by `ReportInput.merged`); threads and
     /// queues name theirs by index.
     public var processes: [ReportProcess]
+    /// Kernel scheduling states (traces recorded with --sched), or nil.
+    public var sched: ReportSched?
 
     public init(
         meta: ReportMeta,
@@ -38,7 +40,8 @@ public struct ReportInput: Sendable {
         stats: [ReportTable] = [],
         histograms: [ReportHistogram] = [],
         findings: [ReportFinding] = [],
-        processes: [ReportProcess] = []
+        processes: [ReportProcess] = [],
+        sched: ReportSched? = nil
     ) {
         self.meta = meta
         self.threads = threads
@@ -53,6 +56,7 @@ public struct ReportInput: Sendable {
         self.histograms = histograms
         self.findings = findings
         self.processes = processes
+        self.sched = sched
     }
 }
 

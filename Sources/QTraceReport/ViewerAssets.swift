@@ -410,7 +410,7 @@ function buildModel(report) {
     sourceEvents: T.sourceEvents,
   };
   // Columns only selections and details need are decoded when first used.
-  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex"]) {
+  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex", "cpu", "runnable", "sleep"]) {
     Object.defineProperty(m, name, { get: () => (name in it ? it[name] : null), enumerable: true });
   }
   const run = it.run, wait = it.wait, start = it.start;
@@ -551,6 +551,7 @@ function buildTracks(m, h, T) {
   const blockedRows = groupRows(b.thread, nThreads, null);
   m.threadBlocked = blockedRows.map((idx, t) =>
     new BoxTrack(idx, b.start, b.end, () => 0, (i) => b.cause[i], "begin", lodFor("threadBlocked", t)));
+  buildSchedTracks(m, h, T, lodFor);
   const runs = m.sourceRuns;
   runs.end = new Float64Array(runs.rows);
   for (let i = 0; i < runs.rows; i++) runs.end[i] = runs.start[i] + runs.duration[i];
@@ -569,6 +570,22 @@ function buildTracks(m, h, T) {
     }
     return rows;
   });
+}
+
+/**
+ * Kernel scheduling states (traces recorded with --sched): one track per thread whose box
+ * colour is the state (0 running, 1 runnable, 2 sleeping). m.threadSched is null without them.
+ */
+function buildSchedTracks(m, h, T, lodFor) {
+  const s = T.sched;
+  m.schedStates = h.schedStates || [];
+  m.threadSched = null;
+  if (!s || !s.rows || !m.schedStates.length) return;
+  s.end = new Float64Array(s.rows);
+  for (let i = 0; i < s.rows; i++) s.end[i] = s.start[i] + s.duration[i];
+  m.sched = s;
+  m.threadSched = groupRows(s.thread, m.threads.length, null).map((idx, t) =>
+    new BoxTrack(idx, s.start, s.end, () => 0, (i) => s.state[i], "begin", lodFor("threadSched", t)));
 }
 
 function maxOf(column, idx) {
@@ -774,6 +791,9 @@ const QUEUE_PENDING_H = 5;
 const BACKLOG_H = 14;
 const COUNT_H = 58;
 const LANE_PAD = 4;
+/** The scheduling-state strip under each thread lane (traces recorded with --sched). */
+const SCHED_STRIP_H = 6;
+const SCHED_COLORS = ["#3fb950", "#f0b429", "#4a6fa5"];
 const MIN_SPAN_NS = 50;
 
 class Timeline {
@@ -873,7 +893,8 @@ class Timeline {
     const rows = Math.min(m.header.rows.thread, Math.max(1, m.threadDepth[t]));
     return {
       kind: "thread", key: `thread:${t}`, obj: t, title: threadName(m, t),
-      subtitle: `${thread.kind} · tid ${thread.tid}`, rows, height: LANE_PAD * 2 + rows * THREAD_ROW_H,
+      subtitle: `${thread.kind} · tid ${thread.tid}`, rows,
+      height: LANE_PAD * 2 + rows * THREAD_ROW_H + (m.threadSched ? SCHED_STRIP_H : 0),
     };
   }
 
@@ -1230,6 +1251,7 @@ class Timeline {
     const top = y + LANE_PAD;
     this.drawBoxes(m.threadRun[t], top, THREAD_ROW_H, lane.rows, "run");
     this.drawBoxes(m.threadBlocked[t], top, lane.rows * THREAD_ROW_H, 1, "blocked");
+    if (m.threadSched) this.drawBoxes(m.threadSched[t], top + lane.rows * THREAD_ROW_H + 1, SCHED_STRIP_H - 1, 1, "sched");
   }
 
   drawQueueLane(lane, y) {
@@ -1310,7 +1332,7 @@ class Timeline {
         merged[row] = null;
       }
       this.fillBox(x0, top + row * rowH, x1 - x0, rowH, color, style, i);
-      if (x1 - x0 > 34 && style !== "pending" && style !== "blocked") labels.push([i, x0, x1, row, color]);
+      if (x1 - x0 > 34 && style !== "pending" && style !== "blocked" && style !== "sched") labels.push([i, x0, x1, row, color]);
     }
     merged.forEach((run, row) => { if (run) flush(run, row); });
     if (!labels.length) return;
@@ -1341,6 +1363,11 @@ class Timeline {
     const ctx = this.ctx;
     const m = this.m;
     const inset = h > 8 ? 1 : 0.5;
+    if (style === "sched") {
+      ctx.fillStyle = SCHED_COLORS[color] || "#7d8796";
+      ctx.fillRect(x, y, w, h);
+      return;
+    }
     if (style === "blocked") {
       ctx.fillStyle = "rgba(8,10,14,0.55)";
       ctx.fillRect(x, y + inset, w, h - inset * 2);
@@ -1843,6 +1870,10 @@ class Timeline {
     switch (lane.kind) {
       case "thread": {
         const row = Math.floor((local - LANE_PAD) / THREAD_ROW_H);
+        if (m.threadSched && local >= LANE_PAD + lane.rows * THREAD_ROW_H) {
+          const s = m.threadSched[lane.obj].find(t, -1, tol / 4);
+          return s >= 0 ? { ...hit, sched: s } : hit;
+        }
         const b = m.threadBlocked[lane.obj].find(t, -1, tol / 4);
         const item = m.threadRun[lane.obj].find(t, clamp(row, 0, lane.rows - 1), tol);
         if (b >= 0) return { ...hit, blocked: b, item };
@@ -2082,7 +2113,12 @@ class Timeline {
 
   /** For tests: lane names in order. */
   laneNames() {
-    return this.lanes.map((l) => ({ kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height }));
+    return this.lanes.map((l) => {
+      const lane = { kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height };
+      // Where the scheduling strip is drawn (canvas px), for the browser tests.
+      if (l.kind === "thread" && this.m.threadSched) lane.schedStrip = lane.top + LANE_PAD + l.rows * THREAD_ROW_H + 1;
+      return lane;
+    });
   }
 }
 
@@ -2192,6 +2228,7 @@ class Details {
     if (m.source[i] >= 0) pairs.push(["Source", this.link(m.sources[m.source[i]]?.label || `source ${m.source[i]}`, () => this.app.timeline.reveal(`source:${m.source[i]}`))]);
     const blockedInside = this.blockedDuring(i);
     if (blockedInside.total > 0) pairs.push(["Blocked inside", `${fmtDuration(blockedInside.total)} (${blockedInside.causes.join(", ")})`]);
+    if (started && m.cpu) pairs.push(...this.schedPairs(i));
     this.kv(pairs);
     if (children && children.length) {
       const list = el("div", "child-list");
@@ -2200,6 +2237,18 @@ class Details {
       if (children.length > 16) list.appendChild(el("span", "chip", `+${children.length - 16} more`));
       this.root.appendChild(list);
     }
+  }
+
+  /** CPU, runnable and sleeping time of the run, measured by the kernel (--sched). */
+  schedPairs(i) {
+    const m = this.m;
+    const wall = m.end[i] - m.start[i];
+    const share = (ns) => (wall > 0 ? ` (${Math.round((100 * ns) / wall)}% of run)` : "");
+    return [
+      ["On CPU", fmtDuration(m.cpu[i]) + share(m.cpu[i])],
+      ["Runnable", fmtDuration(m.runnable[i]) + share(m.runnable[i])],
+      ["Sleeping", fmtDuration(m.sleep[i]) + share(m.sleep[i])],
+    ];
   }
 
   /** Blocked time on the item's thread while it ran. */
@@ -2395,9 +2444,24 @@ class Details {
         ],
       };
     }
+    if (hit.sched >= 0) {
+      const S = m.sched;
+      const s = hit.sched;
+      return {
+        title: `Thread ${m.schedStates[S.state[s]]}`,
+        rows: [
+          ["for", fmtDuration(S.duration[s])],
+          ["from", fmtInstant(S.start[s])],
+          ["thread", threadName(m, S.thread[s])],
+        ],
+      };
+    }
     if (hit.item >= 0) {
       const i = hit.item;
       const neverStarted = m.flags[i] & FLAG_NEVER_STARTED;
+      const cpu = m.cpu && !neverStarted
+        ? [["cpu", `${fmtDuration(m.cpu[i])} on CPU · ${fmtDuration(m.runnable[i])} runnable · ${fmtDuration(m.sleep[i])} sleeping`]]
+        : [];
       return {
         title: queueLabel(m, m.queue[i]),
         rows: [
@@ -2406,6 +2470,7 @@ class Details {
           ["run", neverStarted ? "–" : fmtDuration(m.end[i] - m.start[i]) + (m.flags[i] & FLAG_NEVER_FINISHED ? " (unfinished)" : "")],
           ["thread", neverStarted ? "–" : threadName(m, m.thread[i])],
           ["at", fmtInstant(hit.pending ? m.enq[i] : m.start[i])],
+          ...cpu,
         ],
       };
     }
@@ -3259,6 +3324,12 @@ class App {
     add("blocked", "repeating-linear-gradient(135deg, #ff5d6c 0 2px, #0d1117 2px 5px)");
     add("threads running", "#3fb950");
     add("threads blocked", "#f85149");
+    // The scheduling strip under each thread (recorded with --sched).
+    if (this.m.threadSched) {
+      add("on CPU", SCHED_COLORS[0]);
+      add("runnable", SCHED_COLORS[1]);
+      add("sleeping", SCHED_COLORS[2]);
+    }
   }
 
   openTab(name) {
@@ -3294,6 +3365,8 @@ class App {
       tab: this.activeTab,
       lanes: t.laneNames(),
       visible: { t0: t.v0, t1: t.v1 },
+      plot: { left: GUTTER, width: t.plotW, dpr: t.dpr },
+      schedStates: this.m.threadSched ? this.m.schedStates : [],
       duration: this.m.duration,
       items: this.m.n,
       selected: t.selected >= 0 ? inputIndexOf(this.m, t.selected) : -1,
@@ -3383,6 +3456,11 @@ window.qtrace = Object.freeze({
     return { started: agg.started, busy: agg.busy, queues: agg.rows.map((r) => ({ queue: r.q, started: r.started, busy: r.busy })) };
   },
   openTab: (name) => app.openTab(name),
+  /** [start, end] of an item (input index), or null. */
+  itemTimes: (itemIndex) => {
+    const row = rowOfInputIndex(app.m, itemIndex);
+    return row >= 0 ? [app.m.start[row], app.m.end[row]] : null;
+  },
   locate: (itemIndex) => app.timeline.itemScreenPoint(rowOfInputIndex(app.m, itemIndex)),
   followFinding: (k) => app.findings.follow(k),
   replay: Object.freeze({

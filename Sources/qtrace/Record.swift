@@ -48,6 +48,9 @@ struct Record: ParsableCommand {
         valueName: "url"))
     var relayd: String?
 
+    @Flag(name: .long, help: "Also record kernel scheduling with perf (running / runnable / sleeping per thread; docs/sched.md).")
+    var sched = false
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
@@ -66,6 +69,7 @@ struct Record: ParsableCommand {
             try LTTngSession.validateRelaydURL(relayd)
             guard output == nil else { throw ValidationError("--relayd: the relayd stores the trace, -o does not apply") }
             backend = "lttng"
+            if sched { throw ValidationError("--sched cannot be combined with --relayd (the relayd stores the trace)") }
         }
     }
 
@@ -73,6 +77,8 @@ struct Record: ParsableCommand {
         if let relayd { throw ExitCode(try recordThroughRelayd(relayd)) }
         let tracePath = output ?? Record.defaultTracePath(for: command[0])
         try Record.prepareOutput(tracePath)
+        let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
+        defer { schedSession?.abandon() }
         let status: Int32, traces: [String]
         if backend == "lttng" {
             // The LTTng trace is converted into ordinary .qtrace files (exit status included).
@@ -82,6 +88,7 @@ struct Record: ParsableCommand {
             traces = Record.collectTraces(mainPath: tracePath)
             for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
         }
+        if let schedSession { Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
         throw ExitCode(status)
     }
@@ -164,7 +171,8 @@ struct Record: ParsableCommand {
                 var queues = 0
                 trace.forEachEvent { e in if e.type == .queueCreate || e.type == .queueInfo { queues += 1 } }
                 printErr("qtrace: trace: \(path)")
-                printErr("qtrace: \(trace.eventCount) events, \(queues) queues, \(trace.threads.count) threads, \(trace.header.droppedEvents) dropped")
+                let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
+                printErr("qtrace: \(trace.eventCount) events\(sched), \(queues) queues, \(trace.threads.count) threads, \(trace.header.droppedEvents) dropped")
             } catch {
                 printErr("qtrace: error: \(path): \(error)")
             }

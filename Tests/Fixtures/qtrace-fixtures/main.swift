@@ -319,6 +319,30 @@ func hostileLabels() {
     print("hostile labels done")
 }
 
+/// CPU time of the calling thread.
+func threadCPUNs() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// One item that sleeps 50 ms, then one that spins for 30 ms of its thread's CPU time (CPU
+/// time, not wall time: on a loaded machine the spinner also waits for a CPU) (`--sched`).
+func schedStates() {
+    let group = DispatchGroup()
+    DispatchQueue(label: "fx.sleeper").async(group: group) { usleep(50_000) }
+    group.wait()
+    DispatchQueue(label: "fx.spinner").async(group: group) {
+        let until = threadCPUNs() + 30_000_000
+        let giveUp = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+        var spins = 0
+        while threadCPUNs() < until && DispatchTime.now().uptimeNanoseconds < giveUp { spins += 1 }
+        if spins == 0 { print("no spin") }
+    }
+    group.wait()
+    print("sched done")
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 switch args.first ?? "" {
 case "all-apis": allAPIs()
@@ -326,6 +350,7 @@ case "qos": qos()
 case "hostile-labels": hostileLabels()
 case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250_000)
 case "spin": spin()
+case "sched": schedStates()
 case "flow": flow(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 100_000)
 case "swift-concurrency": swiftConcurrency()
 case "deadlock": deadlock()
