@@ -77,6 +77,14 @@ extension ModelBuilder {
     /// open above it: an END or wait end was lost).
     mutating func pop(_ kind: FrameKind, key: UInt64, cause: BlockCause? = nil, from t: Int32) -> Frame? {
         let i = Int(t)
+        // Nearly always the frame is on top: pop it without the search and abandon loop.
+        if let top = threadState[i].stack.last, top.kind == kind, top.key == key, cause == nil || top.cause == cause! {
+            threadState[i].stack.removeLast()
+            threadState[i].currentItem = top.outerItem
+            threadState[i].itemDepth = top.outerDepth
+            refreshState(t)
+            return top
+        }
         var at = threadState[i].stack.count - 1
         while at >= 0 {
             let f = threadState[i].stack[at]

@@ -39,7 +39,7 @@ public struct ModelBuilder {
     var groupLastEmptied: [UInt64] = []
 
     // In-flight lookups.
-    var pending = IdMap<PendingItem>()
+    var pending = PendingTable()
     /// Further pending enqueues of an id already pending (a DispatchWorkItem submitted twice).
     var pendingOverflow: [UInt64: [PendingItem]] = [:]
     var workItemInfo = IdMap<WorkItemInfo>()
