@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
 """Collector throughput and peak memory on a real trace of >= 10M events.
 
-Records two loads with the release build and times `qtrace stats --json` on each, with its
-peak RSS:
+Records two loads with the release build and times `qtrace stats --json` on each (median of
+ROUNDS runs, default 3: the machines are shared and noisy), with its peak RSS:
 - flow: 4 producers x 430k items, each feeding its own serial queue through a 256-item
   semaphore window (6 events per item: ~10.3M events), a pipeline's steady state;
 - flood: 4 threads x 850k async items onto one serial queue (~10.2M events), the worst case
   for the collector: all 3.4M items are pending at once.
-Usage: scripts/bench-collector.py [BIN_DIR]   (make bench builds release first)
+Usage: [ROUNDS=3] scripts/bench-collector.py [BIN_DIR]   (make bench builds release first)
 """
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ qtrace = os.path.join(bin_dir, "qtrace")
 fixtures = os.path.join(bin_dir, "qtrace-fixtures")
 tmp = tempfile.mkdtemp(prefix="qtrace-bench-collector-")
 env = dict(os.environ, QTRACE_SHIM=os.path.join(bin_dir, "libqtrace-shim.so"))
+rounds = max(1, int(os.environ.get("ROUNDS", "3")))
 
 
 def measure(name, args):
@@ -37,10 +39,15 @@ def measure(name, args):
     probe = ("import resource,subprocess,sys,time;t=time.perf_counter();"
              "subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL);"
              "print(time.perf_counter()-t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", probe, qtrace, "stats", "--json", trace],
-                         capture_output=True, text=True, check=True).stdout.split()
-    elapsed, peak_kib = float(out[0]), int(out[1])
-    print(f"{name}: trace {size / 2**20:.1f} MiB, {events:,} events; qtrace stats {elapsed:.2f} s = "
+    runs = []
+    for _ in range(rounds):
+        out = subprocess.run([sys.executable, "-c", probe, qtrace, "stats", "--json", trace],
+                             capture_output=True, text=True, check=True).stdout.split()
+        runs.append((float(out[0]), int(out[1])))
+    elapsed = statistics.median(run[0] for run in runs)
+    peak_kib = max(run[1] for run in runs)
+    print(f"{name}: trace {size / 2**20:.1f} MiB, {events:,} events; qtrace stats {elapsed:.2f} s "
+          f"(median of {rounds}: {', '.join(f'{run[0]:.2f}' for run in runs)}) = "
           f"{events / elapsed / 1e6:.1f} M events/s (read + analyse); peak RSS {peak_kib / 1024:.0f} MiB = "
           f"{peak_kib * 1024 / size:.2f} x the trace", flush=True)
     os.unlink(trace)

@@ -7,13 +7,13 @@ extension ModelBuilder {
     /// Linux reuses tids).
     mutating func thread(for tid: Int32) -> Int32 {
         if tid == lastTid && lastThread >= 0 && threadState[Int(lastThread)].state != .dead {
-            threadState[Int(lastThread)].lastSeen = now
+            lastThreadSeen = now
             return lastThread
         }
+        flushLastSeen()
         let key = UInt64(UInt32(bitPattern: tid))
         if let t = threadByTid[key], threadState[Int(t)].state != .dead {
-            threadState[Int(t)].lastSeen = now
-            lastTid = tid; lastThread = t
+            lastTid = tid; lastThread = t; lastThreadSeen = now
             return t
         }
         let t = Int32(model.threads.count)
@@ -22,10 +22,16 @@ extension ModelBuilder {
                                          kind: isMain ? .main : .other, firstSeen: now, lastSeen: now))
         threadState.append(ThreadState(since: now, lastSeen: now))
         threadByTid[key] = t
-        lastTid = tid; lastThread = t
+        lastTid = tid; lastThread = t; lastThreadSeen = now
         aliveThreads += 1
         model.threadActivity.alive.record(aliveThreads, at: now)
         return t
+    }
+
+    /// Stores the last thread's `lastSeen`, which runs of its events only keep in
+    /// `lastThreadSeen` (no write into the thread array per event).
+    mutating func flushLastSeen() {
+        if lastThread >= 0 { threadState[Int(lastThread)].lastSeen = lastThreadSeen }
     }
 
     mutating func threadStarted(_ t: Int32, kind: UInt32, creator: UInt64) {
