@@ -116,12 +116,9 @@ private struct StreamCursor {
     }
 }
 
-/// K-way merge of the thread streams by (head time, stream index), no allocation per event.
-/// Up to `scanLimit` streams, each event takes the minimum of a small array of head times by
-/// a branch-free scan: which thread comes next is unpredictable, and the heap's compare
-/// branches mispredicted on most events. More streams use a binary min-heap (O(log T)).
+/// K-way merge of the thread streams with a binary min-heap of stream indices keyed by
+/// (head time, stream index): O(log T) per event, no allocation per event.
 private struct EventMerge {
-    static let scanLimit = 16
     let bytes: TraceBytes
     let clock: TraceClock
     var cursors: [StreamCursor]
@@ -136,80 +133,25 @@ private struct EventMerge {
         let bytes = self.bytes, clock = self.clock
         try RecordLayout.table.withUnsafeBufferPointer { layouts in
             try cursors.withUnsafeMutableBufferPointer { cursors in
-                for index in cursors.indices { cursors[index].settle(bytes, layouts, clock) }
-                if cursors.count <= Self.scanLimit {
-                    try Self.mergeByScanning(cursors, bytes, layouts, clock, body)
-                } else {
-                    try Self.mergeWithHeap(cursors, bytes, layouts, clock, body)
+                var heap = MergeHeap(capacity: cursors.count)
+                defer { heap.deallocate() }
+                for index in cursors.indices {
+                    cursors[index].settle(bytes, layouts, clock)
+                    if cursors[index].headLayout != nil { heap.push(index, cursors) }
+                }
+                var event = Event(type: .end, time: 0, tid: 0)
+                while heap.count > 0 {
+                    let top = heap.top
+                    bytes.decodeEvent(at: cursors[top].offset, layout: cursors[top].headLayout.unsafelyUnwrapped,
+                                      tid: cursors[top].tid, time: cursors[top].headTime, into: &event)
+                    try body(event)
+                    let length = Int(truncatingIfNeeded: (bytes.u64(cursors[top].offset) >> 16) & 0xFFFF)
+                    cursors[top].offset += length
+                    cursors[top].settle(bytes, layouts, clock)
+                    if cursors[top].headLayout == nil { heap.removeTop() }
+                    heap.siftDown(cursors)
                 }
             }
-        }
-    }
-
-    /// Hands the head of stream `stream` to `body` and moves the stream on; false when the
-    /// stream has no more events.
-    @inline(__always)
-    private static func emit(_ stream: Int, _ cursors: UnsafeMutableBufferPointer<StreamCursor>, _ bytes: TraceBytes,
-                             _ layouts: UnsafeBufferPointer<RecordLayout?>, _ clock: TraceClock, _ event: inout Event,
-                             _ body: (Event) throws -> Void) rethrows -> Bool {
-        bytes.decodeEvent(at: cursors[stream].offset, layout: cursors[stream].headLayout.unsafelyUnwrapped,
-                          tid: cursors[stream].tid, time: cursors[stream].headTime, into: &event)
-        try body(event)
-        let length = Int(truncatingIfNeeded: (bytes.u64(cursors[stream].offset) >> 16) & 0xFFFF)
-        cursors[stream].offset += length
-        cursors[stream].settle(bytes, layouts, clock)
-        return cursors[stream].headLayout != nil
-    }
-
-    /// Live streams in index order with their head times side by side; the scan keeps the
-    /// first minimum, so equal times go to the lower stream index.
-    private static func mergeByScanning(_ cursors: UnsafeMutableBufferPointer<StreamCursor>, _ bytes: TraceBytes,
-                                        _ layouts: UnsafeBufferPointer<RecordLayout?>, _ clock: TraceClock,
-                                        _ body: (Event) throws -> Void) rethrows {
-        let heads = UnsafeMutablePointer<UInt64>.allocate(capacity: Swift.max(cursors.count, 1))
-        let live = UnsafeMutablePointer<Int>.allocate(capacity: Swift.max(cursors.count, 1))
-        defer { heads.deallocate(); live.deallocate() }
-        var count = 0
-        for index in cursors.indices where cursors[index].headLayout != nil {
-            heads[count] = cursors[index].headTime
-            live[count] = index
-            count += 1
-        }
-        var event = Event(type: .end, time: 0, tid: 0)
-        while count > 0 {
-            var best = 0
-            var bestTime = heads[0]
-            var k = 1
-            while k < count {
-                let time = heads[k]
-                let earlier = time < bestTime
-                bestTime = earlier ? time : bestTime
-                best = earlier ? k : best
-                k += 1
-            }
-            let stream = live[best]
-            if try emit(stream, cursors, bytes, layouts, clock, &event, body) {
-                heads[best] = cursors[stream].headTime
-            } else {
-                count -= 1
-                for shifted in best..<count {
-                    heads[shifted] = heads[shifted + 1]
-                    live[shifted] = live[shifted + 1]
-                }
-            }
-        }
-    }
-
-    private static func mergeWithHeap(_ cursors: UnsafeMutableBufferPointer<StreamCursor>, _ bytes: TraceBytes,
-                                      _ layouts: UnsafeBufferPointer<RecordLayout?>, _ clock: TraceClock,
-                                      _ body: (Event) throws -> Void) rethrows {
-        var heap = MergeHeap(capacity: cursors.count)
-        defer { heap.deallocate() }
-        for index in cursors.indices where cursors[index].headLayout != nil { heap.push(index, cursors) }
-        var event = Event(type: .end, time: 0, tid: 0)
-        while heap.count > 0 {
-            if try !emit(heap.top, cursors, bytes, layouts, clock, &event, body) { heap.removeTop() }
-            heap.siftDown(cursors)
         }
     }
 }
