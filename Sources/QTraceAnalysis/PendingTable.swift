@@ -24,6 +24,10 @@ struct PendingTable {
     private var slabCounts: [Int32] = []
     private var freeSlabs: [Int32] = []
     private var slabOfBlock = IdMap<Int32>()
+    /// The block of the latest insert and of the latest removal with their slabs (-1: none):
+    /// consecutive ids mostly share a block, which then needs no hashed lookup.
+    private var insertBlock: UInt64 = 0, insertSlab: Int32 = -1
+    private var removeBlock: UInt64 = 0, removeSlab: Int32 = -1
     private var others = IdMap<PendingItem>()
     private(set) var count = 0
 
@@ -34,7 +38,8 @@ struct PendingTable {
     mutating func insertIfAbsent(_ id: UInt64, _ entry: PendingItem) -> Bool {
         let block = id >> UInt64(Self.blockBits)
         let slot = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
-        if let slab = slabOfBlock[block] ?? newSlab(for: block) {
+        if let slab = insertSlab >= 0 && insertBlock == block ? insertSlab : (slabOfBlock[block] ?? newSlab(for: block)) {
+            insertBlock = block; insertSlab = slab
             if slabs[Int(slab)][slot].item >= 0 || (others.count > 0 && others[id] != nil) { return false }
             slabs[Int(slab)][slot] = entry
             slabCounts[Int(slab)] += 1
@@ -48,7 +53,8 @@ struct PendingTable {
     /// Removes and returns the entry of `id`.
     mutating func remove(_ id: UInt64) -> PendingItem? {
         let block = id >> UInt64(Self.blockBits)
-        if let slab = slabOfBlock[block] {
+        if let slab = removeSlab >= 0 && removeBlock == block ? removeSlab : slabOfBlock[block] {
+            removeBlock = block; removeSlab = slab
             let slot = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
             let entry = slabs[Int(slab)][slot]
             if entry.item >= 0 {
@@ -58,6 +64,8 @@ struct PendingTable {
                 if slabCounts[Int(slab)] == 0 {
                     slabOfBlock.remove(block)
                     freeSlabs.append(slab)
+                    removeSlab = -1
+                    if insertSlab == slab { insertSlab = -1 }
                 }
                 return entry
             }
