@@ -124,10 +124,15 @@ extension ModelBuilder {
         }
     }
 
+    // Small non-mutating helpers are always inlined: called from a mutating method, an
+    // outlined call copied the whole builder (1 KiB memcpy per ENQUEUE).
+
     /// The innermost item (or handler run) the thread is executing.
+    @inline(__always)
     func topItem(of t: Int32) -> Int32 { threadState[Int(t)].currentItem }
 
     /// QoS the thread runs at: its innermost item's; user-interactive on the main thread.
+    @inline(__always)
     func currentQoS(of t: Int32) -> UInt8 {
         let item = topItem(of: t)
         if item >= 0, model.items[Int(item)].qosRaw != 0 { return model.items[Int(item)].qosRaw }
