@@ -168,6 +168,7 @@ extension ModelBuilder {
 
     // MARK: State
 
+    @inline(__always)
     mutating func refreshState(_ t: Int32) {
         let i = Int(t)
         let n = threadState[i].stack.count
@@ -204,6 +205,7 @@ extension ModelBuilder {
     }
 
     /// Adds the time spent in the current state (up to now) to the thread's totals.
+    @inline(__always)
     mutating func closeStateTime(_ t: Int32) {
         let i = Int(t)
         let since = threadState[i].since
