@@ -71,3 +71,5 @@ def measure(name, args):
 
 measure("flow", ["flow", "4", "430000"])
 measure("flood", ["stress", "4", "850000"])
+
+os.rmdir(tmp)
