@@ -61,6 +61,10 @@ struct DurationRecorder {
         }
         values.append(ns)
         if values.count > Self.exactLimit {
+            // Sized for the ceiling at once: growing it value by value (auto-resize) runs the
+            // library's unspecialised generic append, which cost more than all the recording.
+            histogram = Histogram(lowestDiscernibleValue: 1, highestTrackableValue: Self.histogramCeiling,
+                                  numberOfSignificantValueDigits: .three)
             for v in values { histogram.record(Swift.min(v, Self.histogramCeiling)) }
             usesHistogram = true
             values.removeAll(keepingCapacity: true)

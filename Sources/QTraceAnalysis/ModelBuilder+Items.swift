@@ -66,8 +66,9 @@ extension ModelBuilder {
 
     mutating func takePending(_ id: UInt64) -> PendingItem? {
         guard let entry = pending.remove(id) else { return nil }
-        if var more = pendingOverflow[id] {
-            pending[id] = more.removeFirst()
+        // Checked first: even an empty Dictionary hashes the key (SipHash) on lookup.
+        if !pendingOverflow.isEmpty, var more = pendingOverflow[id] {
+            _ = pending.insertIfAbsent(id, more.removeFirst())
             pendingOverflow[id] = more.isEmpty ? nil : more
         }
         return entry
@@ -170,7 +171,9 @@ extension ModelBuilder {
         }
         guard blocker >= 0 && blocker != entry.item else { return }
         model.items[i].waitedBehindIndex = blocker
-        if blockedFor > (model.queues[q].worstWaitBehind?.waitNs ?? 0) {
+        // Read into a local first: optional chaining through the array copied the whole queue.
+        let worst = model.queues[q].worstWaitBehind
+        if blockedFor > (worst?.waitNs ?? 0) {
             model.queues[q].worstWaitBehind = WaitBehind(item: i, blocker: Int(blocker), waitNs: blockedFor)
         }
         let itemQoS = model.items[i].qosRaw, blockerQoS = model.items[Int(blocker)].qosRaw

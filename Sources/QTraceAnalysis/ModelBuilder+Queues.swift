@@ -173,9 +173,8 @@ extension ModelBuilder {
         var cur = q
         var steps = 0
         while cur >= 0 && steps < 64 {
-            let queue = model.queues[Int(cur)]
-            if queue.kind.isSerial { root = cur }
-            if qos == 0 { qos = queue.qos.rawValue }
+            if model.queues[Int(cur)].kind.isSerial { root = cur }
+            if qos == 0 { qos = model.queues[Int(cur)].qos.rawValue }
             cur = queueState[Int(cur)].target
             steps += 1
         }

@@ -7,13 +7,13 @@ extension ModelBuilder {
     /// Linux reuses tids).
     mutating func thread(for tid: Int32) -> Int32 {
         if tid == lastTid && lastThread >= 0 && threadState[Int(lastThread)].state != .dead {
-            threadState[Int(lastThread)].lastSeen = now
+            lastThreadSeen = now
             return lastThread
         }
+        flushLastSeen()
         let key = UInt64(UInt32(bitPattern: tid))
         if let t = threadByTid[key], threadState[Int(t)].state != .dead {
-            threadState[Int(t)].lastSeen = now
-            lastTid = tid; lastThread = t
+            lastTid = tid; lastThread = t; lastThreadSeen = now
             return t
         }
         let t = Int32(model.threads.count)
@@ -22,10 +22,16 @@ extension ModelBuilder {
                                          kind: isMain ? .main : .other, firstSeen: now, lastSeen: now))
         threadState.append(ThreadState(since: now, lastSeen: now))
         threadByTid[key] = t
-        lastTid = tid; lastThread = t
+        lastTid = tid; lastThread = t; lastThreadSeen = now
         aliveThreads += 1
         model.threadActivity.alive.record(aliveThreads, at: now)
         return t
+    }
+
+    /// Stores the last thread's `lastSeen`, which runs of its events only keep in
+    /// `lastThreadSeen` (no write into the thread array per event).
+    mutating func flushLastSeen() {
+        if lastThread >= 0 { threadState[Int(lastThread)].lastSeen = lastThreadSeen }
     }
 
     mutating func threadStarted(_ t: Int32, kind: UInt32, creator: UInt64) {
@@ -77,6 +83,14 @@ extension ModelBuilder {
     /// open above it: an END or wait end was lost).
     mutating func pop(_ kind: FrameKind, key: UInt64, cause: BlockCause? = nil, from t: Int32) -> Frame? {
         let i = Int(t)
+        // Nearly always the frame is on top: pop it without the search and abandon loop.
+        if let top = threadState[i].stack.last, top.kind == kind, top.key == key, cause == nil || top.cause == cause! {
+            threadState[i].stack.removeLast()
+            threadState[i].currentItem = top.outerItem
+            threadState[i].itemDepth = top.outerDepth
+            refreshState(t)
+            return top
+        }
         var at = threadState[i].stack.count - 1
         while at >= 0 {
             let f = threadState[i].stack[at]
@@ -110,10 +124,15 @@ extension ModelBuilder {
         }
     }
 
+    // Small non-mutating helpers are always inlined: called from a mutating method, an
+    // outlined call copied the whole builder (1 KiB memcpy per ENQUEUE).
+
     /// The innermost item (or handler run) the thread is executing.
+    @inline(__always)
     func topItem(of t: Int32) -> Int32 { threadState[Int(t)].currentItem }
 
     /// QoS the thread runs at: its innermost item's; user-interactive on the main thread.
+    @inline(__always)
     func currentQoS(of t: Int32) -> UInt8 {
         let item = topItem(of: t)
         if item >= 0, model.items[Int(item)].qosRaw != 0 { return model.items[Int(item)].qosRaw }
@@ -149,6 +168,7 @@ extension ModelBuilder {
 
     // MARK: State
 
+    @inline(__always)
     mutating func refreshState(_ t: Int32) {
         let i = Int(t)
         let n = threadState[i].stack.count
@@ -185,6 +205,7 @@ extension ModelBuilder {
     }
 
     /// Adds the time spent in the current state (up to now) to the thread's totals.
+    @inline(__always)
     mutating func closeStateTime(_ t: Int32) {
         let i = Int(t)
         let since = threadState[i].since

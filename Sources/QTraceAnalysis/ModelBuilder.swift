@@ -31,6 +31,8 @@ public struct ModelBuilder {
     /// Most events come in runs from one thread: skip the lookup then.
     var lastTid: Int32 = 0
     var lastThread: Int32 = -1
+    /// `lastSeen` of `lastThread`, stored into its state when another thread's event comes.
+    var lastThreadSeen: UInt64 = 0
 
     // Run-time state, index-aligned with the model arrays.
     var queueState: [QueueState] = []
@@ -39,7 +41,7 @@ public struct ModelBuilder {
     var groupLastEmptied: [UInt64] = []
 
     // In-flight lookups.
-    var pending = IdMap<PendingItem>()
+    var pending = PendingTable()
     /// Further pending enqueues of an id already pending (a DispatchWorkItem submitted twice).
     var pendingOverflow: [UInt64: [PendingItem]] = [:]
     var workItemInfo = IdMap<WorkItemInfo>()
@@ -161,6 +163,7 @@ public struct ModelBuilder {
         let end = Swift.max(now, model.info.durationNs ?? 0)
         model.endTime = end
         now = end
+        flushLastSeen()
         for t in threadState.indices {
             if threadState[t].state != .dead { closeStateTime(Int32(t)) }
             model.threads[t].lastSeen = threadState[t].lastSeen

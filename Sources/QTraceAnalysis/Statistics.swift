@@ -170,10 +170,7 @@ public struct QueueStats: Sendable, Codable {
             }
             if item.threadIndex >= 0 {
                 let pair = UInt64(UInt32(item.threadIndex)) << 32 | UInt64(UInt32(item.queueIndex))
-                if threadQueuePairs[pair] == nil {
-                    threadQueuePairs[pair] = true
-                    threads += 1
-                }
+                if threadQueuePairs.insertIfAbsent(pair, true) { threads += 1 }
             }
         }
     }

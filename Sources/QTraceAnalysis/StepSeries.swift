@@ -27,8 +27,21 @@ public struct StepSeries: Sendable, Codable, Equatable {
     public var current: Int32 { points.last?.last ?? 0 }
 
     /// Records that the value became `value` at `time`. Times must not decrease.
+    @inline(__always)
     public mutating func record(_ value: Int32, at time: UInt64) {
         if value > peak { peak = value }
+        // The common case once down-sampled, inline: another change inside the last bucket.
+        let n = points.count
+        if resolution != 0 && n > 0 && points[n - 1].time == time & ~(resolution - 1) {
+            if value > points[n - 1].max { points[n - 1].max = value }
+            points[n - 1].last = value
+            return
+        }
+        recordSlowly(value, at: time)
+    }
+
+    @inline(never)
+    private mutating func recordSlowly(_ value: Int32, at time: UInt64) {
         let n = points.count
         if resolution == 0 {
             if n > 0 && points[n - 1].time == time {

@@ -79,14 +79,15 @@ extension TraceBytes {
     @inline(__always)
     func decodeEvent(at offset: Int, layout: RecordLayout, tid: Int32, clock: TraceClock) -> Event {
         var event = Event(type: layout.type, time: 0, tid: tid)
-        decodeEvent(at: offset, layout: layout, tid: tid, clock: clock, into: &event)
+        decodeEvent(at: offset, layout: layout, tid: tid, time: clock.time(ofTSC: u64(offset + 8)), into: &event)
         return event
     }
 
     /// Decodes into an existing event, which the merge loop reuses so that handing events to
-    /// the caller copies nothing.
+    /// the caller copies nothing. `time` is the record's TSC already converted (the merge has
+    /// it as the stream's sort key).
     @inline(__always)
-    func decodeEvent(at offset: Int, layout: RecordLayout, tid: Int32, clock: TraceClock, into event: inout Event) {
+    func decodeEvent(at offset: Int, layout: RecordLayout, tid: Int32, time: UInt64, into event: inout Event) {
         let word0 = u64(offset)
         let flags = UInt8(truncatingIfNeeded: word0 >> 8)
         let payload = offset + TraceLayout.recordHeaderSize
@@ -95,7 +96,7 @@ extension TraceBytes {
         event.flags = flags
         event.arg = UInt32(truncatingIfNeeded: word0 >> 32)
         event.tid = tid
-        event.time = clock.time(ofTSC: u64(offset + 8))
+        event.time = time
         event.a = words > 0 ? u64(payload) : 0
         event.b = words > 1 ? u64(payload + 8) : 0
         event.c = words > 2 ? u64(payload + 16) : 0

@@ -146,7 +146,7 @@ private struct EventMerge {
                 while heap.count > 0 {
                     let top = heap.top
                     bytes.decodeEvent(at: cursors[top].offset, layout: cursors[top].headLayout.unsafelyUnwrapped,
-                                      tid: cursors[top].tid, clock: clock, into: &event)
+                                      tid: cursors[top].tid, time: cursors[top].headTime, into: &event)
                     try body(event)
                     let length = Int(truncatingIfNeeded: (bytes.u64(cursors[top].offset) >> 16) & 0xFFFF)
                     cursors[top].offset += length

@@ -43,6 +43,58 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(map.sortedEntries().map(\.key), reference.keys.sorted())
     }
 
+    /// Dense per-thread id blocks go to slabs, scattered ids to the hash map, and the table
+    /// behaves like a dictionary whichever holds an id (including a block that gets a slab
+    /// after some of its ids went to the hash map, and slabs reused after emptying).
+    func testPendingTableMatchesDictionary() {
+        var table = PendingTable()
+        var reference: [UInt64: Int32] = [:]
+        var rng = SystemRandomNumberGenerator()
+        func entry(_ n: Int) -> PendingItem {
+            PendingItem(item: Int32(n), domain: -1, inBacklog: true, domainBusyAt: 0, runningAt: UInt64(n), barrierAt: 0,
+                        suspendedAt: 0)
+        }
+        var n = 0
+        for round in 0..<6 {
+            // Scattered ids in many blocks first (they exhaust the slab allowance), then dense
+            // runs in blocks some of which already hold a scattered id.
+            for _ in 0..<3000 {
+                let id = UInt64.random(in: 0..<(1 << 40), using: &rng)
+                n += 1
+                XCTAssertEqual(table.insertIfAbsent(id, entry(n)), reference[id] == nil)
+                if reference[id] == nil { reference[id] = Int32(n) }
+            }
+            let scattered = Array(reference.keys)
+            for id in scattered.prefix(50) {
+                let block = id >> 10
+                for low in 0..<UInt64(64) {
+                    let dense = block << 10 | (UInt64(round) * 100 + low) % 1024
+                    n += 1
+                    XCTAssertEqual(table.insertIfAbsent(dense, entry(n)), reference[dense] == nil)
+                    if reference[dense] == nil { reference[dense] = Int32(n) }
+                }
+            }
+            for block in UInt64(0)..<40 {
+                for low in UInt64(0)..<1024 where low % 3 != UInt64(round % 3) {
+                    let id = (7 << 20 | block) << 10 | low
+                    n += 1
+                    XCTAssertEqual(table.insertIfAbsent(id, entry(n)), reference[id] == nil)
+                    if reference[id] == nil { reference[id] = Int32(n) }
+                }
+            }
+            XCTAssertEqual(table.count, reference.count)
+            // Remove most (emptying whole slabs), and some ids that were never there.
+            for (id, item) in reference where id % 5 != 0 {
+                XCTAssertEqual(table.remove(id)?.item, item)
+                reference[id] = nil
+            }
+            XCTAssertNil(table.remove(UInt64.random(in: 1 << 41..<1 << 42, using: &rng)))
+            XCTAssertEqual(table.count, reference.count)
+        }
+        for (id, item) in reference { XCTAssertEqual(table.remove(id)?.item, item) }
+        XCTAssertEqual(table.count, 0)
+    }
+
     /// Per-item storage is what bounds memory (peak under 3× the trace size): keep it compact.
     func testCompactLayouts() {
         XCTAssertLessThanOrEqual(MemoryLayout<WorkItem>.stride, 72)
