@@ -20,6 +20,9 @@ struct Record: ParsableCommand {
         Examples:
           qtrace record -- ./app --its-flag
           qtrace record -o run1.qtrace --max-size 512 -- swift run MyTool
+          qtrace record --sched -- ./app              (also CPU / runnable / sleeping per item, via perf)
+          qtrace record --backend lttng -- ./app      (through an LTTng-UST session)
+          qtrace record --relayd net://127.0.0.1 -- ./app   (streamed to an lttng-relayd)
 
         Environment: QTRACE_SHIM overrides the shim's path; QTRACE_MAX_BYTES caps a trace file \
         (events beyond it are counted as dropped); QTRACE_CHUNK_KB sets the per-thread buffer.
