@@ -9,7 +9,8 @@ ROUNDS runs, default 3: the machines are shared and noisy), with its peak RSS:
   for the collector: all 3.4M items are pending at once.
 With BASELINE=DIR (a directory holding another build's `qtrace`), each round also runs that
 binary on the same trace, alternating, and prints the ratio of the CPU times (user + system,
-steadier than wall time on a shared machine).
+steadier than wall time on a shared machine); DIR must also hold that build's qtrace-fixtures and
+libqtrace-shim.so, which then record the trace (in its format, which both collectors read).
 Usage: [ROUNDS=3] [BASELINE=DIR] scripts/bench-collector.py [BIN_DIR]   (make bench builds release first)
 """
 import os
@@ -26,6 +27,16 @@ tmp = tempfile.mkdtemp(prefix="qtrace-bench-collector-")
 env = dict(os.environ, QTRACE_SHIM=os.path.join(bin_dir, "libqtrace-shim.so"))
 rounds = max(1, int(os.environ.get("ROUNDS", "3")))
 baseline = os.path.join(os.environ["BASELINE"], "qtrace") if os.environ.get("BASELINE") else None
+if baseline:
+    # Record with the baseline's own shim and fixtures: an older reader cannot read a newer
+    # format's records (it would skip them and look fast), while the new reader reads every
+    # older format, so both collectors then read the very same events.
+    recorder_dir = os.environ["BASELINE"]
+    qtrace_record = baseline
+    fixtures = os.path.join(recorder_dir, "qtrace-fixtures")
+    env["QTRACE_SHIM"] = os.path.join(recorder_dir, "libqtrace-shim.so")
+else:
+    qtrace_record = qtrace
 
 
 def time_stats(binary, trace):
@@ -43,7 +54,7 @@ def time_stats(binary, trace):
 def measure(name, args):
     trace = os.path.join(tmp, f"{name}.qtrace")
     print(f"{name}: recording {' '.join(args)} ...", flush=True)
-    subprocess.run([qtrace, "record", "-q", "--no-report", "-o", trace, "--", fixtures] + args,
+    subprocess.run([qtrace_record, "record", "-q", "--no-report", "-o", trace, "--", fixtures] + args,
                    env=env, check=True, stdout=subprocess.DEVNULL)
     size = os.path.getsize(trace)
     summary = subprocess.run([qtrace, "dump", "--limit", "0", trace], capture_output=True, text=True).stdout

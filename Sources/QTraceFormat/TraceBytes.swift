@@ -11,10 +11,13 @@ import Darwin
 final class TraceBytes: @unchecked Sendable {
     let base: UnsafeRawPointer
     let count: Int
+    /// A file mapping (not an owned copy): its pages can be given back once read.
+    private let isMapping: Bool
     private let release: (UnsafeRawPointer, Int) -> Void
 
-    private init(base: UnsafeRawPointer, count: Int, release: @escaping (UnsafeRawPointer, Int) -> Void) {
-        self.base = base; self.count = count; self.release = release
+    private init(base: UnsafeRawPointer, count: Int, isMapping: Bool = false,
+                 release: @escaping (UnsafeRawPointer, Int) -> Void) {
+        self.base = base; self.count = count; self.isMapping = isMapping; self.release = release
     }
 
     deinit { release(base, count) }
@@ -46,7 +49,7 @@ final class TraceBytes: @unchecked Sendable {
         guard let mapped = mmap(nil, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0), mapped != MAP_FAILED else {
             return try reading(fd: fd, size: size, path: path)
         }
-        return TraceBytes(base: UnsafeRawPointer(mapped), count: size) { pointer, count in
+        return TraceBytes(base: UnsafeRawPointer(mapped), count: size, isMapping: true) { pointer, count in
             _ = munmap(UnsafeMutableRawPointer(mutating: pointer), count)
         }
     }
@@ -75,6 +78,19 @@ final class TraceBytes: @unchecked Sendable {
     private static func describe(_ code: Int32) -> String {
         guard let message = strerror(code) else { return "error \(code)" }
         return String(cString: message)
+    }
+
+    /// Drops the whole pages inside `range` from this process's resident memory once they have
+    /// been read: the analysis's model grows while the merge reads on, and a mapped trace would
+    /// otherwise stay resident to the end (peak memory = file + model). The data stays in the
+    /// page cache; reading the range again faults it back in, so this never changes what is read.
+    func dropResident(_ range: Range<Int>) {
+        guard isMapping else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = (range.lowerBound + page - 1) / page * page
+        let last = min(range.upperBound, count) / page * page
+        guard first < last else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base + first), last - first, MADV_DONTNEED)
     }
 
     // Little-endian loads; callers check bounds.

@@ -111,6 +111,8 @@ private struct StreamCursor {
                 }
                 offset += Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
             }
+            // This span (a chunk's records) is read: its pages are not needed any more.
+            if spanIndex < spans.count { bytes.dropResident(spans[spanIndex].start..<end) }
             spanIndex += 1
             guard spanIndex < spans.count else { headLayout = nil; return }
             offset = spans[spanIndex].start
