@@ -17,26 +17,17 @@ final class LTTngBackendEquivalenceTests: XCTestCase {
     func testBothBackendsGiveTheSameItemsAndFindings() throws {
         try requireLTTng()
         let dir = TestPaths.tempDir("backends")
-        let lttngShim = try TestPaths.lttngShim.get()
         let namespace = try PrivateLTTngNamespace()
         defer { namespace.close() }
-        setenv("LTTNG_HOME", TestPaths.lttngHome, 1)
-        defer { unsetenv("LTTNG_HOME") }
-        let session = try LTTngSession(traceDirectory: dir.appendingPathComponent("lttng").path, commandPrefix: namespace.prefix)
-        let recording = try session.record {
-            namespace.run(["env", "LD_PRELOAD=\(lttngShim)", TestPaths.fixtures, "all-apis"]).status
-        }
-        XCTAssertEqual(recording.status, 0)
+        let (recording, output) = try recordThroughLTTngSession(["all-apis"], in: dir, namespace: namespace)
+        XCTAssertEqual(recording.status, 0, output)
 
         // This real trace also checks the purpose-built CTF decoder against libbabeltrace2.
         try assertDecodersAgree(recording.traceDirectory)
 
         let converted = dir.appendingPathComponent("converted.qtrace").path
         _ = try LTTngSession.convert(traceDirectory: recording.traceDirectory, mainPath: converted, exitStatus: recording.status)
-        let embeddedPath = dir.appendingPathComponent("embedded.qtrace").path
-        let run = runCommand([TestPaths.fixtures, "all-apis"],
-                             environment: ["LD_PRELOAD": try TestPaths.embeddedShim.get(), "QTRACE_OUTPUT": embeddedPath])
-        XCTAssertEqual(run.status, 0, run.output)
+        let embeddedPath = try recordEmbedded(["all-apis"], in: dir)
 
         let lttng = Analysis.run(file: try TraceFile(path: converted))
         let embedded = Analysis.run(file: try TraceFile(path: embeddedPath))

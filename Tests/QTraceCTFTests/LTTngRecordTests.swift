@@ -19,26 +19,15 @@ final class LTTngRecordTests: XCTestCase {
     func testLTTngRecordingMatchesEmbeddedRecording() throws {
         try requireLTTng()
         let dir = TestPaths.tempDir("session")
-        let lttngShim = try TestPaths.lttngShim.get()
         let namespace = try PrivateLTTngNamespace()
         defer { namespace.close() }
-
-        // The session's lttng commands inherit LTTNG_HOME: keep ~/.lttngrc out of it.
-        setenv("LTTNG_HOME", TestPaths.lttngHome, 1)
-        defer { unsetenv("LTTNG_HOME") }
-        let session = try LTTngSession(traceDirectory: dir.appendingPathComponent("lttng").path, commandPrefix: namespace.prefix)
-        var programOutput = ""
-        let recording = try session.record {
-            let run = namespace.run(["env", "LD_PRELOAD=\(lttngShim)", TestPaths.fixtures, "all-apis"])
-            programOutput = run.output
-            return run.status
-        }
+        let (recording, programOutput) = try recordThroughLTTngSession(["all-apis"], in: dir, namespace: namespace)
         XCTAssertEqual(recording.status, 0, programOutput)
         XCTAssertTrue(programOutput.contains("allapis counter=20"), programOutput)
         XCTAssertNotEqual(namespace.run(["lttng", "--no-sessiond", "list"]).status, 0, "the session's own daemon is stopped")
 
         let ctf = try CTFTraceReader(path: recording.traceDirectory).read()
-        let embedded = try recordEmbedded(["all-apis"], in: dir)
+        let embedded = try TraceFile(path: recordEmbedded(["all-apis"], in: dir))
         XCTAssertEqual(EventCensus(ctf.events), EventCensus(embedded.readAllEvents()))
         XCTAssertEqual(EventCensus(ctf.events).itemsPerQueue["fx.serial"], EventCensus(embedded.readAllEvents()).itemsPerQueue["fx.serial"])
         assertHeaderFacts(ctf.process, embedded.header)
@@ -102,7 +91,7 @@ final class LTTngRecordTests: XCTestCase {
         XCTAssertEqual(processes.count, 1, "only the fixture recorded qtrace events")
         let ctf = try reader.read()
         XCTAssertTrue(ctf.process.hasProcessEvent)
-        let embedded = try recordEmbedded(["all-apis"], in: dir)
+        let embedded = try TraceFile(path: recordEmbedded(["all-apis"], in: dir))
         XCTAssertEqual(EventCensus(ctf.events), EventCensus(embedded.readAllEvents()))
         XCTAssertTrue(ctf.events.allSatisfy { $0.tid != 0 })
         // The purpose-built decoder skips the foreign events exactly as libbabeltrace2 does.
@@ -153,14 +142,6 @@ final class LTTngRecordTests: XCTestCase {
     }
 
     // MARK: Helpers
-
-    private func recordEmbedded(_ arguments: [String], in dir: URL) throws -> TraceFile {
-        let path = dir.appendingPathComponent("embedded.qtrace").path
-        let run = runCommand([TestPaths.fixtures] + arguments,
-                             environment: ["LD_PRELOAD": try TestPaths.embeddedShim.get(), "QTRACE_OUTPUT": path])
-        XCTAssertEqual(run.status, 0, run.output)
-        return try TraceFile(path: path)
-    }
 
     private func assertHeaderFacts(_ process: CTFProcess, _ embedded: TraceHeader, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertTrue(process.hasProcessEvent, file: file, line: line)

@@ -3,6 +3,7 @@
 import Foundation
 import QTraceFormat
 import XCTest
+@testable import qtrace
 
 enum TestPaths {
     /// The build products directory (where qtrace-fixtures is).
@@ -269,4 +270,33 @@ final class TestRelayd {
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
+}
+
+/// Runs `qtrace-fixtures ARGUMENTS` with the embedded shim preloaded, writing
+/// DIR/embedded.qtrace (the reference the LTTng recordings are compared with); returns its path.
+func recordEmbedded(_ arguments: [String], in dir: URL, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let path = dir.appendingPathComponent("embedded.qtrace").path
+    let run = runCommand([TestPaths.fixtures] + arguments,
+                         environment: ["LD_PRELOAD": try TestPaths.embeddedShim.get(), "QTRACE_OUTPUT": path])
+    XCTAssertEqual(run.status, 0, run.output, file: file, line: line)
+    return path
+}
+
+/// Records `qtrace-fixtures ARGUMENTS` through `LTTngSession` (what `qtrace record --backend
+/// lttng` uses) with the session daemon of `namespace`, into DIR/lttng; returns the recording
+/// and the program's output.
+func recordThroughLTTngSession(_ arguments: [String], in dir: URL,
+                               namespace: PrivateLTTngNamespace) throws -> (recording: LTTngRecording, output: String) {
+    let lttngShim = try TestPaths.lttngShim.get()
+    // The session's lttng commands inherit LTTNG_HOME: keep ~/.lttngrc out of it.
+    setenv("LTTNG_HOME", TestPaths.lttngHome, 1)
+    defer { unsetenv("LTTNG_HOME") }
+    let session = try LTTngSession(traceDirectory: dir.appendingPathComponent("lttng").path, commandPrefix: namespace.prefix)
+    var output = ""
+    let recording = try session.record {
+        let run = namespace.run(["env", "LD_PRELOAD=\(lttngShim)", TestPaths.fixtures] + arguments)
+        output = run.output
+        return run.status
+    }
+    return (recording, output)
 }

@@ -176,10 +176,6 @@ final class MultiProcessTests: XCTestCase {
     }
 
     private func recordEmbeddedReport(_ arguments: [String], in dir: URL) throws -> ReportInput {
-        let path = dir.appendingPathComponent("embedded.qtrace").path
-        let run = runCommand([TestPaths.fixtures] + arguments,
-                             environment: ["LD_PRELOAD": try TestPaths.embeddedShim.get(), "QTRACE_OUTPUT": path])
-        XCTAssertEqual(run.status, 0, run.output)
-        return try ReportGeneration.input(tracePaths: [path], command: "report")
+        try ReportGeneration.input(tracePaths: [recordEmbedded(arguments, in: dir)], command: "report")
     }
 }
