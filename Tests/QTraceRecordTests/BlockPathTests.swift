@@ -9,14 +9,8 @@ final class BlockPathTests: XCTestCase {
     /// Stack, global and shared heap blocks (the same heap block pending 1000 times at once on
     /// two queues) through async, barrier_async, group_async, group_notify and after.
     func testEveryKindOfBlockKeepsOneIdPerItem() throws {
-        let source = Paths.repo.appendingPathComponent("Tests/Fixtures/c/block_kinds.c").path
         let dir = Paths.tempDir("block-kinds")
-        let exe = dir.appendingPathComponent("block_kinds").path
-        let toolchain = "/opt/swift/usr"
-        let build = runProgram(["\(toolchain)/bin/clang", "-fblocks", "-I\(toolchain)/lib/swift",
-                                "-L\(toolchain)/lib/swift/linux", "-Wl,-rpath,\(toolchain)/lib/swift/linux",
-                                source, "-ldispatch", "-lBlocksRuntime", "-o", exe])
-        XCTAssertEqual(build.status, 0, build.stderr)
+        let exe = buildCProgram("Tests/Fixtures/c/block_kinds.c", in: dir)
         let plain = runProgram([exe])
         let (traced, path) = record([exe], in: dir)
         XCTAssertEqual(plain.status, 0, plain.stdout)

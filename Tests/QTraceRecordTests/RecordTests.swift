@@ -143,12 +143,7 @@ final class RecordTests: XCTestCase {
         let source = Paths.repo.appendingPathComponent("samples/c/blocks_demo.c").path
         try XCTSkipUnless(FileManager.default.fileExists(atPath: source), "samples/c/blocks_demo.c not present")
         let dir = Paths.tempDir("c-blocks")
-        let exe = dir.appendingPathComponent("blocks_demo").path
-        let toolchain = "/opt/swift/usr"
-        let build = runProgram(["\(toolchain)/bin/clang", "-fblocks", "-I\(toolchain)/lib/swift",
-                         "-L\(toolchain)/lib/swift/linux", "-Wl,-rpath,\(toolchain)/lib/swift/linux",
-                         source, "-ldispatch", "-lBlocksRuntime", "-o", exe])
-        XCTAssertEqual(build.status, 0, build.stderr)
+        let exe = buildCProgram("samples/c/blocks_demo.c", in: dir)
         let plain = runProgram([exe])
         let (traced, path) = record([exe], in: dir)
         XCTAssertEqual(plain.status, 0)

@@ -99,6 +99,18 @@ func runProgram(_ argv: [String], environment: [String: String] = [:], timeout: 
                      stderr: String(decoding: stderrData, as: UTF8.self))
 }
 
+/// Builds the C program `source` (a path under the repo) with the toolchain's clang, Blocks
+/// and libdispatch into `dir`; returns the executable's path.
+func buildCProgram(_ source: String, in dir: URL, file: StaticString = #filePath, line: UInt = #line) -> String {
+    let exe = dir.appendingPathComponent(URL(fileURLWithPath: source).deletingPathExtension().lastPathComponent).path
+    let toolchain = "/opt/swift/usr"
+    let build = runProgram(["\(toolchain)/bin/clang", "-fblocks", "-I\(toolchain)/lib/swift",
+                            "-L\(toolchain)/lib/swift/linux", "-Wl,-rpath,\(toolchain)/lib/swift/linux",
+                            Paths.repo.appendingPathComponent(source).path, "-ldispatch", "-lBlocksRuntime", "-o", exe])
+    XCTAssertEqual(build.status, 0, build.stderr, file: file, line: line)
+    return exe
+}
+
 /// Records `argv` with `qtrace record` into `dir/name.qtrace`.
 func record(_ argv: [String], in dir: URL, name: String = "trace", extraArgs: [String] = [],
             environment: [String: String] = [:]) -> (RunResult, String) {
