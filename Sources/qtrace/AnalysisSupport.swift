@@ -52,20 +52,30 @@ func terminalWidth() -> Int {
     return 100
 }
 
-/// Opens and analyses `path`. Reader warnings (truncation, damage) go to stderr; progress
-/// too, when stderr is a terminal and the analysis takes more than a second.
-func analyseTrace(_ path: String, command: String) throws -> AnalysisResult {
+/// Opens and analyses one traced process. Reader warnings (truncation, damage) go to stderr;
+/// progress too, when stderr is a terminal and the analysis takes more than a second.
+func analyseTrace(_ process: TraceInput, command: String) throws -> AnalysisResult {
+    analyse(try openTrace(process.path, named: process.source, command: command), command: command)
+}
+
+/// Opens `path` (named `name` in errors: the trace the user gave, when `path` is a temporary
+/// conversion of it) and prints its reader warnings.
+func openTrace(_ path: String, named name: String? = nil, command: String) throws -> TraceFile {
     let file: TraceFile
     do {
         file = try TraceFile(path: path)
     } catch {
-        throw fail(command, "cannot read trace '\(path)': \(error)")
+        throw fail(command, "cannot read trace '\(name ?? path)': \(error)")
     }
     for warning in file.warnings.prefix(3) {
         writeStderr("qtrace \(command): warning: \(terminalSafe(warning.description))\n")
     }
     if file.warnings.count > 3 { writeStderr("qtrace \(command): warning: \(file.warnings.count - 3) more reader warnings\n") }
+    return file
+}
 
+/// Analyses an open trace, with progress on a terminal.
+func analyse(_ file: TraceFile, command: String) -> AnalysisResult {
     var progress = Progress(total: file.eventCount)
     let model = Analysis.buildModel(file: file, progressEvery: Progress.every) { progress.update($0) }
     progress.finish()
@@ -113,7 +123,7 @@ func loadSummary(_ path: String, command: String, pid: Int32? = nil) throws -> A
     let inputs = try TraceInputs.open([path], command: command)
     defer { inputs.removeTemporaryFiles() }
     let process = try inputs.single(pid: pid, command: command)
-    return AnalysisSummary(result: try analyseTrace(process.path, command: command), tracePath: path,
+    return AnalysisSummary(result: try analyseTrace(process, command: command), tracePath: path,
                            generator: "qtrace \(qtraceVersion)")
 }
 

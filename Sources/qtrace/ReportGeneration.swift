@@ -16,14 +16,9 @@ enum ReportGeneration {
 
     /// The report input of one process.
     static func input(process: TraceInput, command: String) throws -> ReportInput {
-        let result = try analyseTrace(process.path, command: command)
-        let header: TraceHeader
-        do {
-            header = try TraceFile(path: process.path).header
-        } catch {
-            throw fail(command, "cannot read trace '\(process.source)': \(error)")
-        }
-        return ReportInput(analysis: result, header: header, qtraceVersion: qtraceVersion, host: process.host)
+        let file = try openTrace(process.path, named: process.source, command: command)
+        return ReportInput(analysis: analyse(file, command: command), header: file.header, qtraceVersion: qtraceVersion,
+                           host: process.host)
     }
 
     /// Writes one HTML report of all the traces of a recording (the program and every child

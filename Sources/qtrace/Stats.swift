@@ -44,7 +44,7 @@ struct Stats: ParsableCommand {
     }
 
     private func render(_ process: TraceInput) throws -> String {
-        let result = try analyseTrace(process.path, command: "stats")
+        let result = try analyseTrace(process, command: "stats")
         if json {
             let summary = AnalysisSummary(result: result, tracePath: trace, generator: "qtrace \(qtraceVersion)")
             return String(decoding: try summary.jsonData(), as: UTF8.self) + "\n"
