@@ -4,28 +4,52 @@ import QTraceFormat
 
 extension ModelBuilder {
     /// The thread index for `tid`, creating the thread on first sight (or after its exit:
-    /// Linux reuses tids).
+    /// Linux reuses tids). Runs of one thread's events skip every lookup; a switch between
+    /// threads mostly hits the small direct-mapped `tidCache` (the hashed map only on a miss).
+    @inline(__always)
     mutating func thread(for tid: Int32) -> Int32 {
-        if tid == lastTid && lastThread >= 0 && threadState[Int(lastThread)].state != .dead {
+        if tid == lastTid && lastThread >= 0 {
             lastThreadSeen = now
             return lastThread
         }
+        return switchThread(to: tid)
+    }
+
+    mutating func switchThread(to tid: Int32) -> Int32 {
         flushLastSeen()
-        let key = UInt64(UInt32(bitPattern: tid))
-        if let t = threadByTid[key], threadState[Int(t)].state != .dead {
-            lastTid = tid; lastThread = t; lastThreadSeen = now
-            return t
+        let slot = Int(UInt32(bitPattern: tid)) & (Self.tidCacheSize - 1)
+        var t = tidCache[slot].tid == tid ? tidCache[slot].thread : -1
+        if t < 0 {
+            let key = UInt64(UInt32(bitPattern: tid))
+            if let known = threadByTid[key], threadState[Int(known)].state != .dead {
+                t = known
+            } else {
+                t = newThread(tid: tid)
+                threadByTid[key] = t
+            }
+            tidCache[slot] = TidCacheSlot(tid: tid, thread: t)
         }
+        lastTid = tid; lastThread = t; lastThreadSeen = now
+        return t
+    }
+
+    private mutating func newThread(tid: Int32) -> Int32 {
         let t = Int32(model.threads.count)
         let isMain = tid == model.info.mainTid && tid != 0
         model.threads.append(TraceThread(tid: tid, name: model.info.threadNames[tid] ?? (isMain ? "main" : ""),
                                          kind: isMain ? .main : .other, firstSeen: now, lastSeen: now))
         threadState.append(ThreadState(since: now, lastSeen: now))
-        threadByTid[key] = t
-        lastTid = tid; lastThread = t; lastThreadSeen = now
         aliveThreads += 1
         model.threadActivity.alive.record(aliveThreads, at: now)
         return t
+    }
+
+    /// A thread exited: its tid names a new thread from the next event on.
+    mutating func forgetTid(of t: Int32) {
+        let tid = model.threads[Int(t)].tid
+        let slot = Int(UInt32(bitPattern: tid)) & (Self.tidCacheSize - 1)
+        if tidCache[slot].thread == t { tidCache[slot] = TidCacheSlot(tid: 0, thread: -1) }
+        if lastThread == t { flushLastSeen(); lastThread = -1 }
     }
 
     /// Stores the last thread's `lastSeen`, which runs of its events only keep in
@@ -62,6 +86,7 @@ extension ModelBuilder {
         while let f = threadState[i].stack.last { abandon(f, thread: t) }
         setState(t, .dead)
         model.threads[i].exitedAt = now
+        forgetTid(of: t)
     }
 
     // MARK: Stack

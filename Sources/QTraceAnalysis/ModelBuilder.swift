@@ -28,6 +28,9 @@ public struct ModelBuilder {
     var objects = IdMap<ObjectRef>()
     var generations = IdMap<Int32>()
     var threadByTid = IdMap<Int32>()
+    /// tid -> thread for recently seen tids, by the tid's low bits (see `thread(for:)`).
+    var tidCache = [TidCacheSlot](repeating: TidCacheSlot(tid: 0, thread: -1), count: tidCacheSize)
+    static let tidCacheSize = 64
     /// Most events come in runs from one thread: skip the lookup then.
     var lastTid: Int32 = 0
     var lastThread: Int32 = -1
@@ -35,8 +38,8 @@ public struct ModelBuilder {
     var lastThreadSeen: UInt64 = 0
 
     // Run-time state, index-aligned with the model arrays.
-    var queueState: [QueueState] = []
-    var threadState: [ThreadState] = []
+    var queueState = UnsafeTable<QueueState>()
+    var threadState = UnsafeTable<ThreadState>()
     var sourceState: [SourceState] = []
     var groupLastEmptied: [UInt64] = []
 
@@ -236,6 +239,11 @@ public struct AnalysisResult: Sendable {
 }
 
 // MARK: Run-time state
+
+struct TidCacheSlot {
+    var tid: Int32
+    var thread: Int32
+}
 
 enum ObjectKind: UInt8 { case queue, group, semaphore, source, channel }
 

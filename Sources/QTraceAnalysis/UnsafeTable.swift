@@ -1,0 +1,68 @@
+// A growable array for the builder's hot run-time state (per thread, per queue) without
+// copy-on-write: every write into a Swift array held in a struct first asks whether the buffer
+// is uniquely referenced (a call into the runtime), and a write into an element's own array
+// (a thread's stack) asks twice. The builder changes this state several times per event.
+//
+// Reference semantics: copies of a table share its elements. The builder is never copied while
+// it builds (it is a local of `Analysis.buildModel`), so nothing observes the sharing.
+// Indices are not bounds-checked in release builds: they are indices the builder handed out
+// itself (thread and queue numbers), never values read from a trace.
+
+final class UnsafeTableStorage<Element> {
+    var base: UnsafeMutablePointer<Element>
+    var count = 0
+    var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = Swift.max(capacity, 4)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+}
+
+struct UnsafeTable<Element> {
+    private var storage: UnsafeTableStorage<Element>
+    /// The storage's pointer and count, kept here so that element access never reads the
+    /// class instance (whose properties would need exclusivity checks).
+    private var base: UnsafeMutablePointer<Element>
+    private(set) var count = 0
+
+    init(capacity: Int = 16) {
+        storage = UnsafeTableStorage(capacity: capacity)
+        base = storage.base
+    }
+
+    var indices: Range<Int> { 0..<count }
+
+    subscript(index: Int) -> Element {
+        @inline(__always) get {
+            assert(index >= 0 && index < count, "UnsafeTable index out of range")
+            return base[index]
+        }
+        @inline(__always) nonmutating _modify {
+            assert(index >= 0 && index < count, "UnsafeTable index out of range")
+            yield &base[index]
+        }
+    }
+
+    mutating func append(_ element: Element) {
+        if count == storage.capacity { grow() }
+        (base + count).initialize(to: element)
+        count += 1
+        storage.count = count
+    }
+
+    private mutating func grow() {
+        let capacity = storage.capacity * 2
+        let bigger = UnsafeMutablePointer<Element>.allocate(capacity: capacity)
+        bigger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        storage.base = bigger
+        storage.capacity = capacity
+        base = bigger
+    }
+}
