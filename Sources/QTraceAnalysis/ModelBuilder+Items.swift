@@ -94,8 +94,8 @@ extension ModelBuilder {
             } else {
                 syncWaiter[UInt64(i)] = item.submitterIndex
             }
-        } else if item.origin == .enqueued, !threadState[Int(t)].isWorker, model.threads[Int(t)].createdAt == nil,
-                  model.threads[Int(t)].kind == .other, item.submitterIndex != t {
+        } else if item.origin == .enqueued, !threadState[Int(t)].isWorker, threads[Int(t)].createdAt == nil,
+                  threads[Int(t)].kind == .other, item.submitterIndex != t {
             markWorker(t) // a thread from before tracing that drains queues
         }
         if item.kind == .groupNotify, item.relatedIndex >= 0 {
@@ -135,7 +135,7 @@ extension ModelBuilder {
         guard ready != noTime, now > ready else { return }
         let total = now - ready
         guard entry.inBacklog else {
-            model.queues[q].waitByCause.unattributedNs += total
+            queues[q].waitByCause.unattributedNs += total
             model.items[i].waitCause = .unattributed
             return
         }
@@ -153,10 +153,10 @@ extension ModelBuilder {
         let behindBarrier = Swift.min(barrier, total - behindPrevious)
         let whileSuspended = Swift.min(suspended, total - behindPrevious - behindBarrier)
         let forThread = total - behindPrevious - behindBarrier - whileSuspended
-        model.queues[q].waitByCause.behindPreviousNs += behindPrevious
-        model.queues[q].waitByCause.behindBarrierNs += behindBarrier
-        model.queues[q].waitByCause.suspendedNs += whileSuspended
-        model.queues[q].waitByCause.threadNs += forThread
+        queues[q].waitByCause.behindPreviousNs += behindPrevious
+        queues[q].waitByCause.behindBarrierNs += behindBarrier
+        queues[q].waitByCause.suspendedNs += whileSuspended
+        queues[q].waitByCause.threadNs += forThread
         model.items[i].waitCause = dominantCause(behindPrevious, behindBarrier, whileSuspended, forThread)
 
         var blocker: Int32 = -1
@@ -172,9 +172,9 @@ extension ModelBuilder {
         guard blocker >= 0 && blocker != entry.item else { return }
         model.items[i].waitedBehindIndex = blocker
         // Read into a local first: optional chaining through the array copied the whole queue.
-        let worst = model.queues[q].worstWaitBehind
+        let worst = queues[q].worstWaitBehind
         if blockedFor > (worst?.waitNs ?? 0) {
-            model.queues[q].worstWaitBehind = WaitBehind(item: i, blocker: Int(blocker), waitNs: blockedFor)
+            queues[q].worstWaitBehind = WaitBehind(item: i, blocker: Int(blocker), waitNs: blockedFor)
         }
         let itemQoS = model.items[i].qosRaw, blockerQoS = model.items[Int(blocker)].qosRaw
         if itemQoS != 0 && blockerQoS != 0 && itemQoS > blockerQoS && blockedFor >= Thresholds.priorityInversionMinWaitNs {
@@ -207,7 +207,7 @@ extension ModelBuilder {
             queueState[qi].running.set(true, at: now)
             if queueState[qi].runningCount > queueState[qi].maxWidth {
                 queueState[qi].maxWidth = queueState[qi].runningCount
-                model.queues[qi].maxWidth = Int(queueState[qi].runningCount)
+                queues[qi].maxWidth = Int(queueState[qi].runningCount)
             }
             if domain >= 0 {
                 let d = Int(domain)
@@ -263,8 +263,8 @@ extension ModelBuilder {
     /// a barrier needs it drained) or of a queue below `c` when `c` is serial. The main thread
     /// always holds the main queue (it drains it). No allocation: this runs on every sync.
     func holds(_ t: Int32, _ c: Int32) -> Bool {
-        if c == mainQueue && model.threads[Int(t)].kind == .main { return true }
-        let serial = model.queues[Int(c)].kind.isSerial
+        if c == mainQueue && threads[Int(t)].kind == .main { return true }
+        let serial = queues[Int(c)].kind.isSerial
         for f in threadState[Int(t)].stack where f.kind == .item || f.kind == .handler {
             var cur = model.items[Int(f.index)].queueIndex
             var steps = 0
@@ -281,11 +281,11 @@ extension ModelBuilder {
     /// target, can never start: libdispatch would need the thread to finish first.
     mutating func checkSelfDeadlock(thread t: Int32, queue q: Int32, exclusive: Bool, kind: DeadlockReport.Kind,
                                     item: Int32) {
-        guard threadState[Int(t)].currentItem >= 0 || model.threads[Int(t)].kind == .main else { return }
+        guard threadState[Int(t)].currentItem >= 0 || threads[Int(t)].kind == .main else { return }
         var cur = q
         var steps = 0
         while cur >= 0 && steps < 64 {
-            let needsExclusive = model.queues[Int(cur)].kind.isSerial || (steps == 0 && exclusive)
+            let needsExclusive = queues[Int(cur)].kind.isSerial || (steps == 0 && exclusive)
             if needsExclusive && holds(t, cur) {
                 appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
                                                                    queue: Int(q), heldQueue: Int(cur),
@@ -304,31 +304,31 @@ extension ModelBuilder {
         let firstDomain = domainRoot(q)
         guard firstDomain >= 0, queueState[Int(firstDomain)].holder != t,
               queueState[Int(firstDomain)].holder >= 0 || firstDomain == mainQueue else { return }
-        var threads: [Int32] = [t]
-        var queues: [Int32] = [q]
+        var cycleThreads: [Int32] = [t]
+        var cycleQueues: [Int32] = [q]
         var wanted = q
         for _ in 0..<16 {
             let domain = domainRoot(wanted)
             guard domain >= 0 else { return }
             var holder = queueState[Int(domain)].holder
             if holder < 0, domain == mainQueue,
-               let main = model.threads.firstIndex(where: { $0.kind == .main && $0.exitedAt == nil }),
+               let main = threads.firstIndex(where: { $0.kind == .main && $0.exitedAt == nil }),
                threadState[main].state == .blocked {
                 holder = Int32(main) // blocked main-thread code holds the main queue
             }
             guard holder >= 0 else { return }
             if holder == t {
-                if threads.count > 1 {
-                    appendObservation(&model.syncCycles, SyncCycle(time: now, threads: threads.map { Int($0) },
-                                                                   queues: queues.map { Int($0) }))
+                if cycleThreads.count > 1 {
+                    appendObservation(&model.syncCycles, SyncCycle(time: now, threads: cycleThreads.map { Int($0) },
+                                                                   queues: cycleQueues.map { Int($0) }))
                 }
                 return
             }
-            guard !threads.contains(holder),
+            guard !cycleThreads.contains(holder),
                   let top = threadState[Int(holder)].stack.last, top.kind == .blocked, top.cause == .sync else { return }
-            let interval = model.threads[Int(holder)].blocked[Int(top.index)]
-            threads.append(holder)
-            queues.append(Int32(interval.object))
+            let interval = threads[Int(holder)].blocked[Int(top.index)]
+            cycleThreads.append(holder)
+            cycleQueues.append(Int32(interval.object))
             wanted = Int32(interval.object)
         }
     }
@@ -340,6 +340,6 @@ extension ModelBuilder {
         appendObservation(&model.deadlocks, DeadlockReport(
             time: now, thread: Int(t), kind: e.arg == 2 ? .apply : .sync, origin: .shim,
             queue: q.map { Int($0) }, heldQueue: held.map { Int($0) },
-            item: waiting.map { Int(model.threads[Int(t)].blocked[Int($0.index)].item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))
+            item: waiting.map { Int(threads[Int(t)].blocked[Int($0.index)].item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))
     }
 }

@@ -96,9 +96,9 @@ extension ModelBuilder {
             model.semaphores[s].blockedWaits += 1
             model.semaphores[s].blockedNs += waited
             model.semaphores[s].maxBlockedNs = Swift.max(model.semaphores[s].maxBlockedNs, waited)
-        } else if Int(f.index) == model.threads[Int(t)].blocked.count - 1 {
+        } else if Int(f.index) == threads[Int(t)].blocked.count - 1 {
             // Fast path: the thread never blocked, so it is not a blocked interval.
-            model.threads[Int(t)].blocked.removeLast()
+            threads[Int(t)].blocked.removeLast()
         }
     }
 

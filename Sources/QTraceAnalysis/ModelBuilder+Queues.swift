@@ -11,7 +11,7 @@ extension ModelBuilder {
 
     mutating func newQueue(address: UInt64, label: String, kind: QueueKind, origin: QueueOrigin,
                            qos: QoSClass, target: Int32, inactive: Bool = false, relativePriority: Int = 0) -> Int32 {
-        let q = Int32(model.queues.count)
+        let q = Int32(queues.count)
         let generation = origin == .defaultRoot ? 0 : nextGeneration(address)
         var queue = TraceQueue(address: address, generation: generation, label: label, kind: kind, origin: origin, qos: qos)
         queue.relativePriority = relativePriority
@@ -19,13 +19,13 @@ extension ModelBuilder {
         queue.initialTarget = opt(target)
         queue.target = opt(target)
         queue.initiallyInactive = inactive
-        model.queues.append(queue)
+        queues.append(queue)
         var state = QueueState()
         state.target = target
         if inactive {
             state.inactive = true
             state.suspendCount = 1
-            model.queues[Int(q)].suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
+            queues[Int(q)].suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
         }
         queueState.append(state)
         if origin != .defaultRoot { objects[address] = ObjectRef(kind: .queue, index: q) }
@@ -52,7 +52,7 @@ extension ModelBuilder {
     /// the trace names the real one).
     mutating func defaultRootQueue() -> Int32 {
         if defaultRoot >= 0 { return defaultRoot }
-        if let q = model.queues.firstIndex(where: { isDefaultRoot(kind: $0.kind, qos: $0.qos, label: $0.label) }) {
+        if let q = queues.firstIndex(where: { isDefaultRoot(kind: $0.kind, qos: $0.qos, label: $0.label) }) {
             defaultRoot = Int32(q)
         } else {
             defaultRoot = newQueue(address: 0, label: "com.apple.root.default-qos", kind: .global,
@@ -72,7 +72,7 @@ extension ModelBuilder {
         let qos = QoSClass(rawValue: UInt8((attrs >> 8) & 0xFF)) ?? .unspecified
         _ = newQueue(address: e.a, label: e.string ?? "", kind: kind, origin: .created, qos: qos, target: target,
                      inactive: attrs & 2 != 0, relativePriority: Int((attrs >> 16) & 0xFF) - 128)
-        checkTargetLoop(Int32(model.queues.count - 1))
+        checkTargetLoop(Int32(queues.count - 1))
     }
 
     /// QUEUE_INFO describes a queue not created through the shim (main, global, other). It
@@ -90,12 +90,12 @@ extension ModelBuilder {
         let label = e.string ?? ""
         if let ref = objects[e.a], ref.kind == .queue {
             let q = Int(ref.index)
-            let existing = model.queues[q]
+            let existing = queues[q]
             if existing.origin == .implicit || existing.origin == .header {
-                model.queues[q].label = label.isEmpty ? existing.label : label
-                model.queues[q].kind = kind == .unknown ? existing.kind : kind
-                model.queues[q].qos = qos
-                model.queues[q].origin = .info
+                queues[q].label = label.isEmpty ? existing.label : label
+                queues[q].kind = kind == .unknown ? existing.kind : kind
+                queues[q].qos = qos
+                queues[q].origin = .info
                 topologyVersion &+= 1
                 if kind == .main { mainQueue = ref.index }
                 return
@@ -103,13 +103,13 @@ extension ModelBuilder {
             if existing.label == label && existing.kind == kind { return }
         }
         if isDefaultRoot(kind: kind, qos: qos, label: label), defaultRoot >= 0,
-           model.queues[Int(defaultRoot)].origin == .defaultRoot {
+           queues[Int(defaultRoot)].origin == .defaultRoot {
             // The placeholder default root turns out to be this queue.
             let q = defaultRoot
-            model.queues[Int(q)].address = e.a
-            model.queues[Int(q)].label = label
-            model.queues[Int(q)].origin = .info
-            model.queues[Int(q)].generation = nextGeneration(e.a)
+            queues[Int(q)].address = e.a
+            queues[Int(q)].label = label
+            queues[Int(q)].origin = .info
+            queues[Int(q)].generation = nextGeneration(e.a)
             objects[e.a] = ObjectRef(kind: .queue, index: q)
             return
         }
@@ -126,8 +126,8 @@ extension ModelBuilder {
             let q = Int(ref.index)
             let old = queueState[q].target
             queueState[q].target = newTarget
-            model.queues[q].target = opt(newTarget)
-            model.queues[q].targetChanges.append(TargetChange(time: now, from: opt(old), to: opt(newTarget)))
+            queues[q].target = opt(newTarget)
+            queues[q].targetChanges.append(TargetChange(time: now, from: opt(old), to: opt(newTarget)))
             topologyVersion &+= 1
             checkTargetLoop(ref.index)
             recomputeSuspension()
@@ -173,8 +173,8 @@ extension ModelBuilder {
         var cur = q
         var steps = 0
         while cur >= 0 && steps < 64 {
-            if model.queues[Int(cur)].kind.isSerial { root = cur }
-            if qos == 0 { qos = model.queues[Int(cur)].qos.rawValue }
+            if queues[Int(cur)].kind.isSerial { root = cur }
+            if qos == 0 { qos = queues[Int(cur)].qos.rawValue }
             cur = queueState[Int(cur)].target
             steps += 1
         }
@@ -204,7 +204,7 @@ extension ModelBuilder {
             queueState[q].suspendCount += 1
             if queueState[q].suspendCount == 1 {
                 suspendedQueues += 1
-                model.queues[q].suspensions.append(SuspendInterval(start: now, end: nil, initial: false))
+                queues[q].suspensions.append(SuspendInterval(start: now, end: nil, initial: false))
                 recomputeSuspension()
             }
         case .source:
@@ -232,7 +232,7 @@ extension ModelBuilder {
             queueState[q].suspendCount -= 1
             if queueState[q].suspendCount == 0 {
                 suspendedQueues -= 1
-                closeLastSuspension(&model.queues[q].suspensions)
+                closeLastSuspension(&queues[q].suspensions)
                 recomputeSuspension()
             }
         case .source:
@@ -293,7 +293,7 @@ extension ModelBuilder {
     mutating func backlogChanged(_ q: Int, by delta: Int32) {
         queueState[q].pending += delta
         let depth = queueState[q].pending
-        model.queues[q].backlog.record(depth, at: now)
+        queues[q].backlog.record(depth, at: now)
         if delta > 0 {
             if queueState[q].episodeEnqueued == 0 { queueState[q].episodeStart = now }
             queueState[q].episodeEnqueued += 1
@@ -301,11 +301,11 @@ extension ModelBuilder {
         } else if queueState[q].episodeEnqueued > 0 {
             queueState[q].episodeStarted += 1
             if depth <= 0 {
-                let longest = model.queues[q].longestBacklogEpisode
+                let longest = queues[q].longestBacklogEpisode
                 if longest == nil || longest!.end! - longest!.start < now - queueState[q].episodeStart {
                     var episode = queueState[q].episode!
                     episode.end = now
-                    model.queues[q].longestBacklogEpisode = episode
+                    queues[q].longestBacklogEpisode = episode
                 }
                 queueState[q].episodeEnqueued = 0
                 queueState[q].episodeStarted = 0
@@ -317,7 +317,7 @@ extension ModelBuilder {
     /// At the end of the trace: an open episode competes with the longest closed one.
     mutating func closeBacklogEpisode(_ q: Int) {
         guard let episode = queueState[q].episode else { return }
-        if let best = model.queues[q].longestBacklogEpisode, best.end! - best.start >= model.endTime - episode.start { return }
-        model.queues[q].longestBacklogEpisode = episode
+        if let best = queues[q].longestBacklogEpisode, best.end! - best.start >= model.endTime - episode.start { return }
+        queues[q].longestBacklogEpisode = episode
     }
 }

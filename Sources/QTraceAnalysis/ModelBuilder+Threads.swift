@@ -34,9 +34,9 @@ extension ModelBuilder {
     }
 
     private mutating func newThread(tid: Int32) -> Int32 {
-        let t = Int32(model.threads.count)
+        let t = Int32(threads.count)
         let isMain = tid == model.info.mainTid && tid != 0
-        model.threads.append(TraceThread(tid: tid, name: model.info.threadNames[tid] ?? (isMain ? "main" : ""),
+        threads.append(TraceThread(tid: tid, name: model.info.threadNames[tid] ?? (isMain ? "main" : ""),
                                          kind: isMain ? .main : .other, firstSeen: now, lastSeen: now))
         threadState.append(ThreadState(since: now, lastSeen: now))
         aliveThreads += 1
@@ -46,7 +46,7 @@ extension ModelBuilder {
 
     /// A thread exited: its tid names a new thread from the next event on.
     mutating func forgetTid(of t: Int32) {
-        let tid = model.threads[Int(t)].tid
+        let tid = threads[Int(t)].tid
         let slot = Int(UInt32(bitPattern: tid)) & (Self.tidCacheSize - 1)
         if tidCache[slot].thread == t { tidCache[slot] = TidCacheSlot(tid: 0, thread: -1) }
         if lastThread == t { flushLastSeen(); lastThread = -1 }
@@ -60,12 +60,12 @@ extension ModelBuilder {
 
     mutating func threadStarted(_ t: Int32, kind: UInt32, creator: UInt64) {
         let i = Int(t)
-        model.threads[i].createdAt = now
-        model.threads[i].creatorTid = creator == 0 ? nil : Int32(truncatingIfNeeded: creator)
+        threads[i].createdAt = now
+        threads[i].creatorTid = creator == 0 ? nil : Int32(truncatingIfNeeded: creator)
         switch kind {
-        case 0: model.threads[i].kind = .main
+        case 0: threads[i].kind = .main
         case 1: markWorker(t)
-        default: model.threads[i].kind = .other
+        default: threads[i].kind = .other
         }
     }
 
@@ -73,11 +73,11 @@ extension ModelBuilder {
         let i = Int(t)
         guard !threadState[i].isWorker else { return }
         threadState[i].isWorker = true
-        model.threads[i].kind = .worker
+        threads[i].kind = .worker
         aliveWorkers += 1
         if threadState[i].state == .blocked { blockedWorkers += 1 }
         model.threadActivity.workers.record(aliveWorkers, at: now)
-        checkThreadExplosion()
+        checkThreadExplosionIfNeeded()
     }
 
     mutating func threadExited(_ t: Int32) {
@@ -85,7 +85,7 @@ extension ModelBuilder {
         // Whatever it was doing is over (items without END stay open in the model).
         while let f = threadState[i].stack.last { abandon(f, thread: t) }
         setState(t, .dead)
-        model.threads[i].exitedAt = now
+        threads[i].exitedAt = now
         forgetTid(of: t)
     }
 
@@ -161,7 +161,7 @@ extension ModelBuilder {
     func currentQoS(of t: Int32) -> UInt8 {
         let item = topItem(of: t)
         if item >= 0, model.items[Int(item)].qosRaw != 0 { return model.items[Int(item)].qosRaw }
-        return model.threads[Int(t)].kind == .main ? QoSClass.userInteractive.rawValue : 0
+        return threads[Int(t)].kind == .main ? QoSClass.userInteractive.rawValue : 0
     }
 
     // MARK: Blocked intervals
@@ -169,8 +169,8 @@ extension ModelBuilder {
     /// Starts a blocked interval and its frame.
     mutating func beginBlocked(_ t: Int32, cause: BlockCause, object: Int32, item: Int32 = -1, key: UInt64) {
         let i = Int(t)
-        let index = Int32(model.threads[i].blocked.count)
-        model.threads[i].blocked.append(BlockedInterval(thread: i, start: now, end: nil, cause: cause,
+        let index = Int32(threads[i].blocked.count)
+        threads[i].blocked.append(BlockedInterval(thread: i, start: now, end: nil, cause: cause,
                                                         object: Int(object), item: item < 0 ? nil : Int(item)))
         push(Frame(kind: .blocked, cause: cause, index: index, key: key, start: now), on: t)
     }
@@ -178,8 +178,8 @@ extension ModelBuilder {
     /// Ends the blocked interval of `frame`.
     mutating func closeBlocked(_ f: Frame, thread t: Int32, timedOut: Bool = false) {
         let i = Int(t)
-        model.threads[i].blocked[Int(f.index)].end = now
-        if timedOut { model.threads[i].blocked[Int(f.index)].timedOut = true }
+        threads[i].blocked[Int(f.index)].end = now
+        if timedOut { threads[i].blocked[Int(f.index)].timedOut = true }
     }
 
     mutating func endBlocked(_ t: Int32, cause: BlockCause, key: UInt64, timedOut: Bool = false) -> Frame? {
@@ -226,7 +226,7 @@ extension ModelBuilder {
             if worker { aliveWorkers -= 1; model.threadActivity.workers.record(aliveWorkers, at: now) }
         case .idle: break
         }
-        if worker { checkThreadExplosion() }
+        if worker { checkThreadExplosionIfNeeded() }
     }
 
     /// Adds the time spent in the current state (up to now) to the thread's totals.
@@ -237,16 +237,23 @@ extension ModelBuilder {
         guard now > since else { return }
         switch threadState[i].state {
         case .running:
-            model.threads[i].busyNs += now - since
-            if let last = model.threads[i].busy.last, last.end == since {
-                model.threads[i].busy[model.threads[i].busy.count - 1].end = now
+            threads[i].busyNs += now - since
+            if let last = threads[i].busy.last, last.end == since {
+                threads[i].busy[threads[i].busy.count - 1].end = now
             } else {
-                model.threads[i].busy.append(Span(start: since, end: now))
+                threads[i].busy.append(Span(start: since, end: now))
             }
-        case .blocked: model.threads[i].blockedNs += now - since
+        case .blocked: threads[i].blockedNs += now - since
         default: break
         }
         threadState[i].since = now
+    }
+
+    /// The check below changes nothing while there are no more workers than CPUs and no
+    /// explosion is open: skip the call then (workers change state twice per item).
+    @inline(__always)
+    mutating func checkThreadExplosionIfNeeded() {
+        if explosion != nil || Int(aliveWorkers) > model.info.ncpu { checkThreadExplosion() }
     }
 
     /// Thread explosion: more live workers than CPUs while most of them are blocked.

@@ -20,6 +20,10 @@ import QTraceFormat
 /// Streaming model builder: `var b = ModelBuilder(info: info); b.consume(e) ...; b.finish()`.
 public struct ModelBuilder {
     var model: TraceModel
+    /// The model's threads and queues while building (moved into `model` by `finish`): they
+    /// change several times per event, which an array in a struct would check for sharing.
+    var threads = UnsafeTable<TraceThread>()
+    var queues = UnsafeTable<TraceQueue>()
     let converter: DispatchTimeConverter
     /// Time of the latest event (events that go back in time are clamped to it).
     var now: UInt64 = 0
@@ -91,7 +95,12 @@ public struct ModelBuilder {
     }
 
     /// The model so far (complete after `finish()`).
-    public var currentModel: TraceModel { model }
+    public var currentModel: TraceModel {
+        var current = model
+        current.threads = Array(threads)
+        current.queues = Array(queues)
+        return current
+    }
 
     public mutating func consume(_ e: Event) {
         model.eventCount += 1
@@ -103,7 +112,7 @@ public struct ModelBuilder {
         switch e.type {
         case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
         case .threadExit: threadExited(t)
-        case .threadName: model.threads[Int(t)].name = e.string ?? ""
+        case .threadName: threads[Int(t)].name = e.string ?? ""
         case .queueCreate: queueCreated(e)
         case .queueInfo: queueInfo(e)
         case .setTarget: setTarget(object: e.a, target: e.b)
@@ -169,10 +178,10 @@ public struct ModelBuilder {
         flushLastSeen()
         for t in threadState.indices {
             if threadState[t].state != .dead { closeStateTime(Int32(t)) }
-            model.threads[t].lastSeen = threadState[t].lastSeen
+            threads[t].lastSeen = threadState[t].lastSeen
         }
         for q in queueState.indices {
-            model.queues[q].busyNs = queueState[q].running.value(at: end)
+            queues[q].busyNs = queueState[q].running.value(at: end)
             closeBacklogEpisode(q)
         }
         for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
@@ -181,6 +190,8 @@ public struct ModelBuilder {
             if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&model.threadExplosions, x) }
             explosion = nil
         }
+        model.threads = Array(threads)
+        model.queues = Array(queues)
         attachSched()
         return model
     }

@@ -24,7 +24,7 @@ final class UnsafeTableStorage<Element> {
     }
 }
 
-struct UnsafeTable<Element> {
+struct UnsafeTable<Element>: RandomAccessCollection {
     private var storage: UnsafeTableStorage<Element>
     /// The storage's pointer and count, kept here so that element access never reads the
     /// class instance (whose properties would need exclusivity checks).
@@ -36,6 +36,8 @@ struct UnsafeTable<Element> {
         base = storage.base
     }
 
+    var startIndex: Int { 0 }
+    var endIndex: Int { count }
     var indices: Range<Int> { 0..<count }
 
     subscript(index: Int) -> Element {
