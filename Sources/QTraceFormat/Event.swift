@@ -38,13 +38,13 @@ public enum SchedState: UInt32, Sendable, CaseIterable {
 /// SCHED_STATE `flags8` bits.
 public struct SchedFlags: OptionSet, Sendable {
     public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// Sleeping in an uninterruptible wait (state D: usually disk or page-fault I/O).
-    public static let uninterruptible = SchedFlags(rawValue: 1 << 0)
+    @inlinable public static var uninterruptible: SchedFlags { SchedFlags(rawValue: 1 << 0) }
     /// Runnable because it was woken (else: preempted while running).
-    public static let woken = SchedFlags(rawValue: 1 << 1)
+    @inlinable public static var woken: SchedFlags { SchedFlags(rawValue: 1 << 1) }
     /// The state held before the trace started (the record is at time 0).
-    public static let initial = SchedFlags(rawValue: 1 << 2)
+    @inlinable public static var initial: SchedFlags { SchedFlags(rawValue: 1 << 2) }
 }
 
 /// ENQUEUE / START `arg`: how a work item was submitted.
@@ -52,18 +52,18 @@ public enum ItemKind: UInt32, Sendable, CaseIterable {
     case unknown = 0, async = 1, sync = 2, barrierAsync = 3, barrierSync = 4, after = 5
     case groupAsync = 6, groupNotify = 7, asyncAndWait = 8, barrierAsyncAndWait = 9, workItemNotify = 10
     /// Items whose submitter waits for them (the caller is blocked from ENQUEUE to END).
-    public var isSynchronous: Bool { self == .sync || self == .barrierSync || self == .asyncAndWait || self == .barrierAsyncAndWait }
-    public var isBarrier: Bool { self == .barrierAsync || self == .barrierSync || self == .barrierAsyncAndWait }
+    @inlinable public var isSynchronous: Bool { self == .sync || self == .barrierSync || self == .asyncAndWait || self == .barrierAsyncAndWait }
+    @inlinable public var isBarrier: Bool { self == .barrierAsync || self == .barrierSync || self == .barrierAsyncAndWait }
 }
 
 /// ENQUEUE `flags8` bits.
 public struct EnqueueFlags: OptionSet, Sendable {
     public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let barrier = EnqueueFlags(rawValue: 1 << 0)
-    public static let workItem = EnqueueFlags(rawValue: 1 << 1)
-    public static let function = EnqueueFlags(rawValue: 1 << 2)
-    public static let swiftConcurrency = EnqueueFlags(rawValue: 1 << 3)
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public static var barrier: EnqueueFlags { EnqueueFlags(rawValue: 1 << 0) }
+    @inlinable public static var workItem: EnqueueFlags { EnqueueFlags(rawValue: 1 << 1) }
+    @inlinable public static var function: EnqueueFlags { EnqueueFlags(rawValue: 1 << 2) }
+    @inlinable public static var swiftConcurrency: EnqueueFlags { EnqueueFlags(rawValue: 1 << 3) }
 }
 
 /// SOURCE_CREATE `arg`.
