@@ -10,7 +10,7 @@ extension ModelBuilder {
         group.createdAt = createdAt
         model.groups.append(group)
         groupLastEmptied.append(0)
-        objects[address] = ObjectRef(kind: .group, index: g)
+        objects.store(ObjectRef(kind: .group, index: g), at: address)
         return g
     }
 
@@ -67,7 +67,7 @@ extension ModelBuilder {
         sem.createdAt = createdAt
         sem.initialValue = value
         model.semaphores.append(sem)
-        objects[address] = ObjectRef(kind: .semaphore, index: s)
+        objects.store(ObjectRef(kind: .semaphore, index: s), at: address)
         return s
     }
 
@@ -120,7 +120,7 @@ extension ModelBuilder {
         source.suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
         model.sources.append(source)
         sourceState.append(SourceState())
-        objects[e.a] = ObjectRef(kind: .source, index: s)
+        objects.store(ObjectRef(kind: .source, index: s), at: e.a)
     }
 
     func source(address: UInt64) -> Int? {
@@ -260,7 +260,7 @@ extension ModelBuilder {
         model.channels.append(IOChannel(address: e.a, generation: nextGeneration(e.a), isRandom: e.arg == 1,
                                         fd: e.b == ~0 ? nil : Int64(bitPattern: e.b), path: e.string,
                                         createdAt: now))
-        objects[e.a] = ObjectRef(kind: .channel, index: c)
+        objects.store(ObjectRef(kind: .channel, index: c), at: e.a)
     }
 
     /// The channel at `address`; 0 is the pseudo-channel of dispatch_read/dispatch_write.
@@ -275,7 +275,7 @@ extension ModelBuilder {
         if let ref = objects[address], ref.kind == .channel { return ref.index }
         let c = Int32(model.channels.count)
         model.channels.append(IOChannel(address: address, generation: nextGeneration(address)))
-        objects[address] = ObjectRef(kind: .channel, index: c)
+        objects.store(ObjectRef(kind: .channel, index: c), at: address)
         return c
     }
 

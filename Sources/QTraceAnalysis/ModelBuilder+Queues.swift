@@ -28,7 +28,7 @@ extension ModelBuilder {
             queues[Int(q)].suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
         }
         queueState.append(state)
-        if origin != .defaultRoot { objects[address] = ObjectRef(kind: .queue, index: q) }
+        if origin != .defaultRoot { objects.store(ObjectRef(kind: .queue, index: q), at: address) }
         topologyVersion &+= 1
         if inactive { suspendedQueues += 1 }
         // Nothing targets a new queue yet: only its own state can be suspended.
@@ -110,7 +110,7 @@ extension ModelBuilder {
             queues[Int(q)].label = label
             queues[Int(q)].origin = .info
             queues[Int(q)].generation = nextGeneration(e.a)
-            objects[e.a] = ObjectRef(kind: .queue, index: q)
+            objects.store(ObjectRef(kind: .queue, index: q), at: e.a)
             return
         }
         let q = newQueue(address: e.a, label: label, kind: kind, origin: .info, qos: qos, target: -1)

@@ -29,7 +29,7 @@ public struct ModelBuilder {
     var now: UInt64 = 0
 
     // Object identity: every address maps to its most recent object.
-    var objects = IdMap<ObjectRef>()
+    var objects = ObjectTable()
     var generations = IdMap<Int32>()
     var threadByTid = IdMap<Int32>()
     /// tid -> thread for recently seen tids, by the tid's low bits (see `thread(for:)`).
