@@ -11,7 +11,12 @@ With BASELINE=DIR (a directory holding another build's `qtrace`), each round als
 binary on the same trace, alternating, and prints the ratio of the CPU times (user + system,
 steadier than wall time on a shared machine); DIR must also hold that build's qtrace-fixtures and
 libqtrace-shim.so, which then record the trace (in its format, which both collectors read).
-Usage: [ROUNDS=3] [BASELINE=DIR] scripts/bench-collector.py [BIN_DIR]   (make bench builds release first)
+With YARDSTICK=1 (needs lttng-tools and babeltrace2; run as root), the flow load is also
+recorded through LTTng (`qtrace record --backend lttng`) and `babeltrace2 -o dummy` (decode
+only) reads that trace, alternating with qtrace, so that the machine's speed cancels out: the
+issue's goal (10M events/s where babeltrace2 decodes ~4M events/s) is 2.5x babeltrace2's rate.
+Usage: [ROUNDS=3] [BASELINE=DIR] [YARDSTICK=1] scripts/bench-collector.py [BIN_DIR]
+  (make bench builds release first)
 """
 import os
 import statistics
@@ -39,16 +44,49 @@ else:
     qtrace_record = qtrace
 
 
-def time_stats(binary, trace):
-    """(wall s, user + system s, peak RSS KiB) of `binary stats --json trace`, in a child of its
-    own so that its peak RSS is not mixed with the recording's."""
+def time_command(argv):
+    """(wall s, user + system s, peak RSS KiB) of a command, in a child of its own so that its
+    peak RSS is not mixed with the recording's."""
     probe = ("import resource,subprocess,sys,time;t=time.perf_counter();"
-             "subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL);"
+             "subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
              "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
              "print(time.perf_counter()-t, u.ru_utime+u.ru_stime, u.ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", probe, binary, "stats", "--json", trace],
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run([sys.executable, "-c", probe] + argv, capture_output=True, text=True, check=True).stdout.split()
     return float(out[0]), float(out[1]), int(out[2])
+
+
+def time_stats(binary, trace):
+    return time_command([binary, "stats", "--json", trace])
+
+
+def event_count(trace):
+    """Events of a qtrace trace, from the header line of `qtrace dump`."""
+    summary = subprocess.run([qtrace, "dump", "--limit", "0", trace], capture_output=True, text=True).stdout
+    return next((int(line.split("events")[0].split()[-1].replace(",", "")) for line in summary.splitlines()
+                 if line.startswith("#") and " events in " in line), 0)
+
+
+def yardstick(args, embedded_trace, embedded_events):
+    """babeltrace2's decode rate on the same workload recorded through LTTng, alternating with
+    qtrace on the embedded trace: both in CPU time, so that the machine's speed cancels out."""
+    base = os.path.join(tmp, "yardstick")
+    print(f"yardstick: recording {' '.join(args)} through LTTng ...", flush=True)
+    own_build = dict(os.environ, QTRACE_SHIM=os.path.join(bin_dir, "libqtrace-shim.so"))
+    subprocess.run([qtrace, "record", "--backend", "lttng", "-q", "--no-report", "-o", base, "--",
+                    os.path.join(bin_dir, "qtrace-fixtures")] + args, env=own_build, check=True, stdout=subprocess.DEVNULL)
+    ctf_dir = base + ".lttng"
+    ctf_events = event_count(base)  # the record's conversion holds exactly the session's qtrace events
+    ours, theirs = [], []
+    for _ in range(rounds):
+        theirs.append(time_command(["babeltrace2", "-o", "dummy", ctf_dir])[1])
+        ours.append(time_stats(qtrace, embedded_trace)[1])
+    bt_rate = ctf_events / statistics.median(theirs)
+    our_rate = embedded_events / statistics.median(ours)
+    print(f"yardstick: babeltrace2 -o dummy: {ctf_events:,} events in {statistics.median(theirs):.2f} s CPU "
+          f"(median of {rounds}) = {bt_rate / 1e6:.2f} M events/s; qtrace stats --json (embedded trace): "
+          f"{statistics.median(ours):.2f} s CPU = {our_rate / 1e6:.2f} M events/s = {our_rate / bt_rate:.2f}x "
+          f"babeltrace2 (the goal, 10 M/s where babeltrace2 does ~4 M/s, is 2.5x)", flush=True)
+    subprocess.run(["rm", "-rf", base, ctf_dir], check=True)
 
 
 def measure(name, args):
@@ -57,9 +95,7 @@ def measure(name, args):
     subprocess.run([qtrace_record, "record", "-q", "--no-report", "-o", trace, "--", fixtures] + args,
                    env=env, check=True, stdout=subprocess.DEVNULL)
     size = os.path.getsize(trace)
-    summary = subprocess.run([qtrace, "dump", "--limit", "0", trace], capture_output=True, text=True).stdout
-    events = next((int(line.split("events")[0].split()[-1].replace(",", "")) for line in summary.splitlines()
-                   if line.startswith("#") and " events in " in line), 0)
+    events = event_count(trace)
     runs, base_runs = [], []
     for _ in range(rounds):
         runs.append(time_stats(qtrace, trace))
@@ -70,13 +106,15 @@ def measure(name, args):
     peak_kib = max(run[2] for run in runs)
     print(f"{name}: trace {size / 2**20:.1f} MiB, {events:,} events; qtrace stats {elapsed:.2f} s "
           f"(median of {rounds}: {', '.join(f'{run[0]:.2f}' for run in runs)}; CPU {cpu:.2f} s) = "
-          f"{events / elapsed / 1e6:.1f} M events/s (read + analyse); peak RSS {peak_kib / 1024:.0f} MiB = "
+          f"{events / elapsed / 1e6:.1f} M events/s (read + analyse; {events / cpu / 1e6:.1f} M/s of CPU time); peak RSS {peak_kib / 1024:.0f} MiB = "
           f"{peak_kib * 1024 / size:.2f} x the trace", flush=True)
     if baseline:
         base_cpu = statistics.median(run[1] for run in base_runs)
         base_peak = max(run[2] for run in base_runs)
         print(f"{name}: baseline CPU {base_cpu:.2f} s (median of {rounds}), peak RSS "
               f"{base_peak * 1024 / size:.2f} x the trace; CPU time ratio {cpu / base_cpu:.2f}", flush=True)
+    if os.environ.get("YARDSTICK") == "1" and name == "flow":
+        yardstick(args, trace, events)
     os.unlink(trace)
 
 

@@ -359,7 +359,7 @@ struct Frame {
 enum RunState: UInt8 { case idle, running, blocked, dead }
 
 struct ThreadState {
-    var stack: [Frame] = []
+    var stack = UnsafeTable<Frame>(capacity: 4)
     var state: RunState = .idle
     var since: UInt64 = 0
     var isWorker = false

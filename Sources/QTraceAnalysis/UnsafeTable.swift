@@ -10,6 +10,8 @@
 
 final class UnsafeTableStorage<Element> {
     var base: UnsafeMutablePointer<Element>
+    /// Elements to deinitialize at the end; kept up to date only for non-trivial elements
+    /// (a trivial type's table writes no class property per append or removal).
     var count = 0
     var capacity: Int
 
@@ -29,11 +31,13 @@ struct UnsafeTable<Element>: RandomAccessCollection {
     /// The storage's pointer and count, kept here so that element access never reads the
     /// class instance (whose properties would need exclusivity checks).
     private var base: UnsafeMutablePointer<Element>
+    private var capacity: Int
     private(set) var count = 0
 
     init(capacity: Int = 16) {
         storage = UnsafeTableStorage(capacity: capacity)
         base = storage.base
+        self.capacity = storage.capacity
     }
 
     var startIndex: Int { 0 }
@@ -52,19 +56,28 @@ struct UnsafeTable<Element>: RandomAccessCollection {
     }
 
     mutating func append(_ element: Element) {
-        if count == storage.capacity { grow() }
+        if count == capacity { grow() }
         (base + count).initialize(to: element)
         count += 1
-        storage.count = count
+        if !_isPOD(Element.self) { storage.count = count }
+    }
+
+    @discardableResult
+    mutating func removeLast() -> Element {
+        precondition(count > 0, "removeLast on an empty UnsafeTable")
+        count -= 1
+        if !_isPOD(Element.self) { storage.count = count }
+        return (base + count).move()
     }
 
     private mutating func grow() {
-        let capacity = storage.capacity * 2
+        capacity *= 2
         let bigger = UnsafeMutablePointer<Element>.allocate(capacity: capacity)
         bigger.moveInitialize(from: base, count: count)
         base.deallocate()
         storage.base = bigger
         storage.capacity = capacity
+        storage.count = count
         base = bigger
     }
 }
