@@ -62,11 +62,11 @@ extension ModelBuilder {
     // MARK: Semaphores
 
     mutating func newSemaphore(address: UInt64, value: Int64, createdAt: UInt64?) -> Int32 {
-        let s = Int32(model.semaphores.count)
+        let s = Int32(semaphores.count)
         var sem = TraceSemaphore(address: address, generation: nextGeneration(address))
         sem.createdAt = createdAt
         sem.initialValue = value
-        model.semaphores.append(sem)
+        semaphores.append(sem)
         objects.store(ObjectRef(kind: .semaphore, index: s), at: address)
         return s
     }
@@ -82,20 +82,20 @@ extension ModelBuilder {
 
     mutating func semaphoreWaitBegin(_ e: Event, thread t: Int32) {
         let s = semaphore(address: e.a)
-        model.semaphores[Int(s)].waits += 1
+        semaphores[Int(s)].waits += 1
         beginBlocked(t, cause: .semaphore, object: s, key: e.a)
     }
 
     mutating func semaphoreWaitEnd(_ e: Event, thread t: Int32) {
         let s = Int(semaphore(address: e.a))
         let timedOut = e.arg & 1 != 0, blocked = e.arg & 2 != 0
-        if timedOut { model.semaphores[s].timedOutWaits += 1 }
+        if timedOut { semaphores[s].timedOutWaits += 1 }
         guard let f = endBlocked(t, cause: .semaphore, key: e.a, timedOut: timedOut) else { return }
         if blocked {
             let waited = now - f.start
-            model.semaphores[s].blockedWaits += 1
-            model.semaphores[s].blockedNs += waited
-            model.semaphores[s].maxBlockedNs = Swift.max(model.semaphores[s].maxBlockedNs, waited)
+            semaphores[s].blockedWaits += 1
+            semaphores[s].blockedNs += waited
+            semaphores[s].maxBlockedNs = Swift.max(semaphores[s].maxBlockedNs, waited)
         } else if Int(f.index) == threads[Int(t)].blocked.count - 1 {
             // Fast path: the thread never blocked, so it is not a blocked interval.
             threads[Int(t)].blocked.removeLast()
@@ -104,8 +104,8 @@ extension ModelBuilder {
 
     mutating func semaphoreSignal(_ e: Event) {
         let s = Int(semaphore(address: e.a))
-        model.semaphores[s].signals += 1
-        if e.arg & 1 != 0 { model.semaphores[s].wakeups += 1 }
+        semaphores[s].signals += 1
+        if e.arg & 1 != 0 { semaphores[s].wakeups += 1 }
     }
 
     // MARK: Sources

@@ -249,11 +249,12 @@ extension ModelBuilder {
         threadState[i].since = now
     }
 
-    /// The check below changes nothing while there are no more workers than CPUs and no
-    /// explosion is open: skip the call then (workers change state twice per item).
+    /// The check below changes nothing while no explosion is open or starting: skip the call
+    /// then (workers change state twice per item).
     @inline(__always)
     mutating func checkThreadExplosionIfNeeded() {
-        if explosion != nil || Int(aliveWorkers) > model.info.ncpu { checkThreadExplosion() }
+        let exploding = Int(aliveWorkers) > model.info.ncpu && blockedWorkers * 2 > aliveWorkers
+        if exploding || explosion != nil { checkThreadExplosion() }
     }
 
     /// Thread explosion: more live workers than CPUs while most of them are blocked.

@@ -20,10 +20,12 @@ import QTraceFormat
 /// Streaming model builder: `var b = ModelBuilder(info: info); b.consume(e) ...; b.finish()`.
 public struct ModelBuilder {
     var model: TraceModel
-    /// The model's threads and queues while building (moved into `model` by `finish`): they
-    /// change several times per event, which an array in a struct would check for sharing.
+    /// The model's threads, queues and semaphores while building (moved into `model` by
+    /// `finish`): they change several times per event, which an array in a struct would check
+    /// for sharing at every write.
     var threads = UnsafeTable<TraceThread>()
     var queues = UnsafeTable<TraceQueue>()
+    var semaphores = UnsafeTable<TraceSemaphore>()
     let converter: DispatchTimeConverter
     /// Time of the latest event (events that go back in time are clamped to it).
     var now: UInt64 = 0
@@ -99,6 +101,7 @@ public struct ModelBuilder {
         var current = model
         current.threads = Array(threads)
         current.queues = Array(queues)
+        current.semaphores = Array(semaphores)
         return current
     }
 
@@ -192,6 +195,7 @@ public struct ModelBuilder {
         }
         model.threads = Array(threads)
         model.queues = Array(queues)
+        model.semaphores = Array(semaphores)
         attachSched()
         return model
     }

@@ -19,9 +19,9 @@ struct PendingTable {
 
     /// One array of `blockSize` slots per slab (separate arrays: growing the table never
     /// copies the slots); an empty slot has `item == -1`.
-    private var slabs: [[PendingItem]] = []
+    private var slabs = UnsafeTable<UnsafeTable<PendingItem>>()
     /// Entries per slab (a slab whose count falls to 0 goes back to `freeSlabs`).
-    private var slabCounts: [Int32] = []
+    private var slabCounts = UnsafeTable<Int32>()
     private var freeSlabs: [Int32] = []
     private var slabOfBlock = IdMap<Int32>()
     /// The block of the latest insert and of the latest removal with their slabs (-1: none):
@@ -85,7 +85,7 @@ struct PendingTable {
         } else {
             slab = Int32(slabCounts.count)
             slabCounts.append(0)
-            slabs.append([PendingItem](repeating: Self.emptySlot, count: Self.blockSize))
+            slabs.append(UnsafeTable(repeating: Self.emptySlot, count: Self.blockSize))
         }
         slabOfBlock[block] = slab
         return slab

@@ -40,6 +40,11 @@ struct UnsafeTable<Element>: RandomAccessCollection {
         self.capacity = storage.capacity
     }
 
+    init(repeating element: Element, count: Int) {
+        self.init(capacity: count)
+        for _ in 0..<count { append(element) }
+    }
+
     var startIndex: Int { 0 }
     var endIndex: Int { count }
     var indices: Range<Int> { 0..<count }
