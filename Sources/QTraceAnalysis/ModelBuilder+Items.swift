@@ -24,8 +24,8 @@ extension ModelBuilder {
         }
         if kind == .groupAsync || kind == .groupNotify { item.relatedIndex = group(address: e.c) }
         item.qosRaw = itemQoS(workItem: workItem, synchronous: kind.isSynchronous, queue: q, caller: t)
-        let i = Int32(model.items.count)
-        model.items.append(item)
+        let i = Int32(items.count)
+        items.append(item)
 
         let delayed = kind == .after || kind == .groupNotify || kind == .workItemNotify
         let domain = domainRoot(q)
@@ -87,7 +87,7 @@ extension ModelBuilder {
             model.anomalies.startsWithoutEnqueue += 1
             i = newUnqueuedItem(id: id, kind: e.arg, origin: .startOnly, thread: t)
         }
-        let item = model.items[Int(i)]
+        let item = items[Int(i)]
         if item.kind.isSynchronous, item.submitterIndex >= 0 {
             if item.submitterIndex == t {
                 _ = endBlocked(t, cause: .sync, key: UInt64(i)) // the caller runs it itself
@@ -114,32 +114,32 @@ extension ModelBuilder {
         item.isBarrier = info?.isBarrier ?? false
         item.parentIndex = topItem(of: t)
         if item.qosRaw == 0 { item.qosRaw = currentQoS(of: t) }
-        model.items.append(item)
-        return Int32(model.items.count - 1)
+        items.append(item)
+        return Int32(items.count - 1)
     }
 
     /// An enqueued item starts: settle its wait, split by cause.
     mutating func startQueued(_ entry: PendingItem) {
         let i = Int(entry.item)
-        let q = Int(model.items[i].queueIndex)
+        let q = Int(items[i].queueIndex)
         if entry.inBacklog { backlogChanged(q, by: -1) }
         // Fields are read and written one by one: copying the item in and out costs more.
-        let kind = model.items[i].kind
-        if kind == .groupNotify, model.items[i].relatedIndex >= 0 {
-            model.items[i].readyTime = Swift.max(model.items[i].enqueueTime,
-                                                 groupLastEmptied[Int(model.items[i].relatedIndex)])
+        let kind = items[i].kind
+        if kind == .groupNotify, items[i].relatedIndex >= 0 {
+            items[i].readyTime = Swift.max(items[i].enqueueTime,
+                                                 groupLastEmptied[Int(items[i].relatedIndex)])
         } else if kind == .workItemNotify {
-            model.items[i].readyTime = noTime
+            items[i].readyTime = noTime
         }
-        let ready = model.items[i].readyTime
+        let ready = items[i].readyTime
         guard ready != noTime, now > ready else { return }
         let total = now - ready
         guard entry.inBacklog else {
             queues[q].waitByCause.unattributedNs += total
-            model.items[i].waitCause = .unattributed
+            items[i].waitCause = .unattributed
             return
         }
-        let isBarrier = model.items[i].isBarrier
+        let isBarrier = items[i].isBarrier
         let domain = domainRoot(Int32(q))
         var occupied: UInt64 = 0
         if isBarrier && domain < 0 {
@@ -157,7 +157,7 @@ extension ModelBuilder {
         queues[q].waitByCause.behindBarrierNs += behindBarrier
         queues[q].waitByCause.suspendedNs += whileSuspended
         queues[q].waitByCause.threadNs += forThread
-        model.items[i].waitCause = dominantCause(behindPrevious, behindBarrier, whileSuspended, forThread)
+        items[i].waitCause = dominantCause(behindPrevious, behindBarrier, whileSuspended, forThread)
 
         var blocker: Int32 = -1
         var blockedFor: UInt64 = 0
@@ -170,13 +170,13 @@ extension ModelBuilder {
             blockedFor = behindBarrier
         }
         guard blocker >= 0 && blocker != entry.item else { return }
-        model.items[i].waitedBehindIndex = blocker
+        items[i].waitedBehindIndex = blocker
         // Read into a local first: optional chaining through the array copied the whole queue.
         let worst = queues[q].worstWaitBehind
         if blockedFor > (worst?.waitNs ?? 0) {
             queues[q].worstWaitBehind = WaitBehind(item: i, blocker: Int(blocker), waitNs: blockedFor)
         }
-        let itemQoS = model.items[i].qosRaw, blockerQoS = model.items[Int(blocker)].qosRaw
+        let itemQoS = items[i].qosRaw, blockerQoS = items[Int(blocker)].qosRaw
         if itemQoS != 0 && blockerQoS != 0 && itemQoS > blockerQoS && blockedFor >= Thresholds.priorityInversionMinWaitNs {
             appendObservation(&model.priorityInversions,
                               PriorityInversion(item: i, blocker: Int(blocker), queue: q, waitNs: blockedFor,
@@ -195,11 +195,11 @@ extension ModelBuilder {
 
     /// Common to items and source handler runs: the thread starts executing item `i`.
     mutating func beginExecution(_ i: Int32, thread t: Int32, kind: FrameKind, key: UInt64) {
-        model.items[Int(i)].startTime = now
-        model.items[Int(i)].threadIndex = t
-        model.items[Int(i)].depth = threadState[Int(t)].itemDepth
+        items[Int(i)].startTime = now
+        items[Int(i)].threadIndex = t
+        items[Int(i)].depth = threadState[Int(t)].itemDepth
         var domain: Int32 = -1
-        let q = model.items[Int(i)].queueIndex
+        let q = items[Int(i)].queueIndex
         if q >= 0 {
             domain = domainRoot(q)
             let qi = Int(q)
@@ -231,14 +231,14 @@ extension ModelBuilder {
     /// Common to items and handler runs: item of frame `f` ended on thread `t`.
     mutating func finishExecution(_ f: Frame, thread t: Int32) {
         let i = Int(f.index)
-        model.items[i].endTime = now
-        let q = model.items[i].queueIndex
+        items[i].endTime = now
+        let q = items[i].queueIndex
         if q >= 0 {
             let qi = Int(q)
             queueState[qi].runningCount -= 1
             if queueState[qi].runningCount <= 0 { queueState[qi].running.set(false, at: now) }
             queueState[qi].lastEndedItem = f.index
-            if model.items[i].isBarrier {
+            if items[i].isBarrier {
                 queueState[qi].barriersOutstanding -= 1
                 if queueState[qi].barriersOutstanding <= 0 { queueState[qi].barrier.set(false, at: now) }
             }
@@ -252,8 +252,8 @@ extension ModelBuilder {
         if let caller = syncWaiter.remove(UInt64(i)) {
             _ = endBlocked(caller, cause: .sync, key: UInt64(i))
         }
-        if model.items[i].kind == .groupAsync, model.items[i].relatedIndex >= 0 {
-            groupLeave(model.items[i].relatedIndex, thread: t, item: f.index)
+        if items[i].kind == .groupAsync, items[i].relatedIndex >= 0 {
+            groupLeave(items[i].relatedIndex, thread: t, item: f.index)
         }
     }
 
@@ -266,7 +266,7 @@ extension ModelBuilder {
         if c == mainQueue && threads[Int(t)].kind == .main { return true }
         let serial = queues[Int(c)].kind.isSerial
         for f in threadState[Int(t)].stack where f.kind == .item || f.kind == .handler {
-            var cur = model.items[Int(f.index)].queueIndex
+            var cur = items[Int(f.index)].queueIndex
             var steps = 0
             while cur >= 0 && steps < 64 {
                 if cur == c && (steps == 0 || serial) { return true }

@@ -166,8 +166,8 @@ extension ModelBuilder {
         item.queueIndex = idx(model.sources[s].queue)
         item.parentIndex = topItem(of: t)
         if item.queueIndex >= 0 { item.qosRaw = effectiveQoS(item.queueIndex) }
-        let i = Int32(model.items.count)
-        model.items.append(item)
+        let i = Int32(items.count)
+        items.append(item)
 
         var run = SourceHandlerRun(item: Int(i), kind: kind, data: e.b, merges: 0, delayNs: nil, latenessNs: nil,
                                    coalesced: false, afterSuspension: false)

@@ -160,7 +160,7 @@ extension ModelBuilder {
     @inline(__always)
     func currentQoS(of t: Int32) -> UInt8 {
         let item = topItem(of: t)
-        if item >= 0, model.items[Int(item)].qosRaw != 0 { return model.items[Int(item)].qosRaw }
+        if item >= 0, items[Int(item)].qosRaw != 0 { return items[Int(item)].qosRaw }
         return threads[Int(t)].kind == .main ? QoSClass.userInteractive.rawValue : 0
     }
 

@@ -26,6 +26,8 @@ public struct ModelBuilder {
     var threads = UnsafeTable<TraceThread>()
     var queues = UnsafeTable<TraceQueue>()
     var semaphores = UnsafeTable<TraceSemaphore>()
+    /// The model's items while building (see `ItemStore`).
+    var items: ItemStore
     let converter: DispatchTimeConverter
     /// Time of the latest event (events that go back in time are clamped to it).
     var now: UInt64 = 0
@@ -87,7 +89,7 @@ public struct ModelBuilder {
     /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
     public init(info: TraceInfo, expectedEvents: Int = 0) {
         model = TraceModel(info: info)
-        if expectedEvents > 0 { model.items.reserveCapacity(expectedEvents / 3 + 16) }
+        items = ItemStore(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
         converter = DispatchTimeConverter(initMonoNs: info.initMonoNs, initRealtimeNs: info.initRealtimeNs)
         if info.mainTid != 0 { _ = thread(for: info.mainTid) }
         if info.mainQueue != 0 {
@@ -102,6 +104,7 @@ public struct ModelBuilder {
         current.threads = Array(threads)
         current.queues = Array(queues)
         current.semaphores = Array(semaphores)
+        current.items = items.array
         return current
     }
 
@@ -175,6 +178,14 @@ public struct ModelBuilder {
 
     /// Closes what is still open at the end of the trace and returns the model.
     public mutating func finish() -> TraceModel {
+        closeOpenState()
+        model.items = items.array
+        items = ItemStore()
+        return finishModel()
+    }
+
+    /// Closes what is still open at the end of the trace (items are still in the store).
+    mutating func closeOpenState() {
         let end = Swift.max(now, model.info.durationNs ?? 0)
         model.endTime = end
         now = end
@@ -193,6 +204,11 @@ public struct ModelBuilder {
             if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&model.threadExplosions, x) }
             explosion = nil
         }
+    }
+
+    /// Moves the run-time tables into the model (its items must be there already) and adds
+    /// what needs the whole model.
+    mutating func finishModel() -> TraceModel {
         model.threads = Array(threads)
         model.queues = Array(queues)
         model.semaphores = Array(semaphores)
@@ -218,15 +234,23 @@ public enum Analysis {
     /// (a power of two) with the number consumed so far.
     public static func buildModel(file: TraceFile, progressEvery: Int = 1 << 20,
                                   progress: ((Int) -> Void)? = nil) -> TraceModel {
-        var builder = ModelBuilder(info: TraceInfo(file: file), expectedEvents: file.eventCount)
+        var builder = ModelBuilder(info: TraceInfo(file: file))
         var count = 0
         let mask = Swift.max(progressEvery, 1) - 1
-        file.forEachEvent { event in
-            builder.consume(event)
-            count &+= 1
-            if count & mask == 0 { progress?(count) }
+        // Every event makes at most one item: the items go straight into the model's array.
+        let items = [WorkItem](unsafeUninitializedCapacity: file.eventCount + 16) { buffer, initialized in
+            builder.items.adopt(buffer)
+            file.forEachEvent { event in
+                builder.consume(event)
+                count &+= 1
+                if count & mask == 0 { progress?(count) }
+            }
+            builder.closeOpenState()
+            initialized = builder.items.count
         }
-        return builder.finish()
+        builder.items = ItemStore()
+        builder.model.items = items
+        return builder.finishModel()
     }
 
     /// Model, statistics and findings of a trace file.

@@ -86,3 +86,62 @@ struct UnsafeTable<Element>: RandomAccessCollection {
         base = bigger
     }
 }
+
+/// The model's work items while building. Each item is written several times (enqueue, start,
+/// end, wait split), and a write into `model.items` checked the array for sharing each time.
+/// `Analysis.buildModel(file:)` lends the store the final array's own uninitialized buffer,
+/// sized for the worst case (one item per event; untouched pages cost no memory), so the
+/// items are never copied; otherwise the store grows by itself and is copied out once.
+struct ItemStore {
+    private var base: UnsafeMutablePointer<WorkItem>
+    private(set) var count = 0
+    private var capacity: Int
+    /// Owns `base` when the store grows by itself (nil while it fills a lent buffer).
+    private var owner: UnsafeTableStorage<WorkItem>?
+
+    init(capacity: Int = 16) {
+        let storage = UnsafeTableStorage<WorkItem>(capacity: capacity)
+        owner = storage
+        base = storage.base
+        self.capacity = storage.capacity
+    }
+
+    /// Fills `buffer` from now on (the store must still be empty).
+    mutating func adopt(_ buffer: UnsafeMutableBufferPointer<WorkItem>) {
+        precondition(count == 0 && buffer.baseAddress != nil, "ItemStore.adopt after items were added")
+        base = buffer.baseAddress!
+        capacity = buffer.count
+        owner = nil
+    }
+
+    subscript(index: Int) -> WorkItem {
+        @inline(__always) get {
+            assert(index >= 0 && index < count, "ItemStore index out of range")
+            return base[index]
+        }
+        @inline(__always) nonmutating _modify {
+            assert(index >= 0 && index < count, "ItemStore index out of range")
+            yield &base[index]
+        }
+    }
+
+    mutating func append(_ item: WorkItem) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: item)
+        count += 1
+    }
+
+    private mutating func grow() {
+        guard let owner else { preconditionFailure("more work items than the lent buffer holds") }
+        capacity *= 2
+        let bigger = UnsafeMutablePointer<WorkItem>.allocate(capacity: capacity)
+        bigger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        owner.base = bigger
+        owner.capacity = capacity
+        base = bigger
+    }
+
+    /// A copy of the items as an array.
+    var array: [WorkItem] { Array(UnsafeBufferPointer(start: base, count: count)) }
+}
