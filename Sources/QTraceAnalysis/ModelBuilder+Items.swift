@@ -249,7 +249,7 @@ extension ModelBuilder {
                 if queueState[d].holder == t { queueState[d].holder = -1 }
             }
         }
-        if let caller = syncWaiter.remove(UInt64(i)) {
+        if syncWaiter.count > 0, let caller = syncWaiter.remove(UInt64(i)) {
             _ = endBlocked(caller, cause: .sync, key: UInt64(i))
         }
         if items[i].kind == .groupAsync, items[i].relatedIndex >= 0 {

@@ -14,6 +14,7 @@ extension ModelBuilder {
         return g
     }
 
+    @inline(__always)
     mutating func group(address: UInt64) -> Int32 {
         if let ref = objects[address], ref.kind == .group { return ref.index }
         return newGroup(address: address, createdAt: nil)
@@ -71,6 +72,7 @@ extension ModelBuilder {
         return s
     }
 
+    @inline(__always)
     mutating func semaphore(address: UInt64) -> Int32 {
         if let ref = objects[address], ref.kind == .semaphore { return ref.index }
         return newSemaphore(address: address, value: 0, createdAt: nil)

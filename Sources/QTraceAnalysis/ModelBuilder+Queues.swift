@@ -42,10 +42,15 @@ extension ModelBuilder {
 
     /// The queue at `address` as referenced by another record; unknown addresses become an
     /// implicit queue of unknown kind.
+    @inline(__always)
     mutating func queue(address: UInt64) -> Int32 {
         if let ref = objects[address], ref.kind == .queue { return ref.index }
-        return newQueue(address: address, label: "queue 0x" + String(address, radix: 16), kind: .unknown,
-                        origin: .implicit, qos: .unspecified, target: -1)
+        return newImplicitQueue(address: address)
+    }
+
+    mutating func newImplicitQueue(address: UInt64) -> Int32 {
+        newQueue(address: address, label: "queue 0x" + String(address, radix: 16), kind: .unknown,
+                 origin: .implicit, qos: .unspecified, target: -1)
     }
 
     /// Where private queues go by default: the default-QoS global queue (a placeholder until
