@@ -24,10 +24,16 @@ struct PendingTable {
     private var slabCounts = UnsafeTable<Int32>()
     private var freeSlabs: [Int32] = []
     private var slabOfBlock = IdMap<Int32>()
-    /// The block of the latest insert and of the latest removal with their slabs (-1: none):
-    /// consecutive ids mostly share a block, which then needs no hashed lookup.
-    private var insertBlock: UInt64 = 0, insertSlab: Int32 = -1
-    private var removeBlock: UInt64 = 0, removeSlab: Int32 = -1
+    /// Recently used blocks with their slabs, by the block's low bits (slab -1: none): each
+    /// producer thread fills its own block and consecutive blocks go to different threads,
+    /// so interleaved producers and the consumers behind them mostly need no hashed lookup.
+    private var blockCache = UnsafeTable(repeating: CachedBlock(block: 0, slab: -1), count: blockCacheSize)
+    private static let blockCacheSize = 16
+
+    private struct CachedBlock {
+        var block: UInt64
+        var slab: Int32
+    }
     private var others = IdMap<PendingItem>()
     private(set) var count = 0
 
@@ -38,8 +44,7 @@ struct PendingTable {
     mutating func insertIfAbsent(_ id: UInt64, _ entry: PendingItem) -> Bool {
         let block = id >> UInt64(Self.blockBits)
         let slot = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
-        if let slab = insertSlab >= 0 && insertBlock == block ? insertSlab : (slabOfBlock[block] ?? newSlab(for: block)) {
-            insertBlock = block; insertSlab = slab
+        if let slab = cachedSlab(of: block) ?? newSlab(for: block) {
             if slabs[Int(slab)][slot].item >= 0 || (others.count > 0 && others[id] != nil) { return false }
             slabs[Int(slab)][slot] = entry
             slabCounts[Int(slab)] += 1
@@ -53,8 +58,7 @@ struct PendingTable {
     /// Removes and returns the entry of `id`.
     mutating func remove(_ id: UInt64) -> PendingItem? {
         let block = id >> UInt64(Self.blockBits)
-        if let slab = removeSlab >= 0 && removeBlock == block ? removeSlab : slabOfBlock[block] {
-            removeBlock = block; removeSlab = slab
+        if let slab = cachedSlab(of: block) {
             let slot = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
             let entry = slabs[Int(slab)][slot]
             if entry.item >= 0 {
@@ -64,8 +68,7 @@ struct PendingTable {
                 if slabCounts[Int(slab)] == 0 {
                     slabOfBlock.remove(block)
                     freeSlabs.append(slab)
-                    removeSlab = -1
-                    if insertSlab == slab { insertSlab = -1 }
+                    blockCache[Int(truncatingIfNeeded: block) & (Self.blockCacheSize - 1)].slab = -1
                 }
                 return entry
             }
@@ -73,6 +76,16 @@ struct PendingTable {
         guard others.count > 0, let entry = others.remove(id) else { return nil }
         count -= 1
         return entry
+    }
+
+    /// The slab of `block`, if it has one.
+    @inline(__always)
+    private func cachedSlab(of block: UInt64) -> Int32? {
+        let cached = blockCache[Int(truncatingIfNeeded: block) & (Self.blockCacheSize - 1)]
+        if cached.slab >= 0 && cached.block == block { return cached.slab }
+        guard let slab = slabOfBlock[block] else { return nil }
+        blockCache[Int(truncatingIfNeeded: block) & (Self.blockCacheSize - 1)] = CachedBlock(block: block, slab: slab)
+        return slab
     }
 
     /// A slab for `block`, or nil when slabs would be too sparsely used.
@@ -88,6 +101,7 @@ struct PendingTable {
             slabs.append(UnsafeTable(repeating: Self.emptySlot, count: Self.blockSize))
         }
         slabOfBlock[block] = slab
+        blockCache[Int(truncatingIfNeeded: block) & (Self.blockCacheSize - 1)] = CachedBlock(block: block, slab: slab)
         return slab
     }
 }
