@@ -126,8 +126,7 @@ extension ModelBuilder {
         // Fields are read and written one by one: copying the item in and out costs more.
         let kind = items[i].kind
         if kind == .groupNotify, items[i].relatedIndex >= 0 {
-            items[i].readyTime = Swift.max(items[i].enqueueTime,
-                                                 groupLastEmptied[Int(items[i].relatedIndex)])
+            items[i].readyTime = Swift.max(items[i].enqueueTime, groupLastEmptied[Int(items[i].relatedIndex)])
         } else if kind == .workItemNotify {
             items[i].readyTime = noTime
         }

@@ -8,15 +8,12 @@ extension ModelBuilder {
     /// threads mostly hits the small direct-mapped `tidCache` (the hashed map only on a miss).
     @inline(__always)
     mutating func thread(for tid: Int32) -> Int32 {
-        if tid == lastTid && lastThread >= 0 {
-            lastThreadSeen = now
-            return lastThread
-        }
-        return switchThread(to: tid)
+        let t = tid == lastTid && lastThread >= 0 ? lastThread : switchThread(to: tid)
+        threadState[Int(t)].lastSeen = now
+        return t
     }
 
     mutating func switchThread(to tid: Int32) -> Int32 {
-        flushLastSeen()
         let slot = Int(UInt32(bitPattern: tid)) & (Self.tidCacheSize - 1)
         var t = tidCache[slot].tid == tid ? tidCache[slot].thread : -1
         if t < 0 {
@@ -29,7 +26,7 @@ extension ModelBuilder {
             }
             tidCache[slot] = TidCacheSlot(tid: tid, thread: t)
         }
-        lastTid = tid; lastThread = t; lastThreadSeen = now
+        lastTid = tid; lastThread = t
         return t
     }
 
@@ -37,7 +34,7 @@ extension ModelBuilder {
         let t = Int32(threads.count)
         let isMain = tid == model.info.mainTid && tid != 0
         threads.append(TraceThread(tid: tid, name: model.info.threadNames[tid] ?? (isMain ? "main" : ""),
-                                         kind: isMain ? .main : .other, firstSeen: now, lastSeen: now))
+                                   kind: isMain ? .main : .other, firstSeen: now, lastSeen: now))
         threadState.append(ThreadState(since: now, lastSeen: now))
         aliveThreads += 1
         model.threadActivity.alive.record(aliveThreads, at: now)
@@ -49,13 +46,7 @@ extension ModelBuilder {
         let tid = threads[Int(t)].tid
         let slot = Int(UInt32(bitPattern: tid)) & (Self.tidCacheSize - 1)
         if tidCache[slot].thread == t { tidCache[slot] = TidCacheSlot(tid: 0, thread: -1) }
-        if lastThread == t { flushLastSeen(); lastThread = -1 }
-    }
-
-    /// Stores the last thread's `lastSeen`, which runs of its events only keep in
-    /// `lastThreadSeen` (no write into the thread array per event).
-    mutating func flushLastSeen() {
-        if lastThread >= 0 { threadState[Int(lastThread)].lastSeen = lastThreadSeen }
+        if lastThread == t { lastThread = -1 }
     }
 
     mutating func threadStarted(_ t: Int32, kind: UInt32, creator: UInt64) {
@@ -171,7 +162,7 @@ extension ModelBuilder {
         let i = Int(t)
         let index = Int32(threads[i].blocked.count)
         threads[i].blocked.append(BlockedInterval(thread: i, start: now, end: nil, cause: cause,
-                                                        object: Int(object), item: item < 0 ? nil : Int(item)))
+                                                  object: Int(object), item: item < 0 ? nil : Int(item)))
         push(Frame(kind: .blocked, cause: cause, index: index, key: key, start: now), on: t)
     }
 

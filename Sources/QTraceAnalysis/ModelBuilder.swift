@@ -42,8 +42,6 @@ public struct ModelBuilder {
     /// Most events come in runs from one thread: skip the lookup then.
     var lastTid: Int32 = 0
     var lastThread: Int32 = -1
-    /// `lastSeen` of `lastThread`, stored into its state when another thread's event comes.
-    var lastThreadSeen: UInt64 = 0
 
     // Run-time state, index-aligned with the model arrays.
     var queueState = UnsafeTable<QueueState>()
@@ -189,7 +187,6 @@ public struct ModelBuilder {
         let end = Swift.max(now, model.info.durationNs ?? 0)
         model.endTime = end
         now = end
-        flushLastSeen()
         for t in threadState.indices {
             if threadState[t].state != .dead { closeStateTime(Int32(t)) }
             threads[t].lastSeen = threadState[t].lastSeen
