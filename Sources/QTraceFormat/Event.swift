@@ -52,8 +52,13 @@ public enum ItemKind: UInt32, Sendable, CaseIterable {
     case unknown = 0, async = 1, sync = 2, barrierAsync = 3, barrierSync = 4, after = 5
     case groupAsync = 6, groupNotify = 7, asyncAndWait = 8, barrierAsyncAndWait = 9, workItemNotify = 10
     /// Items whose submitter waits for them (the caller is blocked from ENQUEUE to END).
-    @inlinable public var isSynchronous: Bool { self == .sync || self == .barrierSync || self == .asyncAndWait || self == .barrierAsyncAndWait }
-    @inlinable public var isBarrier: Bool { self == .barrierAsync || self == .barrierSync || self == .barrierAsyncAndWait }
+    /// (Bit masks over the raw values: these run several times per item.)
+    @inlinable @inline(__always) public var isSynchronous: Bool {
+        (1 << rawValue) & (1 << 2 | 1 << 4 | 1 << 8 | 1 << 9) != 0  // sync, barrierSync, asyncAndWait, barrierAsyncAndWait
+    }
+    @inlinable @inline(__always) public var isBarrier: Bool {
+        (1 << rawValue) & (1 << 3 | 1 << 4 | 1 << 9) != 0  // barrierAsync, barrierSync, barrierAsyncAndWait
+    }
 }
 
 /// ENQUEUE `flags8` bits.
