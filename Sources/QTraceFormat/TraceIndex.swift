@@ -169,7 +169,10 @@ struct TraceIndex {
     }
 
     private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry]) {
-        let layouts = RecordLayout.table
+        RecordShape.table.withUnsafeBufferPointer { buildStreams(bytes, chunks: chunks, shapes: $0) }
+    }
+
+    private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry], shapes: UnsafeBufferPointer<RecordShape>) {
         var built: [(stream: ThreadStream, info: ThreadInfo, order: Int)] = []
         for group in Self.groupByThread(chunks) {
             let tid = Int32(truncatingIfNeeded: group[0].rawTid)
@@ -178,7 +181,7 @@ struct TraceIndex {
             var firstTsc: UInt64?, lastTsc: UInt64 = 0, count = 0
             for chunk in group {
                 if let headerName = chunk.name, !(name ?? "").hasPrefix(headerName) { name = headerName }
-                let scan = bytes.scanRecords(start: chunk.start + TraceLayout.chunkHeaderSize, end: chunk.end, layouts: layouts)
+                let scan = bytes.scanRecords(start: chunk.start + TraceLayout.chunkHeaderSize, end: chunk.end, shapes: shapes)
                 if let problem = scan.problem {
                     warnings.append(TraceWarning(chunk: chunk.index, message: "tid \(tid): \(problem); rest of the chunk skipped"))
                 }
