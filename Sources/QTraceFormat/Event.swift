@@ -52,18 +52,31 @@ public enum ItemKind: UInt32, Sendable, CaseIterable {
     case unknown = 0, async = 1, sync = 2, barrierAsync = 3, barrierSync = 4, after = 5
     case groupAsync = 6, groupNotify = 7, asyncAndWait = 8, barrierAsyncAndWait = 9, workItemNotify = 10
     /// Items whose submitter waits for them (the caller is blocked from ENQUEUE to END).
-    public var isSynchronous: Bool { self == .sync || self == .barrierSync || self == .asyncAndWait || self == .barrierAsyncAndWait }
-    public var isBarrier: Bool { self == .barrierAsync || self == .barrierSync || self == .barrierAsyncAndWait }
+    // Inlinable: the analysis asks these per item, across the module boundary.
+    @inlinable @inline(__always) public var isSynchronous: Bool {
+        switch self {
+        case .sync, .barrierSync, .asyncAndWait, .barrierAsyncAndWait: true
+        default: false
+        }
+    }
+    @inlinable @inline(__always) public var isBarrier: Bool {
+        switch self {
+        case .barrierAsync, .barrierSync, .barrierAsyncAndWait: true
+        default: false
+        }
+    }
 }
 
 /// ENQUEUE `flags8` bits.
 public struct EnqueueFlags: OptionSet, Sendable {
     public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
-    public static let barrier = EnqueueFlags(rawValue: 1 << 0)
-    public static let workItem = EnqueueFlags(rawValue: 1 << 1)
-    public static let function = EnqueueFlags(rawValue: 1 << 2)
-    public static let swiftConcurrency = EnqueueFlags(rawValue: 1 << 3)
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+    // Computed and inlinable (not stored statics, which cost an accessor call per use in
+    // another module): the analysis tests them per item.
+    @inlinable public static var barrier: EnqueueFlags { EnqueueFlags(rawValue: 1 << 0) }
+    @inlinable public static var workItem: EnqueueFlags { EnqueueFlags(rawValue: 1 << 1) }
+    @inlinable public static var function: EnqueueFlags { EnqueueFlags(rawValue: 1 << 2) }
+    @inlinable public static var swiftConcurrency: EnqueueFlags { EnqueueFlags(rawValue: 1 << 3) }
 }
 
 /// SOURCE_CREATE `arg`.
