@@ -25,6 +25,7 @@ public final class TraceFile: @unchecked Sendable {
 
     private let bytes: TraceBytes
     private let streams: [ThreadStream]
+    private let maxTsc: UInt64
 
     /// Opens and validates the trace at `path`; throws a `TraceError` if it is not a
     /// readable qtrace trace.
@@ -51,6 +52,7 @@ public final class TraceFile: @unchecked Sendable {
         unwrittenChunkCount = index.unwrittenChunkCount
         unknownRecordCount = index.unknownRecordCount
         streams = index.streams
+        maxTsc = index.maxTsc
     }
 
     /// Size of the file in bytes.
@@ -68,7 +70,7 @@ public final class TraceFile: @unchecked Sendable {
     /// already in time order; the threads are merged with a binary heap. Equal times keep
     /// each thread's record order, and between threads follow the order of `threads`.
     public func forEachEvent(_ body: (Event) throws -> Void) rethrows {
-        var merge = EventMerge(bytes: bytes, streams: streams, clock: clock)
+        var merge = EventMerge(bytes: bytes, streams: streams, clock: FastTSCConverter(clock, maxTsc: maxTsc))
         try merge.run(body)
     }
 
@@ -103,7 +105,7 @@ private struct StreamCursor {
     /// Moves past the head record to the next record of a known type. Returns false when
     /// the stream is read. The common case (the next record, same span) is inline.
     @inline(__always)
-    mutating func advance(_ bytes: TraceBytes, _ shapes: UnsafeBufferPointer<RecordShape>, _ clock: TraceClock) -> Bool {
+    mutating func advance(_ bytes: TraceBytes, _ shapes: UnsafeBufferPointer<RecordShape>, _ clock: FastTSCConverter) -> Bool {
         // Validated at open: lengths keep offsets within their span, so no overflow checks.
         offset &+= Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
         if offset < end {
@@ -119,7 +121,7 @@ private struct StreamCursor {
 
     /// Moves to the first record of a known type at or after `offset`, across spans.
     @inline(never)
-    mutating func settle(_ bytes: TraceBytes, _ shapes: UnsafeBufferPointer<RecordShape>, _ clock: TraceClock) -> Bool {
+    mutating func settle(_ bytes: TraceBytes, _ shapes: UnsafeBufferPointer<RecordShape>, _ clock: FastTSCConverter) -> Bool {
         while true {
             while offset < end {
                 let next = bytes.u64(offset)
@@ -146,10 +148,10 @@ private struct StreamCursor {
 /// usually records several events in a row).
 private struct EventMerge {
     let bytes: TraceBytes
-    let clock: TraceClock
+    let clock: FastTSCConverter
     var cursors: [StreamCursor]
 
-    init(bytes: TraceBytes, streams: [ThreadStream], clock: TraceClock) {
+    init(bytes: TraceBytes, streams: [ThreadStream], clock: FastTSCConverter) {
         self.bytes = bytes
         self.clock = clock
         cursors = streams.map(StreamCursor.init)

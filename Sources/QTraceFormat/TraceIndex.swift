@@ -29,6 +29,8 @@ struct TraceIndex {
     var schedEventCount = 0
     var clock = TraceClock(baseTsc: 0, offsetNs: 0, nsPerTick: 1, method: .identity, pairCount: 0)
     var streams: [ThreadStream] = []
+    /// The largest TSC of a record (0 without records): the range the merge's clock covers.
+    var maxTsc: UInt64 = 0
     var threads: [ThreadInfo] = []
     var warnings: [TraceWarning] = []
 
@@ -190,7 +192,7 @@ struct TraceIndex {
                     stream.spans.append(RecordSpan(start: chunk.start + TraceLayout.chunkHeaderSize, end: scan.validEnd))
                 }
                 if firstTsc == nil { firstTsc = scan.firstTsc }
-                if scan.eventCount > 0 { lastTsc = scan.lastTsc }
+                if scan.eventCount > 0 { lastTsc = scan.lastTsc; maxTsc = max(maxTsc, scan.lastTsc) }
                 count += scan.eventCount
                 unknownRecordCount += scan.unknownCount
             }
