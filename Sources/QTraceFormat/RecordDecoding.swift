@@ -73,8 +73,8 @@ extension TraceBytes {
     func scanRecords(start: Int, end: Int, shapes: UnsafeBufferPointer<RecordShape>) -> ChunkScan {
         var scan = ChunkScan(validEnd: start)
         var offset = start
-        var known = 0, total = 0
-        var firstKnown = -1, lastKnown = -1
+        var known = 0, unknown = 0
+        var firstKnown = -1, lastKnown = -1, lastThreadName = -1
         // Bounds: offset stays within start...end (each step adds a length checked against
         // end - offset), so the arithmetic below cannot overflow.
         while end &- offset >= 8 {
@@ -92,19 +92,21 @@ extension TraceBytes {
             if shape.known != 0 {
                 if firstKnown < 0 { firstKnown = offset }
                 lastKnown = offset
-                if shape.type == .threadName { scan.lastThreadNameOffset = offset }
+                known &+= 1
+                if shape.decode == .string0 && shape.type == .threadName { lastThreadName = offset }
+            } else {
+                unknown &+= 1
             }
-            known &+= shape.known
-            total &+= 1
             offset &+= length
         }
         scan.validEnd = offset
         scan.eventCount = known
-        scan.unknownCount = total - known
+        scan.unknownCount = unknown
         if firstKnown >= 0 {
             scan.firstTsc = u64(firstKnown + 8)
             scan.lastTsc = u64(lastKnown + 8)
         }
+        if lastThreadName >= 0 { scan.lastThreadNameOffset = lastThreadName }
         return scan
     }
 
