@@ -41,10 +41,13 @@ struct RecordShape {
     let known: Int
 
     var hasString: Bool { decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string3.rawValue }
+    /// Unknown, or with a string: the validation scan's slow path.
+    let isSpecial: Bool
 
     private init(decode: Decode, type: EventType, minLength: Int) {
         self.decode = decode; self.type = type; self.minLength = minLength
         known = decode == .unknown ? 0 : 1
+        isSpecial = decode == .unknown || (decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string3.rawValue)
     }
 
     private init(_ layout: RecordLayout?) {
@@ -71,43 +74,71 @@ extension TraceBytes {
     /// Walks the records of `start..<end` (the bytes after a chunk header) and stops at the
     /// end marker (a zero word) or at the first record that cannot be trusted.
     func scanRecords(start: Int, end: Int, shapes: UnsafeBufferPointer<RecordShape>) -> ChunkScan {
-        var scan = ChunkScan(validEnd: start)
+        let base = self.base
         var offset = start
         var known = 0, unknown = 0
-        var firstKnown = -1, lastKnown = -1, lastThreadName = -1
+        var lastKnown = -1, lastThreadName = -1
+        var damaged = false
         // Bounds: offset stays within start...end (each step adds a length checked against
         // end - offset), so the arithmetic below cannot overflow.
-        while end &- offset >= 8 {
-            let word0 = u64(offset)
+        scanning: while end &- offset >= 8 {
+            let word0 = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             if word0 == 0 { break }
             let length = Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
             let shape = shapes[Int(word0 & 0xFF)]
-            // One test for the common case; the slow path says what is wrong.
-            if length < shape.minLength || length & 7 != 0 || length > end &- offset
-                || (shape.hasString && !stringFits(shape, at: offset, length: length)) {
-                scan.problem = "record at byte \(offset - start + TraceLayout.chunkHeaderSize) "
-                    + recordProblem(shape, at: offset, length: length, room: end - offset)
-                break
+            if length < shape.minLength || length & 7 != 0 || length > end &- offset || shape.isSpecial {
+                // Damage, strings and unknown types: classified out of line, so that the
+                // common case keeps its few values in registers.
+                switch classifySpecial(shape, at: offset, length: length, end: end) {
+                case .damaged:
+                    damaged = true
+                    break scanning
+                case .unknown:
+                    unknown &+= 1
+                    offset &+= length
+                    continue scanning
+                case .threadName:
+                    lastThreadName = offset
+                case .known:
+                    break
+                }
             }
-            if shape.known != 0 {
-                if firstKnown < 0 { firstKnown = offset }
-                lastKnown = offset
-                known &+= 1
-                if shape.decode == .string0 && shape.type == .threadName { lastThreadName = offset }
-            } else {
-                unknown &+= 1
-            }
+            lastKnown = offset
+            known &+= 1
             offset &+= length
         }
-        scan.validEnd = offset
+        var scan = ChunkScan(validEnd: offset)
+        if damaged {
+            // The record at `offset` is the one that stopped the scan: say what is wrong.
+            let word0 = u64(offset)
+            let length = Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
+            scan.problem = "record at byte \(offset - start + TraceLayout.chunkHeaderSize) "
+                + recordProblem(shapes[Int(word0 & 0xFF)], at: offset, length: length, room: end - offset)
+        }
         scan.eventCount = known
         scan.unknownCount = unknown
-        if firstKnown >= 0 {
-            scan.firstTsc = u64(firstKnown + 8)
+        if lastKnown >= 0 {
+            // The first known record: found again here rather than tracked per record.
+            var first = start
+            while shapes[Int(u64(first) & 0xFF)].known == 0 { first += Int(truncatingIfNeeded: (u64(first) >> 16) & 0xFFFF) }
+            scan.firstTsc = u64(first + 8)
             scan.lastTsc = u64(lastKnown + 8)
         }
         if lastThreadName >= 0 { scan.lastThreadNameOffset = lastThreadName }
         return scan
+    }
+
+    /// What the scan makes of a record off its common path.
+    enum SpecialRecord { case damaged, unknown, known, threadName }
+
+    @inline(never)
+    private func classifySpecial(_ shape: RecordShape, at offset: Int, length: Int, end: Int) -> SpecialRecord {
+        if length < shape.minLength || length & 7 != 0 || length > end &- offset
+            || (shape.hasString && !stringFits(shape, at: offset, length: length)) {
+            return .damaged
+        }
+        if shape.known == 0 { return .unknown }
+        return shape.type == .threadName ? .threadName : .known
     }
 
     /// Whether the string of a record of a string type fits in its `length` bytes (at least
