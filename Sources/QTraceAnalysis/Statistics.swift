@@ -106,7 +106,7 @@ public struct QueueStats: Sendable, Codable {
         let active = model.queues.indices.filter { itemCounts[$0] > 0 }
         var slotOfQueue = [Int32](repeating: -1, count: model.queues.count)
         var batch = [Accumulation](repeating: Accumulation(), count: Swift.min(queuesPerPass, active.count))
-        var threadQueuePairs = IdMap<Bool>() // distinct (thread, queue) pairs seen
+        var threadQueuePairs = ThreadQueuePairs(model) // distinct (thread, queue) pairs seen
         var first = 0
         while first < active.count {
             let queues = active[first..<Swift.min(first + queuesPerPass, active.count)]
@@ -148,7 +148,7 @@ public struct QueueStats: Sendable, Codable {
         var items = 0, completed = 0, pending = 0, running = 0, sync = 0, barrier = 0, handlers = 0, threads = 0
         var runSum: UInt64 = 0
 
-        mutating func add(_ item: WorkItem, _ threadQueuePairs: inout IdMap<Bool>) {
+        mutating func add(_ item: WorkItem, _ threadQueuePairs: inout ThreadQueuePairs) {
             queue = item.queueIndex
             items += 1
             let synchronous = item.kind.isSynchronous
@@ -168,9 +168,9 @@ public struct QueueStats: Sendable, Codable {
             } else {
                 running += 1
             }
-            if item.threadIndex >= 0 {
-                let pair = UInt64(UInt32(item.threadIndex)) << 32 | UInt64(UInt32(item.queueIndex))
-                if threadQueuePairs.insertIfAbsent(pair, true) { threads += 1 }
+            if item.threadIndex >= 0 && threadQueuePairs.slot(item.threadIndex, item.queueIndex) < 0 {
+                threadQueuePairs.setSlot(item.threadIndex, item.queueIndex, 0)
+                threads += 1
             }
         }
     }
@@ -283,19 +283,19 @@ public struct ThreadStats: Sendable, Codable {
     public var queues: [ThreadQueueShare] = []
 
     static func all(_ model: TraceModel) -> [ThreadStats] {
-        var perPair = IdMap<Int32>()
+        var perPair = ThreadQueuePairs(model)
         var shares: [(thread: Int32, share: ThreadQueueShare)] = []
         var itemCounts = [Int](repeating: 0, count: model.threads.count)
         for item in model.items where item.threadIndex >= 0 {
             itemCounts[Int(item.threadIndex)] += 1
             guard item.queueIndex >= 0 else { continue }
-            let key = UInt64(UInt32(item.threadIndex)) << 32 | UInt64(UInt32(item.queueIndex))
             let run = item.runTime ?? 0
-            if let s = perPair[key] {
+            let s = perPair.slot(item.threadIndex, item.queueIndex)
+            if s >= 0 {
                 shares[Int(s)].share.items += 1
                 shares[Int(s)].share.runNs += run
             } else {
-                perPair[key] = Int32(shares.count)
+                perPair.setSlot(item.threadIndex, item.queueIndex, Int32(shares.count))
                 shares.append((item.threadIndex, ThreadQueueShare(queue: Int(item.queueIndex), items: 1, runNs: run)))
             }
         }
@@ -315,6 +315,38 @@ public struct ThreadStats: Sendable, Codable {
             s.queues = byThread[t].sorted { $0.runNs != $1.runNs ? $0.runNs > $1.runNs : $0.queue < $1.queue }
             return s
         }
+    }
+}
+
+/// A value (an Int32 slot, -1 when unset) per (thread, queue) pair: a dense table when the
+/// model's threads × queues is small, which it usually is (a lookup is then an index), else a
+/// hash map.
+struct ThreadQueuePairs {
+    private static let denseLimit = 1 << 20
+    private var dense: [Int32]
+    private var sparse = IdMap<Int32>()
+    private let queueCount: Int
+
+    init(_ model: TraceModel) {
+        queueCount = model.queues.count
+        let size = model.threads.count * model.queues.count
+        dense = size <= Self.denseLimit ? [Int32](repeating: -1, count: size) : []
+    }
+
+    @inline(__always)
+    func slot(_ thread: Int32, _ queue: Int32) -> Int32 {
+        if !dense.isEmpty { return dense[Int(thread) * queueCount + Int(queue)] }
+        return sparse[Self.key(thread, queue)] ?? -1
+    }
+
+    @inline(__always)
+    mutating func setSlot(_ thread: Int32, _ queue: Int32, _ value: Int32) {
+        if !dense.isEmpty { dense[Int(thread) * queueCount + Int(queue)] = value; return }
+        sparse[Self.key(thread, queue)] = value
+    }
+
+    private static func key(_ thread: Int32, _ queue: Int32) -> UInt64 {
+        UInt64(UInt32(bitPattern: thread)) << 32 | UInt64(UInt32(bitPattern: queue))
     }
 }
 

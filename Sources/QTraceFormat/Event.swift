@@ -38,26 +38,32 @@ public enum SchedState: UInt32, Sendable, CaseIterable {
 /// SCHED_STATE `flags8` bits.
 public struct SchedFlags: OptionSet, Sendable {
     public let rawValue: UInt8
-    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
     /// Sleeping in an uninterruptible wait (state D: usually disk or page-fault I/O).
-    @inlinable public static var uninterruptible: SchedFlags { SchedFlags(rawValue: 1 << 0) }
+    public static let uninterruptible = SchedFlags(rawValue: 1 << 0)
     /// Runnable because it was woken (else: preempted while running).
-    @inlinable public static var woken: SchedFlags { SchedFlags(rawValue: 1 << 1) }
+    public static let woken = SchedFlags(rawValue: 1 << 1)
     /// The state held before the trace started (the record is at time 0).
-    @inlinable public static var initial: SchedFlags { SchedFlags(rawValue: 1 << 2) }
+    public static let initial = SchedFlags(rawValue: 1 << 2)
 }
 
 /// ENQUEUE / START `arg`: how a work item was submitted.
 public enum ItemKind: UInt32, Sendable, CaseIterable {
     case unknown = 0, async = 1, sync = 2, barrierAsync = 3, barrierSync = 4, after = 5
     case groupAsync = 6, groupNotify = 7, asyncAndWait = 8, barrierAsyncAndWait = 9, workItemNotify = 10
+    // Inlinable: the analysis asks these per item, across the module boundary.
     /// Items whose submitter waits for them (the caller is blocked from ENQUEUE to END).
-    /// (Bit masks over the raw values: these run several times per item.)
     @inlinable @inline(__always) public var isSynchronous: Bool {
-        (1 << rawValue) & (1 << 2 | 1 << 4 | 1 << 8 | 1 << 9) != 0  // sync, barrierSync, asyncAndWait, barrierAsyncAndWait
+        switch self {
+        case .sync, .barrierSync, .asyncAndWait, .barrierAsyncAndWait: true
+        default: false
+        }
     }
     @inlinable @inline(__always) public var isBarrier: Bool {
-        (1 << rawValue) & (1 << 3 | 1 << 4 | 1 << 9) != 0  // barrierAsync, barrierSync, barrierAsyncAndWait
+        switch self {
+        case .barrierAsync, .barrierSync, .barrierAsyncAndWait: true
+        default: false
+        }
     }
 }
 
@@ -65,6 +71,8 @@ public enum ItemKind: UInt32, Sendable, CaseIterable {
 public struct EnqueueFlags: OptionSet, Sendable {
     public let rawValue: UInt8
     @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+    // Computed and inlinable (not stored statics, which cost an accessor call per use in
+    // another module): the analysis tests them per item.
     @inlinable public static var barrier: EnqueueFlags { EnqueueFlags(rawValue: 1 << 0) }
     @inlinable public static var workItem: EnqueueFlags { EnqueueFlags(rawValue: 1 << 1) }
     @inlinable public static var function: EnqueueFlags { EnqueueFlags(rawValue: 1 << 2) }

@@ -20,95 +20,199 @@ struct ChunkScan {
     var problem: String?
 }
 
+/// How the hot paths read a raw record type: one table entry per type byte, so that the
+/// validation scan and the merge need a single lookup and no optional unwrapping per record.
+struct RecordShape {
+    /// The payload layout, as one switch of the decoder.
+    enum Decode: UInt8 {
+        case unknown
+        case words0, words1, words2, words3, words4
+        case string0, string1, string2, string3
+        case compactEnqueue, compactStart, compactEnd
+    }
+
+    let decode: Decode
+    /// The decoded event's type (unused for unknown types).
+    let type: EventType
+    /// The smallest valid length: the record header and payload words, plus the string's
+    /// length field. 16 (a bare header) for unknown types, which are only framed.
+    let minLength: Int
+    /// 1 for known types: added per record, it counts events without a branch.
+    let known: Int
+
+    var hasString: Bool { decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string3.rawValue }
+    /// Unknown, or with a string: the validation scan's slow path.
+    let isSpecial: Bool
+
+    private init(decode: Decode, type: EventType, minLength: Int) {
+        self.decode = decode; self.type = type; self.minLength = minLength
+        known = decode == .unknown ? 0 : 1
+        isSpecial = decode == .unknown || (decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string3.rawValue)
+    }
+
+    private init(_ layout: RecordLayout?) {
+        guard let layout else {
+            self.init(decode: .unknown, type: .threadStart, minLength: TraceLayout.recordHeaderSize)
+            return
+        }
+        let decode: Decode
+        switch (layout.compact, layout.hasString) {
+        case (.enqueue?, _): decode = .compactEnqueue
+        case (.start?, _): decode = .compactStart
+        case (.end?, _): decode = .compactEnd
+        case (nil, false): decode = Decode(rawValue: Decode.words0.rawValue + UInt8(layout.words))!
+        case (nil, true): decode = Decode(rawValue: Decode.string0.rawValue + UInt8(layout.words))!
+        }
+        self.init(decode: decode, type: layout.type, minLength: layout.fixedLength)
+    }
+
+    /// Shapes indexed by the raw type byte (from `RecordLayout.table`).
+    static let table: [RecordShape] = RecordLayout.table.map(RecordShape.init)
+}
+
 extension TraceBytes {
     /// Walks the records of `start..<end` (the bytes after a chunk header) and stops at the
     /// end marker (a zero word) or at the first record that cannot be trusted.
-    func scanRecords(start: Int, end: Int, layouts: [RecordLayout?]) -> ChunkScan {
-        var scan = ChunkScan(validEnd: start)
+    func scanRecords(start: Int, end: Int, shapes: UnsafeBufferPointer<RecordShape>) -> ChunkScan {
+        let base = self.base
         var offset = start
-        while end - offset >= 8 {
-            let word0 = u64(offset)
+        var known = 0, unknown = 0
+        var lastKnown = -1, lastThreadName = -1
+        var damaged = false
+        // Bounds: offset stays within start...end (each step adds a length checked against
+        // end - offset), so the arithmetic below cannot overflow.
+        scanning: while end &- offset >= 8 {
+            let word0 = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             if word0 == 0 { break }
             let length = Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
-            if length < TraceLayout.recordHeaderSize || length & 7 != 0 || length > end - offset {
-                scan.problem = "record at byte \(offset - start + TraceLayout.chunkHeaderSize) "
-                    + framingProblem(length: length, room: end - offset)
-                break
-            }
-            if let layout = layouts[Int(word0 & 0xFF)] {
-                if !payloadFits(layout, at: offset, length: length) {
-                    scan.problem = "record at byte \(offset - start + TraceLayout.chunkHeaderSize) "
-                        + payloadProblem(layout, at: offset, length: length)
+            let shape = shapes[Int(word0 & 0xFF)]
+            if length < shape.minLength || length & 7 != 0 || length > end &- offset || shape.isSpecial {
+                // Damage, strings and unknown types: classified out of line, so that the
+                // common case keeps its few values in registers.
+                switch classifySpecial(shape, at: offset, length: length, end: end) {
+                case .damaged:
+                    damaged = true
+                    break scanning
+                case .unknown:
+                    unknown &+= 1
+                    offset &+= length
+                    continue scanning
+                case .threadName:
+                    lastThreadName = offset
+                case .known:
                     break
                 }
-                let tsc = u64(offset + 8)
-                if scan.firstTsc == nil { scan.firstTsc = tsc }
-                scan.lastTsc = tsc
-                scan.eventCount += 1
-                if layout.type == .threadName { scan.lastThreadNameOffset = offset }
-            } else {
-                scan.unknownCount += 1
             }
-            offset += length
+            lastKnown = offset
+            known &+= 1
+            offset &+= length
         }
-        scan.validEnd = offset
+        var scan = ChunkScan(validEnd: offset)
+        if damaged {
+            // The record at `offset` is the one that stopped the scan: say what is wrong.
+            let word0 = u64(offset)
+            let length = Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
+            scan.problem = "record at byte \(offset - start + TraceLayout.chunkHeaderSize) "
+                + recordProblem(shapes[Int(word0 & 0xFF)], at: offset, length: length, room: end - offset)
+        }
+        scan.eventCount = known
+        scan.unknownCount = unknown
+        if lastKnown >= 0 {
+            // The first known record: found again here rather than tracked per record.
+            var first = start
+            while shapes[Int(u64(first) & 0xFF)].known == 0 { first += Int(truncatingIfNeeded: (u64(first) >> 16) & 0xFFFF) }
+            scan.firstTsc = u64(first + 8)
+            scan.lastTsc = u64(lastKnown + 8)
+        }
+        if lastThreadName >= 0 { scan.lastThreadNameOffset = lastThreadName }
         return scan
     }
 
-    @inline(__always)
-    private func payloadFits(_ layout: RecordLayout, at offset: Int, length: Int) -> Bool {
-        if length < layout.fixedLength { return false }
-        return !layout.hasString || Int(u32(offset + layout.fixedLength - 4)) <= length - layout.fixedLength
+    /// What the scan makes of a record off its common path.
+    enum SpecialRecord { case damaged, unknown, known, threadName }
+
+    @inline(never)
+    private func classifySpecial(_ shape: RecordShape, at offset: Int, length: Int, end: Int) -> SpecialRecord {
+        if length < shape.minLength || length & 7 != 0 || length > end &- offset
+            || (shape.hasString && !stringFits(shape, at: offset, length: length)) {
+            return .damaged
+        }
+        if shape.known == 0 { return .unknown }
+        return shape.type == .threadName ? .threadName : .known
     }
 
-    private func framingProblem(length: Int, room: Int) -> String {
+    /// Whether the string of a record of a string type fits in its `length` bytes (at least
+    /// `minLength`, within the chunk).
+    @inline(__always)
+    private func stringFits(_ shape: RecordShape, at offset: Int, length: Int) -> Bool {
+        Int(u32(offset &+ shape.minLength &- 4)) <= length &- shape.minLength
+    }
+
+    /// Why the record at `offset` cannot be trusted: framing first, then the payload.
+    private func recordProblem(_ shape: RecordShape, at offset: Int, length: Int, room: Int) -> String {
         if length < TraceLayout.recordHeaderSize { return "has length \(length) < 16" }
         if length % 8 != 0 { return "has length \(length), not a multiple of 8" }
-        return "of \(length) bytes runs past the chunk end (\(room) bytes left)"
-    }
-
-    private func payloadProblem(_ layout: RecordLayout, at offset: Int, length: Int) -> String {
-        if length < layout.fixedLength {
-            return "(\(layout.type.name)) of \(length) bytes is too short for its payload (\(layout.fixedLength))"
+        if length > room { return "of \(length) bytes runs past the chunk end (\(room) bytes left)" }
+        if length < shape.minLength {
+            return "(\(shape.type.name)) of \(length) bytes is too short for its payload (\(shape.minLength))"
         }
-        let stringLength = Int(u32(offset + layout.fixedLength - 4))
-        return "(\(layout.type.name)) has a \(stringLength)-byte string that runs past the record"
+        let stringLength = Int(u32(offset + shape.minLength - 4))
+        return "(\(shape.type.name)) has a \(stringLength)-byte string that runs past the record"
     }
 
-    /// Decodes a record already validated by `scanRecords`.
+    /// Decodes a validated record of a known type into an existing event, which the merge
+    /// loop reuses so that handing events to the caller copies nothing. `time` is the
+    /// record's TSC already converted (the merge has it as the stream's sort key). Every
+    /// field is written: payload words the type does not use become 0, and the compact item
+    /// records take their full forms (docs/trace-format.md, "Compact work item records").
     @inline(__always)
-    func decodeEvent(at offset: Int, layout: RecordLayout, tid: Int32, clock: TraceClock) -> Event {
-        var event = Event(type: layout.type, time: 0, tid: tid)
-        decodeEvent(at: offset, layout: layout, tid: tid, time: clock.time(ofTSC: u64(offset + 8)), into: &event)
-        return event
-    }
-
-    /// Decodes into an existing event, which the merge loop reuses so that handing events to
-    /// the caller copies nothing. `time` is the record's TSC already converted (the merge has
-    /// it as the stream's sort key).
-    @inline(__always)
-    func decodeEvent(at offset: Int, layout: RecordLayout, tid: Int32, time: UInt64, into event: inout Event) {
-        let word0 = u64(offset)
+    func decodeEvent(at offset: Int, word0: UInt64, shape: RecordShape, tid: Int32, time: UInt64, into event: inout Event) {
+        let payload = offset &+ TraceLayout.recordHeaderSize
         let flags = UInt8(truncatingIfNeeded: word0 >> 8)
-        let payload = offset + TraceLayout.recordHeaderSize
-        let words = layout.words
-        event.type = layout.type
+        // Written field by field straight into the event (the compact forms then overwrite
+        // some): building the values apart first made the compiler spill and copy them.
+        event.type = shape.type
         event.flags = flags
         event.arg = UInt32(truncatingIfNeeded: word0 >> 32)
         event.tid = tid
         event.time = time
-        event.a = words > 0 ? u64(payload) : 0
-        event.b = words > 1 ? u64(payload + 8) : 0
-        event.c = words > 2 ? u64(payload + 16) : 0
-        event.d = words > 3 ? u64(payload + 24) : 0
-        if layout.hasString {
-            let lengthOffset = payload + 8 * words
-            event.string = recordString(at: lengthOffset + 4, count: Int(u32(lengthOffset)),
+        event.a = 0
+        event.b = 0
+        event.c = 0
+        event.d = 0
+        var stringWords = -1
+        switch shape.decode {
+        case .words0, .unknown: break
+        case .words1: event.a = u64(payload)
+        case .words2: event.a = u64(payload); event.b = u64(payload &+ 8)
+        case .words3: event.a = u64(payload); event.b = u64(payload &+ 8); event.c = u64(payload &+ 16)
+        case .words4:
+            event.a = u64(payload); event.b = u64(payload &+ 8); event.c = u64(payload &+ 16); event.d = u64(payload &+ 24)
+        case .string0: stringWords = 0
+        case .string1: event.a = u64(payload); stringWords = 1
+        case .string2: event.a = u64(payload); event.b = u64(payload &+ 8); stringWords = 2
+        case .string3: event.a = u64(payload); event.b = u64(payload &+ 8); event.c = u64(payload &+ 16); stringWords = 3
+        case .compactEnqueue:
+            // The 32-bit id is the arg; the payload word is the queue with the kind on top.
+            let word = u64(payload)
+            event.a = word0 >> 32
+            event.b = word & 0x00FF_FFFF_FFFF_FFFF
+            event.arg = UInt32(truncatingIfNeeded: word >> 56)
+        case .compactStart:
+            event.a = word0 >> 32
+            event.arg = UInt32(flags)
+            event.flags = 0
+        case .compactEnd:
+            event.a = word0 >> 32
+            event.arg = 0
+        }
+        if stringWords >= 0 {
+            let lengthOffset = payload &+ 8 &* stringWords
+            event.string = recordString(at: lengthOffset &+ 4, count: Int(u32(lengthOffset)),
                                         truncated: flags & TraceLayout.stringTruncatedFlag != 0)
         } else if event.string != nil {
             event.string = nil
         }
-        if let compact = layout.compact { compact.expand(&event) }
     }
 
     /// Decodes string bytes, replacing invalid UTF-8. A string the recorder truncated may end

@@ -92,3 +92,90 @@ public struct TraceClock: Sendable, Equatable {
         return (offset, slope)
     }
 }
+
+/// `TraceClock.time(ofTSC:)` in integer arithmetic, giving the same result for every TSC:
+/// the merge converts every record's TSC, and the floating-point path with its range checks
+/// was a fifth of the merge's instructions.
+///
+/// Why it is exact: the double path computes r + 0.5 = offsetNs + nsPerTick × ticks + 0.5
+/// with three roundings and truncates. Its error is at most 3.1 × 2^-53 × (|nsPerTick ×
+/// ticks| + |offsetNs| + 1) (each rounding is relative to a value of at most that size), so
+/// whenever the exact r + 0.5 is farther than that from an integer, the truncation gives
+/// floor(r + 0.5). The fast path computes r + 0.5 in fixed point with 20 fractional bits
+/// (nsPerTick and offsetNs are binary fractions: scaled by powers of two they are exact
+/// integers, up to half a unit for the offset; the 128-bit product is exact; the shift
+/// truncates less than a unit), and answers only when its value is more than `margin`
+/// units away from an integer, with `margin` above both errors together. Everything else
+/// (near-ties, ticks beyond the trace's range or before the start, unusual clocks) takes the
+/// double path. FastClockTests compares both on over a million TSCs, near-ties included.
+struct FastTSCConverter {
+    private static let fractionBits: UInt64 = 20
+    private static let one: Int64 = 1 << 20
+
+    let clock: TraceClock
+    private let baseTsc: UInt64
+    /// The fast path covers ticks below this (0: none).
+    private let tickLimit: UInt64
+    /// nsPerTick × 2^(shift + 20), exactly.
+    private let slope: UInt64
+    private let shift: UInt64
+    /// (offsetNs + 0.5) × 2^20, rounded.
+    private let offset: Int64
+    /// Fractions (in units of 2^-20 ns) within `margin` of an integer go the double path:
+    /// the fast path answers when fraction - margin, wrapping, is below `window`.
+    private let margin: UInt64
+    private let window: UInt64
+
+    /// A converter for TSCs up to `maxTsc` (the trace's last record); later ones are converted
+    /// by the double path.
+    init(_ clock: TraceClock, maxTsc: UInt64) {
+        self.clock = clock
+        baseTsc = clock.baseTsc
+        let ns = clock.nsPerTick, offsetNs = clock.offsetNs
+        // 2^e <= ns < 2^(e+1); slope = ns × 2^(62 - e) lies in [2^62, 2^63) and is an integer.
+        let e = ns.isNormal && ns > 0 ? Int(ns.exponent) : Int.min
+        let scale = e == Int.min ? 0 : 62 - e
+        let span = maxTsc >= baseTsc ? maxTsc - baseTsc : 0
+        // Values stay below 2^42 ns (73 minutes) so that fixed point fits 63 bits, and ticks
+        // below 2^53 so that the double path converts them exactly.
+        let limitNs = Double(UInt64(1) << 42)
+        guard e != Int.min, scale >= 21, scale <= 83, abs(offsetNs) < limitNs,
+              Double(span) * ns < limitNs, span < (1 << 53) else {
+            tickLimit = 0; slope = 0; shift = 0; offset = 0; margin = 0; window = 0
+            return
+        }
+        shift = UInt64(scale) - Self.fractionBits
+        slope = UInt64(ns * Double(sign: .plus, exponent: scale, significand: 1))
+        offset = Int64((offsetNs * Double(Self.one)).rounded()) + Self.one / 2
+        // Double-path error bound (in ns) over the covered range, then in units of 2^-20 ns,
+        // doubled, plus the fixed-point error (under 1.5 units) with room to spare.
+        let magnitude = Double(span) * ns + abs(offsetNs) + 1
+        let doubleError = 3.1 * magnitude / 9_007_199_254_740_992.0   // × 2^-53
+        margin = UInt64((2 * doubleError * Double(Self.one)).rounded(.up)) + 4
+        window = margin < UInt64(Self.one) / 4 ? UInt64(Self.one) - 2 * margin : 0
+        // Past that margin the fast path would rarely answer.
+        tickLimit = window > 0 ? span + 1 : 0
+    }
+
+    @inline(__always)
+    func time(ofTSC tsc: UInt64) -> UInt64 {
+        fastTime(ofTSC: tsc) ?? clock.time(ofTSC: tsc)
+    }
+
+    /// The time when the fixed-point value decides it; nil when the double path must.
+    @inline(__always)
+    func fastTime(ofTSC tsc: UInt64) -> UInt64? {
+        let ticks = tsc &- baseTsc
+        if ticks < tickLimit {
+            let (high, low) = slope.multipliedFullWidth(by: ticks)
+            // shift is in 1...63: the product's bits from `shift` up, 63 bits at most.
+            let scaled = (high &<< (64 &- shift)) | (low &>> shift)
+            let value = Int64(bitPattern: scaled) &+ offset
+            let fraction = UInt64(bitPattern: value) & UInt64(Self.one - 1)
+            if value >= Self.one && fraction &- margin < window {
+                return UInt64(value >> Int64(Self.fractionBits))
+            }
+        }
+        return nil
+    }
+}

@@ -25,6 +25,7 @@ public final class TraceFile: @unchecked Sendable {
 
     private let bytes: TraceBytes
     private let streams: [ThreadStream]
+    private let maxTsc: UInt64
 
     /// Opens and validates the trace at `path`; throws a `TraceError` if it is not a
     /// readable qtrace trace.
@@ -51,6 +52,7 @@ public final class TraceFile: @unchecked Sendable {
         unwrittenChunkCount = index.unwrittenChunkCount
         unknownRecordCount = index.unknownRecordCount
         streams = index.streams
+        maxTsc = index.maxTsc
     }
 
     /// Size of the file in bytes.
@@ -68,7 +70,7 @@ public final class TraceFile: @unchecked Sendable {
     /// already in time order; the threads are merged with a binary heap. Equal times keep
     /// each thread's record order, and between threads follow the order of `threads`.
     public func forEachEvent(_ body: (Event) throws -> Void) rethrows {
-        var merge = EventMerge(bytes: bytes, streams: streams, clock: clock)
+        var merge = EventMerge(bytes: bytes, streams: streams, clock: FastTSCConverter(clock, maxTsc: maxTsc))
         try merge.run(body)
     }
 
@@ -83,14 +85,16 @@ public final class TraceFile: @unchecked Sendable {
 
 /// Position in one thread's stream of records.
 private struct StreamCursor {
-    let tid: Int32
-    let spans: [RecordSpan]
-    var spanIndex = 0
+    /// Offset of the head record (of a known type) and its first word; `word0` is 0 once the
+    /// stream is read (a valid record's word 0 never is: its length is at least 16).
     var offset = 0
+    var word0: UInt64 = 0
+    /// The head record's time: the stream's sort key.
+    var time: UInt64 = 0
     var end = 0
-    /// Time of the record at `offset`; valid while `headLayout` is not nil.
-    var headTime: UInt64 = 0
-    var headLayout: RecordLayout?
+    let tid: Int32
+    var spanIndex = 0
+    let spans: [RecordSpan]
 
     init(_ stream: ThreadStream) {
         tid = stream.tid
@@ -98,37 +102,56 @@ private struct StreamCursor {
         if let first = spans.first { offset = first.start; end = first.end }
     }
 
-    /// Moves to the first record of a known type at or after `offset`, across spans.
+    /// Moves past the head record to the next record of a known type. Returns false when
+    /// the stream is read. The common case (the next record, same span) is inline.
     @inline(__always)
-    mutating func settle(_ bytes: TraceBytes, _ layouts: UnsafeBufferPointer<RecordLayout?>, _ clock: TraceClock) {
+    mutating func advance(_ bytes: TraceBytes, _ shapes: UnsafeBufferPointer<RecordShape>, _ clock: FastTSCConverter) -> Bool {
+        // Validated at open: lengths keep offsets within their span, so no overflow checks.
+        offset &+= Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
+        if offset < end {
+            let next = bytes.u64(offset)
+            if shapes[Int(next & 0xFF)].known != 0 {
+                word0 = next
+                time = clock.time(ofTSC: bytes.u64(offset &+ 8))
+                return true
+            }
+        }
+        return settle(bytes, shapes, clock)
+    }
+
+    /// Moves to the first record of a known type at or after `offset`, across spans.
+    @inline(never)
+    mutating func settle(_ bytes: TraceBytes, _ shapes: UnsafeBufferPointer<RecordShape>, _ clock: FastTSCConverter) -> Bool {
         while true {
             while offset < end {
-                let word0 = bytes.u64(offset)
-                if let layout = layouts[Int(word0 & 0xFF)] {
-                    headLayout = layout
-                    headTime = clock.time(ofTSC: bytes.u64(offset + 8))
-                    return
+                let next = bytes.u64(offset)
+                if shapes[Int(next & 0xFF)].known != 0 {
+                    word0 = next
+                    time = clock.time(ofTSC: bytes.u64(offset &+ 8))
+                    return true
                 }
-                offset += Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
+                offset &+= Int(truncatingIfNeeded: (next >> 16) & 0xFFFF)
             }
             // This span (a chunk's records) is read: its pages are not needed any more.
             if spanIndex < spans.count { bytes.dropResident(spans[spanIndex].start..<end) }
             spanIndex += 1
-            guard spanIndex < spans.count else { headLayout = nil; return }
+            guard spanIndex < spans.count else { word0 = 0; return false }
             offset = spans[spanIndex].start
             end = spans[spanIndex].end
         }
     }
 }
 
-/// K-way merge of the thread streams with a binary min-heap of stream indices keyed by
-/// (head time, stream index): O(log T) per event, no allocation per event.
+/// K-way merge of the thread streams with a binary min-heap keyed by (head time, stream
+/// index): O(log T) per event, no allocation per event. While the top stream's next record
+/// still comes before both of the top's children, the heap is not touched at all (a thread
+/// usually records several events in a row).
 private struct EventMerge {
     let bytes: TraceBytes
-    let clock: TraceClock
+    let clock: FastTSCConverter
     var cursors: [StreamCursor]
 
-    init(bytes: TraceBytes, streams: [ThreadStream], clock: TraceClock) {
+    init(bytes: TraceBytes, streams: [ThreadStream], clock: FastTSCConverter) {
         self.bytes = bytes
         self.clock = clock
         cursors = streams.map(StreamCursor.init)
@@ -136,85 +159,99 @@ private struct EventMerge {
 
     mutating func run(_ body: (Event) throws -> Void) rethrows {
         let bytes = self.bytes, clock = self.clock
-        try RecordLayout.table.withUnsafeBufferPointer { layouts in
+        try RecordShape.table.withUnsafeBufferPointer { shapes in
             try cursors.withUnsafeMutableBufferPointer { cursors in
                 var heap = MergeHeap(capacity: cursors.count)
                 defer { heap.deallocate() }
-                for index in cursors.indices {
-                    cursors[index].settle(bytes, layouts, clock)
-                    if cursors[index].headLayout != nil { heap.push(index, cursors) }
+                for index in cursors.indices where cursors[index].settle(bytes, shapes, clock) {
+                    heap.push(MergeKey(time: cursors[index].time, stream: index))
                 }
                 var event = Event(type: .end, time: 0, tid: 0)
+                var limit = heap.smallerChild
                 while heap.count > 0 {
-                    let top = heap.top
-                    bytes.decodeEvent(at: cursors[top].offset, layout: cursors[top].headLayout.unsafelyUnwrapped,
-                                      tid: cursors[top].tid, time: cursors[top].headTime, into: &event)
+                    let top = heap.top.stream
+                    let cursor = cursors.baseAddress.unsafelyUnwrapped + top
+                    let word0 = cursor.pointee.word0
+                    bytes.decodeEvent(at: cursor.pointee.offset, word0: word0, shape: shapes[Int(word0 & 0xFF)],
+                                      tid: cursor.pointee.tid, time: cursor.pointee.time, into: &event)
                     try body(event)
-                    let length = Int(truncatingIfNeeded: (bytes.u64(cursors[top].offset) >> 16) & 0xFFFF)
-                    cursors[top].offset += length
-                    cursors[top].settle(bytes, layouts, clock)
-                    if cursors[top].headLayout == nil { heap.removeTop() }
-                    heap.siftDown(cursors)
+                    if cursor.pointee.advance(bytes, shapes, clock) {
+                        let key = MergeKey(time: cursor.pointee.time, stream: top)
+                        if key < limit { heap.top.time = key.time; continue }
+                        heap.replaceTop(key)
+                    } else {
+                        heap.removeTop()
+                    }
+                    limit = heap.smallerChild
                 }
             }
         }
     }
 }
 
-/// A fixed-capacity binary min-heap of stream indices, ordered by the cursors' head times.
+/// A stream's position in the merge: equal times keep the order of the streams.
+private struct MergeKey {
+    var time: UInt64
+    var stream: Int
+
+    static let last = MergeKey(time: .max, stream: .max)
+
+    @inline(__always)
+    static func < (a: MergeKey, b: MergeKey) -> Bool {
+        a.time < b.time || (a.time == b.time && a.stream < b.stream)
+    }
+}
+
+/// A fixed-capacity binary min-heap of the streams' keys (held inline: comparing two
+/// entries touches no cursor).
 private struct MergeHeap {
-    private let items: UnsafeMutablePointer<Int>
+    private let items: UnsafeMutablePointer<MergeKey>
     private(set) var count = 0
 
     init(capacity: Int) { items = .allocate(capacity: max(capacity, 1)) }
     func deallocate() { items.deallocate() }
 
-    var top: Int { items[0] }
-
-    @inline(__always)
-    private func before(_ a: Int, _ b: Int, _ cursors: UnsafeMutableBufferPointer<StreamCursor>) -> Bool {
-        let timeA = cursors[a].headTime, timeB = cursors[b].headTime
-        return timeA < timeB || (timeA == timeB && a < b)
+    var top: MergeKey {
+        get { items[0] }
+        nonmutating set { items[0] = newValue }
     }
 
-    mutating func push(_ stream: Int, _ cursors: UnsafeMutableBufferPointer<StreamCursor>) {
+    /// The key the top must stay before to remain the minimum: the smaller of its children's.
+    var smallerChild: MergeKey {
+        if count > 2 { return items[2] < items[1] ? items[2] : items[1] }
+        return count == 2 ? items[1] : .last
+    }
+
+    mutating func push(_ key: MergeKey) {
         var child = count
-        items[child] = stream
         count += 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard before(items[child], items[parent], cursors) else { break }
-            items.swapAt(child, parent)
+            guard key < items[parent] else { break }
+            items[child] = items[parent]
             child = parent
         }
+        items[child] = key
     }
 
-    /// Drops the top; the caller restores the order with `siftDown`.
+    /// Drops the top and restores the order.
     mutating func removeTop() {
         count -= 1
-        items[0] = items[count]
+        if count > 0 { replaceTop(items[count]) }
     }
 
-    /// Restores the heap after the top's key grew (its stream advanced) or it was replaced.
-    @inline(__always)
-    func siftDown(_ cursors: UnsafeMutableBufferPointer<StreamCursor>) {
+    /// Replaces the top's key (its stream advanced) and sifts it down to its place.
+    func replaceTop(_ key: MergeKey) {
         var parent = 0
         while true {
-            let left = 2 * parent + 1
-            if left >= count { return }
+            let left = 2 &* parent &+ 1
+            if left >= count { break }
             var smallest = left
-            if left + 1 < count && before(items[left + 1], items[left], cursors) { smallest = left + 1 }
-            if !before(items[smallest], items[parent], cursors) { return }
-            items.swapAt(parent, smallest)
+            if left &+ 1 < count && items[left &+ 1] < items[left] { smallest = left &+ 1 }
+            if !(items[smallest] < key) { break }
+            items[parent] = items[smallest]
             parent = smallest
         }
-    }
-}
-
-extension UnsafeMutablePointer {
-    fileprivate func swapAt(_ i: Int, _ j: Int) {
-        let held = self[i]
-        self[i] = self[j]
-        self[j] = held
+        items[parent] = key
     }
 }

@@ -29,6 +29,8 @@ struct TraceIndex {
     var schedEventCount = 0
     var clock = TraceClock(baseTsc: 0, offsetNs: 0, nsPerTick: 1, method: .identity, pairCount: 0)
     var streams: [ThreadStream] = []
+    /// The largest TSC of a record (0 without records): the range the merge's clock covers.
+    var maxTsc: UInt64 = 0
     var threads: [ThreadInfo] = []
     var warnings: [TraceWarning] = []
 
@@ -169,7 +171,10 @@ struct TraceIndex {
     }
 
     private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry]) {
-        let layouts = RecordLayout.table
+        RecordShape.table.withUnsafeBufferPointer { buildStreams(bytes, chunks: chunks, shapes: $0) }
+    }
+
+    private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry], shapes: UnsafeBufferPointer<RecordShape>) {
         var built: [(stream: ThreadStream, info: ThreadInfo, order: Int)] = []
         for group in Self.groupByThread(chunks) {
             let tid = Int32(truncatingIfNeeded: group[0].rawTid)
@@ -178,7 +183,7 @@ struct TraceIndex {
             var firstTsc: UInt64?, lastTsc: UInt64 = 0, count = 0
             for chunk in group {
                 if let headerName = chunk.name, !(name ?? "").hasPrefix(headerName) { name = headerName }
-                let scan = bytes.scanRecords(start: chunk.start + TraceLayout.chunkHeaderSize, end: chunk.end, layouts: layouts)
+                let scan = bytes.scanRecords(start: chunk.start + TraceLayout.chunkHeaderSize, end: chunk.end, shapes: shapes)
                 if let problem = scan.problem {
                     warnings.append(TraceWarning(chunk: chunk.index, message: "tid \(tid): \(problem); rest of the chunk skipped"))
                 }
@@ -187,7 +192,7 @@ struct TraceIndex {
                     stream.spans.append(RecordSpan(start: chunk.start + TraceLayout.chunkHeaderSize, end: scan.validEnd))
                 }
                 if firstTsc == nil { firstTsc = scan.firstTsc }
-                if scan.eventCount > 0 { lastTsc = scan.lastTsc }
+                if scan.eventCount > 0 { lastTsc = scan.lastTsc; maxTsc = max(maxTsc, scan.lastTsc) }
                 count += scan.eventCount
                 unknownRecordCount += scan.unknownCount
             }

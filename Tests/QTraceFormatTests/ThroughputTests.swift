@@ -47,6 +47,35 @@ final class ThroughputTests: XCTestCase {
                      Double(count) / readSeconds / 1e6, openSeconds, Double(trace.fileSize) / 1e6))
     }
 
+    /// The reader alone on a real trace: $QTRACE_READ_BENCH_TRACE (skipped when unset, as in
+    /// CI). Open (validation) and merge are timed apart; run in release for meaningful numbers:
+    /// `QTRACE_READ_BENCH_TRACE=/tmp/q3/flow.qtrace swift test -c release --filter testReadRealTrace`.
+    func testReadRealTrace() throws {
+        guard let path = ProcessInfo.processInfo.environment["QTRACE_READ_BENCH_TRACE"], !path.isEmpty else {
+            throw XCTSkip("set QTRACE_READ_BENCH_TRACE to a .qtrace file")
+        }
+        let rounds = ProcessInfo.processInfo.environment["QTRACE_READ_BENCH_ROUNDS"].flatMap(Int.init) ?? 3
+        for round in 1...max(rounds, 1) {
+            let openStart = now()
+            let trace = try TraceFile(path: path)
+            let openSeconds = now() - openStart
+            var checksum: UInt64 = 0, read = 0, lastTime: UInt64 = 0, ordered = true
+            let readStart = now()
+            trace.forEachEvent { event in
+                checksum &+= event.a &+ event.time
+                ordered = ordered && event.time >= lastTime
+                lastTime = event.time
+                read += 1
+            }
+            let readSeconds = now() - readStart
+            XCTAssertEqual(read, trace.eventCount)
+            XCTAssertTrue(ordered)
+            print(String(format: "read-trace round %d: %d events, open %.3f s (%.1f M events/s), merge %.3f s (%.1f M events/s), total %.1f M events/s (checksum %llu)",
+                         round, read, openSeconds, Double(read) / openSeconds / 1e6, readSeconds,
+                         Double(read) / readSeconds / 1e6, Double(read) / (openSeconds + readSeconds) / 1e6, checksum))
+        }
+    }
+
     private func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
