@@ -37,17 +37,17 @@ struct RecordShape {
     /// The smallest valid length: the record header and payload words, plus the string's
     /// length field. 16 (a bare header) for unknown types, which are only framed.
     let minLength: Int
-    /// 1 for known types: added per record, it counts events without a branch.
-    let known: Int
-
-    var hasString: Bool { decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string3.rawValue }
+    /// A type this reader decodes (others are skipped).
+    let isKnown: Bool
+    let hasString: Bool
     /// Unknown, or with a string: the validation scan's slow path.
     let isSpecial: Bool
 
     private init(decode: Decode, type: EventType, minLength: Int) {
         self.decode = decode; self.type = type; self.minLength = minLength
-        known = decode == .unknown ? 0 : 1
-        isSpecial = decode == .unknown || (decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string3.rawValue)
+        isKnown = decode != .unknown
+        hasString = decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string3.rawValue
+        isSpecial = !isKnown || hasString
     }
 
     private init(_ layout: RecordLayout?) {
@@ -120,7 +120,7 @@ extension TraceBytes {
         if lastKnown >= 0 {
             // The first known record: found again here rather than tracked per record.
             var first = start
-            while shapes[Int(u64(first) & 0xFF)].known == 0 { first += Int(truncatingIfNeeded: (u64(first) >> 16) & 0xFFFF) }
+            while !shapes[Int(u64(first) & 0xFF)].isKnown { first += Int(truncatingIfNeeded: (u64(first) >> 16) & 0xFFFF) }
             scan.firstTsc = u64(first + 8)
             scan.lastTsc = u64(lastKnown + 8)
         }
@@ -137,7 +137,7 @@ extension TraceBytes {
             || (shape.hasString && !stringFits(shape, at: offset, length: length)) {
             return .damaged
         }
-        if shape.known == 0 { return .unknown }
+        if !shape.isKnown { return .unknown }
         return shape.type == .threadName ? .threadName : .known
     }
 

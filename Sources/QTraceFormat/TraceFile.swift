@@ -110,7 +110,7 @@ private struct StreamCursor {
         offset &+= Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
         if offset < end {
             let next = bytes.u64(offset)
-            if shapes[Int(next & 0xFF)].known != 0 {
+            if shapes[Int(next & 0xFF)].isKnown {
                 word0 = next
                 time = clock.time(ofTSC: bytes.u64(offset &+ 8))
                 return true
@@ -125,7 +125,7 @@ private struct StreamCursor {
         while true {
             while offset < end {
                 let next = bytes.u64(offset)
-                if shapes[Int(next & 0xFF)].known != 0 {
+                if shapes[Int(next & 0xFF)].isKnown {
                     word0 = next
                     time = clock.time(ofTSC: bytes.u64(offset &+ 8))
                     return true

@@ -102,29 +102,10 @@ struct RecordLayout {
 
 /// The compact work item records (docs/trace-format.md, "Compact work item records"): the
 /// 32-bit id is word 0's arg; ENQUEUE_C's one payload word is the queue with the kind in its
-/// top byte; START_C's flags8 is the kind.
+/// top byte; START_C's flags8 is the kind. `TraceBytes.decodeEvent` gives each its full
+/// form's event.
 enum CompactItemRecord {
     case enqueue, start, end
-
-    /// Turns the generic decode of a compact record into its full form's event.
-    @inline(__always)
-    func expand(_ event: inout Event) {
-        let id = UInt64(event.arg)
-        switch self {
-        case .enqueue:
-            let word = event.a
-            event.a = id
-            event.b = word & 0x00FF_FFFF_FFFF_FFFF
-            event.arg = UInt32(truncatingIfNeeded: word >> 56)
-        case .start:
-            event.a = id
-            event.arg = UInt32(event.flags)
-            event.flags = 0
-        case .end:
-            event.a = id
-            event.arg = 0
-        }
-    }
 }
 
 extension EventType {
