@@ -46,6 +46,62 @@ final class SupportTests: XCTestCase {
     /// Dense per-thread id blocks go to slabs, scattered ids to the hash map, and the table
     /// behaves like a dictionary whichever holds an id (including a block that gets a slab
     /// after some of its ids went to the hash map, and slabs reused after emptying).
+    func testPendingTableReusesAFreedSlabForAnotherBlock() {
+        var table = PendingTable()
+        func entry(_ n: Int) -> PendingItem {
+            PendingItem(item: Int32(n), domain: -1, inBacklog: true, domainBusyAt: 0, runningAt: 0, barrierAt: 0,
+                        suspendedAt: 0)
+        }
+        // Block 5 fills a slab and empties it; blocks 21 (same cache slot) and 6 then reuse slabs:
+        // no id of block 5 may be found through a stale cache entry.
+        for low in UInt64(0)..<1024 { XCTAssertTrue(table.insertIfAbsent(5 << 10 | low, entry(Int(low)))) }
+        for low in UInt64(0)..<1024 { XCTAssertEqual(table.remove(5 << 10 | low)?.item, Int32(low)) }
+        for block: UInt64 in [21, 6] {
+            for low in UInt64(0)..<1024 where low % 2 == 0 {
+                XCTAssertTrue(table.insertIfAbsent(block << 10 | low, entry(Int(block * 10_000 + low))))
+            }
+        }
+        for low in UInt64(0)..<1024 { XCTAssertNil(table.remove(5 << 10 | low)) }
+        for block: UInt64 in [6, 21] {
+            for low in UInt64(0)..<1024 {
+                XCTAssertEqual(table.remove(block << 10 | low)?.item, low % 2 == 0 ? Int32(block * 10_000 + low) : nil)
+            }
+        }
+        XCTAssertEqual(table.count, 0)
+    }
+
+    func testUnsafeTableGrowsAndKeepsElements() {
+        var table = UnsafeTable<String>(capacity: 2)
+        for n in 0..<100 { table.append("item \(n)") }
+        XCTAssertEqual(table.count, 100)
+        XCTAssertEqual(table[57], "item 57")
+        table[57] += "!"
+        XCTAssertEqual(Array(table.suffix(44).prefix(1)), ["item 56"])
+        XCTAssertEqual(table[57], "item 57!")
+        XCTAssertEqual(table.removeLast(), "item 99")
+        XCTAssertEqual(table.count, 99)
+        XCTAssertEqual(table.last, "item 98")
+        XCTAssertEqual(Array(UnsafeTable(repeating: 7, count: 3)), [7, 7, 7])
+    }
+
+    func testItemStoreGrowsOrFillsALentBuffer() {
+        var grown = ItemStore(capacity: 1)
+        for n in 0..<10 { grown.append(WorkItem(id: UInt64(n), kind: .async, origin: .enqueued)) }
+        grown[3].startTime = 42
+        XCTAssertEqual(grown.array.map(\.id), Array(0..<10))
+        XCTAssertEqual(grown.array[3].started, 42)
+
+        let lent = [WorkItem](unsafeUninitializedCapacity: 4) { buffer, initialized in
+            var store = ItemStore()
+            store.adopt(buffer)
+            for n in 0..<3 { store.append(WorkItem(id: UInt64(n), kind: .sync, origin: .enqueued)) }
+            store[1].endTime = 7
+            initialized = store.count
+        }
+        XCTAssertEqual(lent.map(\.id), [0, 1, 2])
+        XCTAssertEqual(lent[1].ended, 7)
+    }
+
     func testPendingTableMatchesDictionary() {
         var table = PendingTable()
         var reference: [UInt64: Int32] = [:]
