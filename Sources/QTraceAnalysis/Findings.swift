@@ -221,7 +221,9 @@ struct RuleContext {
     mutating func mainThread() {
         guard let t = stats.mainThread.thread else { return }
         let main = Int32(t)
-        for (i, item) in model.items.enumerated() where item.threadIndex == main && item.depth == 0 {
+        // Only items over a frame are reported: without any, no pass over all the items.
+        let candidates = stats.mainThread.itemsOverFrame > 0 ? model.items[...] : []
+        for (i, item) in zip(candidates.indices, candidates) where item.threadIndex == main && item.depth == 0 {
             guard let run = item.runTime, run > Thresholds.frameNs else { continue }
             let hang = run > Thresholds.hangNs
             let objects = [threadRef(t)] + (item.queue.map { [queueRef($0)] } ?? [])
@@ -256,6 +258,9 @@ struct RuleContext {
     }
 
     mutating func globalBarriers() {
+        // Without a barrier counted on a global queue, no pass over all the items.
+        guard model.queues.indices.contains(where: { model.queues[$0].kind == .global && stats.queues[$0].barrierItems > 0 })
+        else { return }
         for (i, item) in model.items.enumerated() where item.isBarrier {
             guard let qi = item.queue, model.queues[qi].kind == .global else { continue }
             add("barrier.global-queue", .warning, item.enqueueTime == noTime ? item.startTime : item.enqueueTime,

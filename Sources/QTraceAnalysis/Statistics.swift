@@ -35,7 +35,7 @@ public struct TraceStatistics: Sendable, Codable {
         queueTree = QueueTreeNode.forest(model, queues)
         threads = ThreadStats.all(model)
         threadCounts = ThreadCountStats(model)
-        mainThread = MainThreadStats(model)
+        mainThread = MainThreadStats(model, itemsRun: threads.map(\.items))
         sources = model.sources.indices.map { SourceStats(model, $0) }
         groups = model.groups.indices.map { GroupStats(model, $0) }
         semaphores = SemaphoreStats.all(model)
@@ -401,13 +401,16 @@ public struct MainThreadStats: Sendable, Codable, Equatable {
     public static let longestItemCount = 5
     public init() {}
 
-    init(_ model: TraceModel) {
+    /// `itemsRun`: items run per thread (`ThreadStats.items`): a main thread that ran none
+    /// needs no pass over all the items.
+    init(_ model: TraceModel, itemsRun: [Int]) {
         guard let t = model.threads.firstIndex(where: { $0.kind == .main }) else { return }
         thread = t
         mainQueue = model.queues.firstIndex { $0.kind == .main }
         var runs = DurationRecorder(), waits = DurationRecorder()
         var longest: [ItemSummary] = []
-        for (i, item) in model.items.enumerated() where item.threadIndex == Int32(t) && item.depth == 0 {
+        let mainItems = itemsRun[t] > 0 ? model.items[...] : []
+        for (i, item) in zip(mainItems.indices, mainItems) where item.threadIndex == Int32(t) && item.depth == 0 {
             items += 1
             if let wait = item.wait, item.queue == mainQueue { waits.record(wait) }
             guard let run = item.runTime else { continue }

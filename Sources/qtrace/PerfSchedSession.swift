@@ -38,9 +38,12 @@ final class PerfSchedSession {
         guard mkfifo(control, 0o600) == 0, mkfifo(ack, 0o600) == 0 else {
             throw ValidationError("--sched: cannot create perf's control FIFOs: \(errnoText())")
         }
-        var argv = [perf, "record", "-q", "-a", "-k", "CLOCK_MONOTONIC", "-B", "-N", "--synth=no", "-D", "-1",
-                    "--control", "fifo:\(control),\(ack)", "-o", directory + "/perf.data",
-                    "-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-e", "sched:sched_wakeup_new"]
+        // 8 MiB per CPU for root (perf's default is 512 KiB, also others' locked-memory limit):
+        // a busy machine's scheduler events must not overflow it while perf writes them out.
+        let buffer = getuid() == 0 ? ["-m", "8M"] : []
+        var argv = [perf, "record", "-q", "-a", "-k", "CLOCK_MONOTONIC", "-B", "-N", "--synth=no", "-D", "-1"] + buffer
+            + ["--control", "fifo:\(control),\(ack)", "-o", directory + "/perf.data",
+               "-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-e", "sched:sched_wakeup_new"]
         // If qtrace dies, perf gets SIGINT (and stops) rather than recording on forever.
         if let setpriv = findInPath("setpriv") { argv = [setpriv, "--pdeathsig", "INT", "--"] + argv }
         // A private mount namespace keeps perf's tracefs mount to itself (root only).
@@ -113,7 +116,9 @@ final class PerfSchedSession {
         process.environment = environment
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        let scriptErrors = directory + "/script.err"
+        FileManager.default.createFile(atPath: scriptErrors, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: scriptErrors)
         try process.run()
         var records: [PerfSchedRecord] = []
         var pending: [UInt8] = []
@@ -135,8 +140,18 @@ final class PerfSchedSession {
         guard process.terminationStatus == 0 else {
             throw ValidationError("--sched: perf script failed (status \(process.terminationStatus)) on \(dataPath)")
         }
+        lossReport = Self.lossReport(in: (try? String(contentsOfFile: scriptErrors, encoding: .utf8)) ?? "")
         // perf script orders by time already; a stable sort makes sure of it.
         return records.enumerated().sorted { ($0.element.timeNs, $0.offset) < ($1.element.timeNs, $1.offset) }.map(\.element)
+    }
+
+    /// perf's own words when its buffers overflowed and it dropped events ("Processed N events
+    /// and lost M chunks!"), set by `records(involving:)`: states are then missing.
+    private(set) var lossReport: String?
+
+    static func lossReport(in scriptErrors: String) -> String? {
+        scriptErrors.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .first { $0.contains("lost") && ($0.contains("chunks") || $0.contains("events")) }
     }
 
     /// Removes the temporary directory (perf.data included).
@@ -213,6 +228,11 @@ extension Record {
                                                     initMonoNs: trace.header.initMonoNs, endMonoNs: end)
             try SchedStreamAppender.append(events, to: path, clock: trace.clock)
             if !quiet { printErr("qtrace: sched: \(events.count) thread state changes added to \(path)") }
+        }
+        if let loss = session.lossReport {
+            // Said even with --quiet: the states of some threads are then wrong for a while.
+            printErr("qtrace: warning: sched: perf dropped events (\(loss)): some thread states are missing; "
+                     + "record again on a less busy machine")
         }
     }
 

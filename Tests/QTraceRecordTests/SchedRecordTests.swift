@@ -25,6 +25,9 @@ final class SchedRecordTests: XCTestCase {
         XCTAssertGreaterThan(file.schedEventCount, 0)
         XCTAssertFalse(file.threads.contains { $0.tid == 0 }, "the scheduler stream is not a thread")
 
+        // perf's buffers can overflow when the machine is very busy (it records every CPU): the
+        // states are then incomplete, and qtrace says so.
+        try XCTSkipIf(traced.stderr.contains("perf dropped events"), "perf dropped events: \(traced.stderr)")
         let model = Analysis.buildModel(file: file)
         let sched = try XCTUnwrap(model.sched)
         func item(on label: String) throws -> Int {
