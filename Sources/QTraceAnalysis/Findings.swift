@@ -222,8 +222,8 @@ struct RuleContext {
         guard let t = stats.mainThread.thread else { return }
         let main = Int32(t)
         // Only items over a frame are reported: without any, no pass over all the items.
-        let candidates = stats.mainThread.itemsOverFrame > 0 ? model.items[...] : []
-        for (i, item) in zip(candidates.indices, candidates) where item.threadIndex == main && item.depth == 0 {
+        let candidates = stats.mainThread.itemsOverFrame > 0 ? model.items : []
+        for (i, item) in candidates.enumerated() where item.threadIndex == main && item.depth == 0 {
             guard let run = item.runTime, run > Thresholds.frameNs else { continue }
             let hang = run > Thresholds.hangNs
             let objects = [threadRef(t)] + (item.queue.map { [queueRef($0)] } ?? [])

@@ -4,8 +4,7 @@ import QTraceFormat
 
 extension ModelBuilder {
     /// The thread index for `tid`, creating the thread on first sight (or after its exit:
-    /// Linux reuses tids). Runs of one thread's events skip every lookup; a switch between
-    /// threads mostly hits the small direct-mapped `tidCache` (the hashed map only on a miss).
+    /// Linux reuses tids). Runs of one thread's events skip the lookup.
     @inline(__always)
     mutating func thread(for tid: Int32) -> Int32 {
         let t = tid == lastTid && lastThread >= 0 ? lastThread : switchThread(to: tid)
@@ -14,17 +13,13 @@ extension ModelBuilder {
     }
 
     mutating func switchThread(to tid: Int32) -> Int32 {
-        let slot = Int(UInt32(bitPattern: tid)) & (Self.tidCacheSize - 1)
-        var t = tidCache[slot].tid == tid ? tidCache[slot].thread : -1
-        if t < 0 {
-            let key = UInt64(UInt32(bitPattern: tid))
-            if let known = threadByTid[key], threadState[Int(known)].state != .dead {
-                t = known
-            } else {
-                t = newThread(tid: tid)
-                threadByTid[key] = t
-            }
-            tidCache[slot] = TidCacheSlot(tid: tid, thread: t)
+        let key = UInt64(UInt32(bitPattern: tid))
+        let t: Int32
+        if let known = threadByTid[key] {
+            t = known
+        } else {
+            t = newThread(tid: tid)
+            threadByTid.store(t, at: key)
         }
         lastTid = tid; lastThread = t
         return t
@@ -43,9 +38,7 @@ extension ModelBuilder {
 
     /// A thread exited: its tid names a new thread from the next event on.
     mutating func forgetTid(of t: Int32) {
-        let tid = threads[Int(t)].tid
-        let slot = Int(UInt32(bitPattern: tid)) & (Self.tidCacheSize - 1)
-        if tidCache[slot].thread == t { tidCache[slot] = TidCacheSlot(tid: 0, thread: -1) }
+        threadByTid.remove(UInt64(UInt32(bitPattern: threads[Int(t)].tid)))
         if lastThread == t { lastThread = -1 }
     }
 

@@ -26,19 +26,19 @@ public struct ModelBuilder {
     var threads = UnsafeTable<TraceThread>()
     var queues = UnsafeTable<TraceQueue>()
     var semaphores = UnsafeTable<TraceSemaphore>()
-    /// The model's items while building (see `ItemStore`).
-    var items: ItemStore
+    /// The model's items while building: in the final array's own buffer when
+    /// `Analysis.buildModel(file:)` lends it (sized for one item per event, the most an event
+    /// makes; untouched pages cost no memory), else growing and copied out once by `finish`.
+    var items: UnsafeTable<WorkItem>
     let converter: DispatchTimeConverter
     /// Time of the latest event (events that go back in time are clamped to it).
     var now: UInt64 = 0
 
     // Object identity: every address maps to its most recent object.
-    var objects = ObjectTable()
+    var objects = CachedIdMap<ObjectRef>()
     var generations = IdMap<Int32>()
-    var threadByTid = IdMap<Int32>()
-    /// tid -> thread for recently seen tids, by the tid's low bits (see `thread(for:)`).
-    var tidCache = [TidCacheSlot](repeating: TidCacheSlot(tid: 0, thread: -1), count: tidCacheSize)
-    static let tidCacheSize = 64
+    /// The live thread of each tid (an exited thread's tid is removed: Linux reuses tids).
+    var threadByTid = CachedIdMap<Int32>()
     /// Most events come in runs from one thread: skip the lookup then.
     var lastTid: Int32 = 0
     var lastThread: Int32 = -1
@@ -87,7 +87,7 @@ public struct ModelBuilder {
     /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
     public init(info: TraceInfo, expectedEvents: Int = 0) {
         model = TraceModel(info: info)
-        items = ItemStore(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
+        items = UnsafeTable(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
         converter = DispatchTimeConverter(initMonoNs: info.initMonoNs, initRealtimeNs: info.initRealtimeNs)
         if info.mainTid != 0 { _ = thread(for: info.mainTid) }
         if info.mainQueue != 0 {
@@ -102,7 +102,7 @@ public struct ModelBuilder {
         current.threads = Array(threads)
         current.queues = Array(queues)
         current.semaphores = Array(semaphores)
-        current.items = items.array
+        current.items = Array(items)
         return current
     }
 
@@ -177,8 +177,8 @@ public struct ModelBuilder {
     /// Closes what is still open at the end of the trace and returns the model.
     public mutating func finish() -> TraceModel {
         closeOpenState()
-        model.items = items.array
-        items = ItemStore()
+        model.items = Array(items)
+        items = UnsafeTable()
         return finishModel()
     }
 
@@ -245,7 +245,7 @@ public enum Analysis {
             builder.closeOpenState()
             initialized = builder.items.count
         }
-        builder.items = ItemStore()
+        builder.items = UnsafeTable()
         builder.model.items = items
         return builder.finishModel()
     }
@@ -275,11 +275,6 @@ public struct AnalysisResult: Sendable {
 }
 
 // MARK: Run-time state
-
-struct TidCacheSlot {
-    var tid: Int32
-    var thread: Int32
-}
 
 enum ObjectKind: UInt8 { case queue, group, semaphore, source, channel }
 

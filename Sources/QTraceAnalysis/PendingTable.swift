@@ -23,17 +23,9 @@ struct PendingTable {
     /// Entries per slab (a slab whose count falls to 0 goes back to `freeSlabs`).
     private var slabCounts = UnsafeTable<Int32>()
     private var freeSlabs: [Int32] = []
-    private var slabOfBlock = IdMap<Int32>()
-    /// Recently used blocks with their slabs, by the block's low bits (slab -1: none): each
-    /// producer thread fills its own block and consecutive blocks go to different threads,
-    /// so interleaved producers and the consumers behind them mostly need no hashed lookup.
-    private var blockCache = UnsafeTable(repeating: CachedBlock(block: 0, slab: -1), count: blockCacheSize)
-    private static let blockCacheSize = 16
-
-    private struct CachedBlock {
-        var block: UInt64
-        var slab: Int32
-    }
+    /// Each producer thread fills its own block and interleaved producers (with the consumers
+    /// behind them) use a few blocks at once: the cache in front answers most lookups.
+    private var slabOfBlock = CachedIdMap<Int32>()
     private var others = IdMap<PendingItem>()
     private(set) var count = 0
 
@@ -44,7 +36,7 @@ struct PendingTable {
     mutating func insertIfAbsent(_ id: UInt64, _ entry: PendingItem) -> Bool {
         let block = id >> UInt64(Self.blockBits)
         let slot = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
-        if let slab = cachedSlab(of: block) ?? newSlab(for: block) {
+        if let slab = slabOfBlock[block] ?? newSlab(for: block) {
             if slabs[Int(slab)][slot].item >= 0 || (others.count > 0 && others[id] != nil) { return false }
             slabs[Int(slab)][slot] = entry
             slabCounts[Int(slab)] += 1
@@ -58,7 +50,7 @@ struct PendingTable {
     /// Removes and returns the entry of `id`.
     mutating func remove(_ id: UInt64) -> PendingItem? {
         let block = id >> UInt64(Self.blockBits)
-        if let slab = cachedSlab(of: block) {
+        if let slab = slabOfBlock[block] {
             let slot = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
             let entry = slabs[Int(slab)][slot]
             if entry.item >= 0 {
@@ -68,7 +60,6 @@ struct PendingTable {
                 if slabCounts[Int(slab)] == 0 {
                     slabOfBlock.remove(block)
                     freeSlabs.append(slab)
-                    blockCache[Int(truncatingIfNeeded: block) & (Self.blockCacheSize - 1)].slab = -1
                 }
                 return entry
             }
@@ -76,16 +67,6 @@ struct PendingTable {
         guard others.count > 0, let entry = others.remove(id) else { return nil }
         count -= 1
         return entry
-    }
-
-    /// The slab of `block`, if it has one.
-    @inline(__always)
-    private func cachedSlab(of block: UInt64) -> Int32? {
-        let cached = blockCache[Int(truncatingIfNeeded: block) & (Self.blockCacheSize - 1)]
-        if cached.slab >= 0 && cached.block == block { return cached.slab }
-        guard let slab = slabOfBlock[block] else { return nil }
-        blockCache[Int(truncatingIfNeeded: block) & (Self.blockCacheSize - 1)] = CachedBlock(block: block, slab: slab)
-        return slab
     }
 
     /// A slab for `block`, or nil when slabs would be too sparsely used.
@@ -100,8 +81,7 @@ struct PendingTable {
             slabCounts.append(0)
             slabs.append(UnsafeTable(repeating: Self.emptySlot, count: Self.blockSize))
         }
-        slabOfBlock[block] = slab
-        blockCache[Int(truncatingIfNeeded: block) & (Self.blockCacheSize - 1)] = CachedBlock(block: block, slab: slab)
+        slabOfBlock.store(slab, at: block)
         return slab
     }
 }

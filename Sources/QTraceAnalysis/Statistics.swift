@@ -409,8 +409,8 @@ public struct MainThreadStats: Sendable, Codable, Equatable {
         mainQueue = model.queues.firstIndex { $0.kind == .main }
         var runs = DurationRecorder(), waits = DurationRecorder()
         var longest: [ItemSummary] = []
-        let mainItems = itemsRun[t] > 0 ? model.items[...] : []
-        for (i, item) in zip(mainItems.indices, mainItems) where item.threadIndex == Int32(t) && item.depth == 0 {
+        let mainItems = itemsRun[t] > 0 ? model.items : []
+        for (i, item) in mainItems.enumerated() where item.threadIndex == Int32(t) && item.depth == 0 {
             items += 1
             if let wait = item.wait, item.queue == mainQueue { waits.record(wait) }
             guard let run = item.runTime else { continue }

@@ -84,19 +84,13 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(Array(UnsafeTable(repeating: 7, count: 3)), [7, 7, 7])
     }
 
-    func testItemStoreGrowsOrFillsALentBuffer() {
-        var grown = ItemStore(capacity: 1)
-        for n in 0..<10 { grown.append(WorkItem(id: UInt64(n), kind: .async, origin: .enqueued)) }
-        grown[3].startTime = 42
-        XCTAssertEqual(grown.array.map(\.id), Array(0..<10))
-        XCTAssertEqual(grown.array[3].started, 42)
-
+    func testUnsafeTableFillsALentBuffer() {
         let lent = [WorkItem](unsafeUninitializedCapacity: 4) { buffer, initialized in
-            var store = ItemStore()
-            store.adopt(buffer)
-            for n in 0..<3 { store.append(WorkItem(id: UInt64(n), kind: .sync, origin: .enqueued)) }
-            store[1].endTime = 7
-            initialized = store.count
+            var table = UnsafeTable<WorkItem>()
+            table.adopt(buffer)
+            for n in 0..<3 { table.append(WorkItem(id: UInt64(n), kind: .sync, origin: .enqueued)) }
+            table[1].endTime = 7
+            initialized = table.count
         }
         XCTAssertEqual(lent.map(\.id), [0, 1, 2])
         XCTAssertEqual(lent[1].ended, 7)
