@@ -29,10 +29,20 @@ enum {
     QT_IO_CLEANUP_END = 68,
     QT_MARK = 70, QT_INTERVAL_BEGIN = 71, QT_INTERVAL_END = 72,
     QT_DEADLOCK = 80,
+    // Code identity (format 1.4): a site's first use, the module map, Swift Concurrency jobs.
+    QT_SITE = 100, QT_MODULE = 101, QT_BUILD_ID = 102, QT_JOB = 103,
     // Compact forms of ENQUEUE/START/END (format 1.2) for ids that fit 32 bits: 24 + 16 + 16
     // bytes per item instead of 40 + 24 + 24 (every trace page is fresh memory to fault in).
     QT_ENQUEUE_C = 120, QT_START_C = 121, QT_END_C = 122,
+    // ENQUEUE_C with a code site (1.4): queue bits 0..47 | kind << 48 | site << 52.
+    QT_ENQUEUE_CS = 123,
 };
+
+/// SITE flags8: what the site's code address is.
+enum { QT_CODE_NONE = 0, QT_CODE_BLOCK = 1, QT_CODE_FUNCTION = 2, QT_CODE_SWIFT_CLOSURE = 3, QT_CODE_JOB = 4 };
+
+/// Site ids that fit the compact ENQUEUE (12 bits); larger ones use the full form.
+#define QT_SITE_COMPACT_MAX 4095u
 
 enum {
     QT_KIND_ASYNC = 1, QT_KIND_SYNC = 2, QT_KIND_BARRIER_ASYNC = 3, QT_KIND_BARRIER_SYNC = 4,
@@ -56,6 +66,11 @@ typedef struct {
     int held_count;         // queues of the items running on this thread (innermost last)
     void *held[QT_HELD_MAX];
     void *last_noted_queue; // the queue this thread last looked up in the first-seen table
+    // The code site this thread last used (shim_sites.c): a loop enqueuing the same closure
+    // from the same place finds its site id here without touching the shared table.
+    uintptr_t site_code, site_ra, site_capture;
+    uint32_t site_id;
+    int site_is_closure;    // the capture word is part of the key (a Swift closure's block)
 } qt_thread_t;
 
 extern __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
@@ -153,6 +168,26 @@ static inline void qt_rec_enqueue(qt_thread_t *t, unsigned kind, unsigned flags8
         return;
     }
     qt_rec3(t, QT_ENQUEUE, flags8, kind, id, queue, extra);
+}
+
+/// ENQUEUE with its code site (1.4): 24 bytes when the id fits 32 bits, the kind 4 bits, the
+/// site 12 bits and the queue 48 bits (user-space addresses); else the full ENQUEUE with the
+/// site as a 4th word.
+static inline void qt_rec_enqueue_site(qt_thread_t *t, unsigned kind, unsigned flags8, uint64_t id, const void *q,
+                                       uint64_t extra, uint32_t site) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)kind; (void)flags8; (void)id; (void)q; (void)extra; (void)site;
+    return;
+#endif
+    uint64_t queue = (uint64_t)(uintptr_t)q;
+    if (QT_LIKELY(id <= UINT32_MAX && extra == 0 && (queue >> 48) == 0 && site <= QT_SITE_COMPACT_MAX && kind < 16)) {
+        uint64_t *p = qt_reserve(t, 24, QT_ENQUEUE);
+        if (QT_UNLIKELY(!p)) return;
+        p[1] = qt_now(); p[2] = queue | ((uint64_t)kind << 48) | ((uint64_t)site << 52);
+        qt_commit(p, QT_ENQUEUE_CS, flags8, 24, (uint32_t)id);
+        return;
+    }
+    qt_rec4(t, QT_ENQUEUE, flags8, kind, id, queue, extra, site);
 }
 
 /// START: flags8 0 (the compact form carries the kind in flags8, so it has no other flags).

@@ -10,6 +10,8 @@ public enum Severity: String, Sendable, Codable, CaseIterable, Comparable {
 
 public enum FindingObjectKind: String, Sendable, Codable {
     case queue, thread, item, source, group, semaphore, apply
+    /// A code site (index into `TraceModel.sites`): where the call was made, what it ran.
+    case site
 }
 
 public struct FindingObject: Sendable, Codable, Equatable {
@@ -138,11 +140,17 @@ struct RuleContext {
     }
     func q(_ q: Int) -> String { "'" + queueName(model.queues[q]) + "'" }
 
+    func siteRef(_ s: Int) -> FindingObject { FindingObject(kind: .site, index: s, label: model.siteDescription(s)) }
+
     func itemName(_ i: Int) -> String {
         let item = model.items[i]
         let on = item.queue.map { " on '" + queueName(model.queues[$0]) + "'" } ?? ""
-        return "item \(i)" + (item.id != 0 ? " (id \(item.id))" : "") + on
+        let code = item.site.map { " " + model.siteDescription($0) } ?? ""
+        return "item \(i)" + (item.id != 0 ? " (id \(item.id))" : "") + code + on
     }
+
+    /// The item's site as finding objects (none when the trace has no code identity).
+    func itemSiteObjects(_ i: Int) -> [FindingObject] { model.items[i].site.map { [siteRef($0)] } ?? [] }
 
     func qosName(_ raw: UInt8) -> String { (QoSClass(rawValue: raw) ?? .unspecified).name }
 
@@ -201,21 +209,30 @@ struct RuleContext {
     }
 
     func blockedWhat(_ b: BlockedInterval) -> String {
+        let call: String
         switch b.cause {
-        case .sync: "sync onto \(q(b.object))"
-        case .apply: "concurrentPerform"
-        case .semaphore: "a semaphore wait"
-        case .groupWait: "a group wait"
+        case .sync: call = "sync onto \(q(b.object))"
+        case .apply: call = "concurrentPerform"
+        case .semaphore: call = "a semaphore wait"
+        case .groupWait: call = "a group wait"
         }
+        guard let s = b.site else { return call }
+        // The call site: the code a sync ran is secondary to where the caller blocked.
+        let site = model.sites[s]
+        if let from = site.from { return call + " in \(from.name)" + (from.fileLine.map { " at \($0)" } ?? "") }
+        return call + " at " + model.siteDescription(s)
     }
 
     func blockedObjects(_ b: BlockedInterval) -> [FindingObject] {
+        var objects: [FindingObject]
         switch b.cause {
-        case .sync: [queueRef(b.object)]
-        case .apply: model.applies[b.object].queue.map { [queueRef($0)] } ?? [] // aggregate calls per queue
-        case .semaphore: [semaphoreRef(b.object)]
-        case .groupWait: [groupRef(b.object)]
+        case .sync: objects = [queueRef(b.object)]
+        case .apply: objects = model.applies[b.object].queue.map { [queueRef($0)] } ?? [] // aggregate calls per queue
+        case .semaphore: objects = [semaphoreRef(b.object)]
+        case .groupWait: objects = [groupRef(b.object)]
         }
+        if let s = b.site { objects.append(siteRef(s)) }
+        return objects
     }
 
     mutating func mainThread() {
@@ -226,7 +243,7 @@ struct RuleContext {
         for (i, item) in candidates.enumerated() where item.threadIndex == main && item.depth == 0 {
             guard let run = item.runTime, run > Thresholds.frameNs else { continue }
             let hang = run > Thresholds.hangNs
-            let objects = [threadRef(t)] + (item.queue.map { [queueRef($0)] } ?? [])
+            let objects = [threadRef(t)] + (item.queue.map { [queueRef($0)] } ?? []) + itemSiteObjects(i)
             add(hang ? "main.hang" : "main.long-item", hang ? .error : .warning, item.startTime, item.endTime, objects,
                 "an item on the main thread ran \(formatDuration(run)) (\(itemName(i))), longer than \(hang ? "100 ms: the app hangs" : "a 16 ms frame"); move the work to a background queue and post the result back to main",
                 weight: run)

@@ -34,6 +34,13 @@ public struct TraceModel: Sendable {
     public var anomalies = BuildAnomalies()
     /// Kernel scheduling states (nil unless the trace was recorded with `--sched`).
     public var sched: SchedModel?
+    /// Code identity (format 1.4): call sites, the code they submit, modules, Swift tasks.
+    public var sites: [CodeSite] = []
+    public var codes: [TraceCode] = []
+    public var modules: [TraceModule] = []
+    public var tasks: [SwiftTask] = []
+    /// Swift Concurrency items: item index → task index.
+    public var taskOfItem: [Int: Int] = [:]
 
     public init(info: TraceInfo) { self.info = info }
 
@@ -181,6 +188,8 @@ public struct WorkItem: Sendable {
     public var origin: ItemOrigin
     /// Nesting on the executing thread: 0 = top level, 1 = inside another item (sync inline).
     public var depth: UInt8 = 0
+    /// While building: the trace's site id; after: index + 1 into `TraceModel.sites` (0 = none).
+    var siteRaw: UInt32 = 0
 
     /// Barrier by kind, by flag, or by DispatchWorkItem flags.
     public var isBarrier: Bool {
@@ -204,6 +213,8 @@ public struct WorkItem: Sendable {
     public var parent: Int? { get { opt(parentIndex) } set { parentIndex = idx(newValue) } }
     /// For source handler runs: the source.
     public var source: Int? { origin == .sourceHandler ? opt(relatedIndex) : nil }
+    /// Where it was submitted from and what it ran (index into `TraceModel.sites`).
+    public var site: Int? { get { siteRaw == 0 ? nil : Int(siteRaw) - 1 } set { siteRaw = newValue.map { UInt32($0 + 1) } ?? 0 } }
     public var qos: QoSClass { QoSClass(rawValue: qosRaw) ?? .unspecified }
 
     public var enqueued: UInt64? { enqueueTime == noTime ? nil : enqueueTime }
@@ -254,6 +265,8 @@ public struct BlockedInterval: Sendable, Equatable {
     var itemIndex: Int32
     public var cause: BlockCause
     public var timedOut: Bool
+    /// As WorkItem.siteRaw: the blocking call's site.
+    var siteRaw: UInt32 = 0
 
     public init(thread: Int, start: UInt64, end: UInt64?, cause: BlockCause, object: Int, item: Int? = nil,
                 timedOut: Bool = false) {
@@ -268,6 +281,8 @@ public struct BlockedInterval: Sendable, Equatable {
     public var object: Int { Int(objectIndex) }
     /// The sync item waited for (sync only).
     public var item: Int? { opt(itemIndex) }
+    /// Where the blocking call was made (index into `TraceModel.sites`), when recorded.
+    public var site: Int? { get { siteRaw == 0 ? nil : Int(siteRaw) - 1 } set { siteRaw = newValue.map { UInt32($0 + 1) } ?? 0 } }
 
     public func duration(traceEnd: UInt64) -> UInt64 {
         let e = end ?? traceEnd
@@ -406,6 +421,8 @@ public struct TraceSource: Sendable {
     public var runs: [SourceHandlerRun] = []
     /// Suspend count at the end (> 0: suspended or never resumed).
     public var suspendCountAtEnd = 0
+    /// The event handler's site (index into `TraceModel.sites`): where it was set, what it runs.
+    public var eventHandlerSite: Int?
 }
 
 // MARK: apply
@@ -430,6 +447,8 @@ public struct ApplyCall: Sendable {
     public var threads: [ApplyThreadShare] = []
     /// The parallel width actually reached (iterations running at once).
     public var maxWidth = 0
+    /// Where it was called from and what each iteration runs (index into `TraceModel.sites`).
+    public var site: Int?
 }
 
 // MARK: Dispatch I/O

@@ -13,6 +13,7 @@ extension ModelBuilder {
         item.submitterIndex = t
         item.parentIndex = topItem(of: t)
         item.queueIndex = q
+        item.siteRaw = UInt32(truncatingIfNeeded: e.d)
         switch kind {
         case .after:
             // The deadline (never before the call); DISPATCH_TIME_FOREVER never becomes ready.
@@ -48,7 +49,7 @@ extension ModelBuilder {
             model.groups[Int(item.relatedIndex)].notifies.append(GroupNotify(item: Int(i), registered: now, fired: nil))
         }
         if kind.isSynchronous {
-            beginBlocked(t, cause: .sync, object: q, item: i, key: UInt64(i))
+            beginBlocked(t, cause: .sync, object: q, item: i, key: UInt64(i), site: item.siteRaw)
             checkSelfDeadlock(thread: t, queue: q, exclusive: item.isBarrier, kind: .sync, item: i)
             checkSyncCycle(thread: t, queue: q)
         }

@@ -57,7 +57,9 @@ extension ModelBuilder {
     mutating func groupWaitEnd(_ e: Event, thread t: Int32) {
         let timedOut = e.arg & 1 != 0
         if timedOut { model.groups[Int(group(address: e.a))].timedOutWaits += 1 }
-        _ = endBlocked(t, cause: .groupWait, key: e.a, timedOut: timedOut)
+        if let f = endBlocked(t, cause: .groupWait, key: e.a, timedOut: timedOut), e.b != 0 {
+            threads[Int(t)].blocked[Int(f.index)].siteRaw = UInt32(truncatingIfNeeded: e.b)
+        }
     }
 
     // MARK: Semaphores
@@ -94,6 +96,7 @@ extension ModelBuilder {
         if timedOut { semaphores[s].timedOutWaits += 1 }
         guard let f = endBlocked(t, cause: .semaphore, key: e.a, timedOut: timedOut) else { return }
         if blocked {
+            if e.b != 0 { threads[Int(t)].blocked[Int(f.index)].siteRaw = UInt32(truncatingIfNeeded: e.b) }
             let waited = now - f.start
             semaphores[s].blockedWaits += 1
             semaphores[s].blockedNs += waited
@@ -140,6 +143,7 @@ extension ModelBuilder {
 
     mutating func sourceSetHandler(_ e: Event) {
         guard let s = source(address: e.a) else { return }
+        if e.arg == 0, e.b != 0 { code.sourceHandlerSite[s] = UInt32(truncatingIfNeeded: e.b) }
         switch e.arg {
         case 0: model.sources[s].hasEventHandler = true
         case 1: model.sources[s].hasCancelHandler = true
@@ -167,6 +171,7 @@ extension ModelBuilder {
         item.relatedIndex = Int32(s)
         item.queueIndex = idx(model.sources[s].queue)
         item.parentIndex = topItem(of: t)
+        if kind == .event, !code.sourceHandlerSite.isEmpty { item.siteRaw = code.sourceHandlerSite[s] ?? 0 }
         if item.queueIndex >= 0 { item.qosRaw = effectiveQoS(item.queueIndex) }
         let i = Int32(items.count)
         items.append(item)
@@ -221,8 +226,9 @@ extension ModelBuilder {
         model.applies.append(ApplyCall(id: e.a, queue: opt(q), callerThread: Int(t), iterations: e.c, begin: now))
         applyRunning.append(0)
         applyById[e.a] = a
+        if e.d != 0 { code.applySite[a] = UInt32(truncatingIfNeeded: e.d) }
         if q >= 0 { checkSelfDeadlock(thread: t, queue: q, exclusive: false, kind: .apply, item: -1) }
-        beginBlocked(t, cause: .apply, object: a, key: e.a)
+        beginBlocked(t, cause: .apply, object: a, key: e.a, site: UInt32(truncatingIfNeeded: e.d))
     }
 
     mutating func applyEnd(id: UInt64, thread t: Int32) {

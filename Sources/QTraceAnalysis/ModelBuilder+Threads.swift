@@ -151,11 +151,14 @@ extension ModelBuilder {
     // MARK: Blocked intervals
 
     /// Starts a blocked interval and its frame.
-    mutating func beginBlocked(_ t: Int32, cause: BlockCause, object: Int32, item: Int32 = -1, key: UInt64) {
+    mutating func beginBlocked(_ t: Int32, cause: BlockCause, object: Int32, item: Int32 = -1, key: UInt64,
+                               site: UInt32 = 0) {
         let i = Int(t)
         let index = Int32(threads[i].blocked.count)
-        threads[i].blocked.append(BlockedInterval(thread: i, start: now, end: nil, cause: cause,
-                                                  object: Int(object), item: item < 0 ? nil : Int(item)))
+        var interval = BlockedInterval(thread: i, start: now, end: nil, cause: cause, object: Int(object),
+                                       item: item < 0 ? nil : Int(item))
+        interval.siteRaw = site
+        threads[i].blocked.append(interval)
         push(Frame(kind: .blocked, cause: cause, index: index, key: key, start: now), on: t)
     }
 

@@ -62,6 +62,8 @@ public struct ModelBuilder {
     var applyRunning: [Int32] = []
     /// SCHED_STATE records (`qtrace record --sched`), matched to threads in `finish`.
     var schedChanges: [PendingSchedChange] = []
+    /// Sites, modules and tasks (format 1.4).
+    var code = CodeBuildState()
 
     /// Bumped when a target changes, invalidating cached serial domains and QoS.
     var topologyVersion: Int32 = 0
@@ -171,6 +173,10 @@ public struct ModelBuilder {
             }
         case .deadlock: shimDeadlock(e, thread: t)
         case .schedState: break  // the scheduler stream's, handled above; elsewhere meaningless
+        case .site: siteRecorded(e)
+        case .module: moduleRecorded(e)
+        case .buildID: buildIDRecorded(e)
+        case .job: jobRecorded(e, thread: t)
         }
     }
 
@@ -206,6 +212,7 @@ public struct ModelBuilder {
     /// Moves the run-time tables into the model (its items must be there already) and adds
     /// what needs the whole model.
     mutating func finishModel() -> TraceModel {
+        resolveSites()
         model.threads = Array(threads)
         model.queues = Array(queues)
         model.semaphores = Array(semaphores)

@@ -23,6 +23,12 @@ public struct TraceStatistics: Sendable, Codable {
     public var overhead = OverheadStats()
     /// Kernel scheduling states; only for traces recorded with `--sched`.
     public var sched: SchedStatistics?
+    /// Per code (what items ran), most total run time first; empty for traces without sites.
+    public var sites: [CodeStats] = []
+    /// Blocking call sites, most total blocked time first.
+    public var waitSites: [WaitSiteStats] = []
+    /// Swift Concurrency tasks.
+    public var tasks = TaskSummary()
 
     public init() {}
 
@@ -42,6 +48,9 @@ public struct TraceStatistics: Sendable, Codable {
         applies = model.applies.indices.map { ApplyStats(model, $0) }
         overhead = OverheadStats(model)
         sched = SchedStatistics(model)
+        sites = CodeStats.all(model)
+        waitSites = WaitSiteStats.all(model)
+        tasks = TaskSummary(model)
     }
 }
 

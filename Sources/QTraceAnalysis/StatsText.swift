@@ -4,11 +4,28 @@ import QTraceFormat
 
 public enum StatsText {
     /// `limit` caps the rows of the queue and thread tables (0 = all).
-    public static func render(_ result: AnalysisResult, tracePath: String?, width: Int = 100, limit: Int = 20) -> String {
+    /// `by` chooses the tables: queues and threads (with the top codes), codes and blocking
+    /// calls, or tasks.
+    public static func render(_ result: AnalysisResult, tracePath: String?, width: Int = 100, limit: Int = 20,
+                              by grouping: StatsGrouping = .queue) -> String {
         var out = ""
         let model = result.model, stats = result.statistics
         out += header(model, stats, tracePath: tracePath)
+        switch grouping {
+        case .code:
+            out += codes(model, stats, width: width, limit: limit)
+            out += waitSites(model, stats, width: width, limit: limit)
+            if stats.sites.isEmpty { out += section("CODE") + "  (the trace records no code sites: recorded by a qtrace before 1.4?)\n" }
+            return out + findings(result.findings, width: width)
+        case .task:
+            out += tasks(model, stats, width: width, limit: limit)
+            if stats.tasks.tasks == 0 { out += section("TASKS") + "  (no Swift Concurrency tasks in this trace)\n" }
+            return out + findings(result.findings, width: width)
+        case .queue:
+            break
+        }
         out += queues(model, stats, width: width, limit: limit)
+        out += codes(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
         out += waitCauses(model, stats, width: width, limit: limit)
         out += queueTree(model, stats, width: width, limit: limit)
         out += threads(model, stats, width: width, limit: limit)
@@ -17,6 +34,8 @@ public enum StatsText {
         out += sources(model, stats, width: width)
         out += groupsAndSemaphores(stats, width: width)
         out += applies(model, stats, width: width)
+        out += waitSites(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
+        out += tasks(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
         out += findings(result.findings, width: width)
         return out
     }

@@ -7,7 +7,9 @@ import Foundation
 
 public struct AnalysisSummary: Sendable, Codable {
     /// Bumped on incompatible changes; readers check the part before the slash.
-    public static let schemaVersion = "qtrace-summary/1"
+    /// 1.1 added `statistics.sites`, `statistics.waitSites`, `statistics.tasks` and finding
+    /// objects of kind `site` (docs/summary-schema.md).
+    public static let schemaVersion = "qtrace-summary/1.1"
 
     public var schema: String
     public var generator: String
@@ -39,7 +41,10 @@ public struct AnalysisSummary: Sendable, Codable {
         guard let schema = probe.schema, schema.hasPrefix("qtrace-summary/") else {
             throw SummaryError.notASummary
         }
-        guard schema == schemaVersion else { throw SummaryError.unsupportedSchema(schema) }
+        // Minor versions only add fields: any 1.x decodes.
+        guard schema == "qtrace-summary/1" || schema.hasPrefix("qtrace-summary/1.") else {
+            throw SummaryError.unsupportedSchema(schema)
+        }
         return try JSONDecoder().decode(AnalysisSummary.self, from: data)
     }
 }

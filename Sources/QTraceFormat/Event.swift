@@ -18,6 +18,26 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     /// Kernel scheduling (format 1.3, `qtrace record --sched`): written by qtrace from perf
     /// into the scheduler stream (chunk tid 0), never by the shim.
     case schedState = 90
+    /// Code identity (format 1.4): a code site's first use, the module map, Swift Concurrency
+    /// jobs. Item, wait and handler records name their site by its id (docs/trace-format.md).
+    case site = 100, module = 101, buildID = 102, job = 103
+}
+
+/// SITE `flags8`: what the site's `code` address is.
+public enum SiteCodeKind: UInt8, Sendable, CaseIterable {
+    /// No code (a blocking call: only the caller is known); a block's invoke function; a
+    /// `_f` function; a Swift closure (block invoke is a reabstraction thunk, `capture` is the
+    /// closure); a Swift Concurrency job's resume function.
+    case none = 0, block = 1, function = 2, swiftClosure = 3, job = 4
+    public var name: String {
+        switch self {
+        case .none: "none"
+        case .block: "block"
+        case .function: "function"
+        case .swiftClosure: "swift-closure"
+        case .job: "job"
+        }
+    }
 }
 
 /// SCHED_STATE `arg`: what a thread is doing from the record's time on.

@@ -53,6 +53,10 @@ extension EventType {
         case .intervalEnd: "interval_end"
         case .deadlock: "deadlock"
         case .schedState: "sched_state"
+        case .site: "site"
+        case .module: "module"
+        case .buildID: "build_id"
+        case .job: "job"
         }
     }
 
@@ -126,6 +130,18 @@ extension Event {
 
     /// ENQUEUE / START: how the item was submitted (`arg`).
     public var itemKind: ItemKind { ItemKind(rawValue: arg) ?? .unknown }
+
+    /// The code site id of an ENQUEUE, APPLY_BEGIN, SOURCE_SET_HANDLER or a wait end (format
+    /// 1.4), nil when the record names none.
+    public var siteID: UInt32? {
+        let word: UInt64
+        switch type {
+        case .enqueue, .applyBegin: word = d
+        case .sourceSetHandler, .groupWaitEnd, .semWaitEnd: word = b
+        default: return nil
+        }
+        return word == 0 || word > UInt32.max ? nil : UInt32(word)
+    }
 
     /// ENQUEUE: `flags8` as options.
     public var enqueueFlags: EnqueueFlags { EnqueueFlags(rawValue: flags) }
@@ -217,7 +233,9 @@ private struct EventFieldFormatter {
              .ioCleanupBegin, .ioCleanupEnd: formatIO()
         case .mark, .intervalBegin, .intervalEnd, .deadlock: formatAnnotation()
         case .schedState: formatSched()
+        case .site, .module, .buildID, .job: formatCodeIdentity()
         }
+        appendSite()
         return parts.joined(separator: " ")
     }
 
@@ -232,6 +250,39 @@ private struct EventFieldFormatter {
 
     private mutating func named(_ name: String, _ value: UInt32, _ names: [UInt32: String]) {
         field(name, names[value] ?? String(value))
+    }
+
+    /// The optional site word of the 1.4 item, wait and handler records.
+    private mutating func appendSite() {
+        guard let site = event.siteID else { return }
+        number("site", site)
+    }
+
+    private mutating func formatCodeIdentity() {
+        switch event.type {
+        case .site:
+            number("site", event.arg)
+            field("code_kind", SiteCodeKind(rawValue: event.flags)?.name ?? String(event.flags))
+            if event.a != 0 { pointer("code", event.a) }
+            if event.b != 0 { pointer("capture", event.b) }
+            if event.c != 0 { pointer("caller", event.c) }
+            if event.d != 0 { pointer("return", event.d) }
+        case .module:
+            pointer("base", event.a)
+            pointer("start", event.b)
+            pointer("end", event.c)
+            string("path")
+        case .buildID:
+            pointer("base", event.a)
+            field("build_id", event.string ?? "")
+        default:
+            number("item", event.a)
+            number("task", event.arg)
+            named("job_kind", UInt32(event.flags), [0: "task"])
+            pointer("task_address", event.b)
+            if event.c != 0 { pointer("resume", event.c) }
+            if event.d != 0 { pointer("parent", event.d) }
+        }
     }
 
     private mutating func formatSched() {

@@ -28,7 +28,9 @@ struct RecordShape {
         case unknown
         case words0, words1, words2, words3, words4
         case string0, string1, string2, string3
-        case compactEnqueue, compactStart, compactEnd
+        case compactEnqueue, compactStart, compactEnd, compactSiteEnqueue
+        /// One or three words, then the optional site word when the record holds it.
+        case words1Site, words3Site
     }
 
     let decode: Decode
@@ -60,6 +62,8 @@ struct RecordShape {
         case (.enqueue?, _): decode = .compactEnqueue
         case (.start?, _): decode = .compactStart
         case (.end?, _): decode = .compactEnd
+        case (.siteEnqueue?, _): decode = .compactSiteEnqueue
+        case (nil, false) where layout.hasOptionalSite: decode = layout.words == 1 ? .words1Site : .words3Site
         case (nil, false): decode = Decode(rawValue: Decode.words0.rawValue + UInt8(layout.words))!
         case (nil, true): decode = Decode(rawValue: Decode.string0.rawValue + UInt8(layout.words))!
         }
@@ -198,6 +202,19 @@ extension TraceBytes {
             event.a = word0 >> 32
             event.b = word & 0x00FF_FFFF_FFFF_FFFF
             event.arg = UInt32(truncatingIfNeeded: word >> 56)
+        case .words1Site:
+            event.a = u64(payload)
+            if (word0 >> 16) & 0xFFFF >= 32 { event.b = u64(payload &+ 8) }
+        case .words3Site:
+            event.a = u64(payload); event.b = u64(payload &+ 8); event.c = u64(payload &+ 16)
+            if (word0 >> 16) & 0xFFFF >= 48 { event.d = u64(payload &+ 24) }
+        case .compactSiteEnqueue:
+            // queue bits 0..47, kind bits 48..51, site bits 52..63 (in `d`, as the full form's).
+            let word = u64(payload)
+            event.a = word0 >> 32
+            event.b = word & 0x0000_FFFF_FFFF_FFFF
+            event.arg = UInt32(truncatingIfNeeded: (word >> 48) & 0xF)
+            event.d = word >> 52
         case .compactStart:
             event.a = word0 >> 32
             event.arg = UInt32(flags)

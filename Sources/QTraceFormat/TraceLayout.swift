@@ -14,6 +14,11 @@ public enum TraceLayout {
     /// Raw types of the compact ENQUEUE/START/END forms (format 1.2): each decodes to the
     /// same `Event` as its full form (type + 100).
     public static let compactEnqueueType: UInt8 = 120, compactStartType: UInt8 = 121, compactEndType: UInt8 = 122
+    /// The compact ENQUEUE with a code site (format 1.4): queue bits 0..47, kind bits 48..51,
+    /// site id bits 52..63.
+    public static let compactSiteEnqueueType: UInt8 = 123
+    /// The minor version written by a shim that records code identity.
+    public static let codeIdentityVersionMinor: UInt16 = 4
     public static let headerSize = 4096
     public static let defaultChunkSize = 65536
     /// `"QCHK"` read as a little-endian u32.
@@ -53,13 +58,23 @@ struct RecordLayout {
     let hasString: Bool
     /// For the compact item records: which full form the decoded event takes.
     let compact: CompactItemRecord?
+    /// A payload word added by format 1.4 after the `words` (the code site): read when the
+    /// record is long enough, 0 in older records.
+    let hasOptionalSite: Bool
 
     /// The smallest valid record length for this type before the string bytes.
     var fixedLength: Int { TraceLayout.recordHeaderSize + 8 * words + (hasString ? 4 : 0) }
 
+    /// The payload words a writer emits: the optional site word included.
+    var writtenWords: Int { words + (hasOptionalSite ? 1 : 0) }
+
     init(_ type: EventType) {
         self.type = type
         compact = nil
+        switch type {
+        case .enqueue, .applyBegin, .sourceSetHandler, .groupWaitEnd, .semWaitEnd: hasOptionalSite = true
+        default: hasOptionalSite = false
+        }
         switch type {
         case .threadExit: words = 0; hasString = false
         case .threadName, .mark: words = 0; hasString = true
@@ -75,15 +90,18 @@ struct RecordLayout {
         case .queueCreate: words = 2; hasString = true
         case .ioCreate: words = 3; hasString = true
         case .enqueue, .applyBegin, .schedState: words = 3; hasString = false
-        case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite: words = 4; hasString = false
+        case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite, .site, .job: words = 4; hasString = false
+        case .module: words = 3; hasString = true
+        case .buildID: words = 1; hasString = true
         }
     }
 
     init(compact: CompactItemRecord) {
         self.compact = compact
         hasString = false
+        hasOptionalSite = false
         switch compact {
-        case .enqueue: type = .enqueue; words = 1
+        case .enqueue, .siteEnqueue: type = .enqueue; words = 1
         case .start: type = .start; words = 0
         case .end: type = .end; words = 0
         }
@@ -96,6 +114,7 @@ struct RecordLayout {
         table[Int(TraceLayout.compactEnqueueType)] = RecordLayout(compact: .enqueue)
         table[Int(TraceLayout.compactStartType)] = RecordLayout(compact: .start)
         table[Int(TraceLayout.compactEndType)] = RecordLayout(compact: .end)
+        table[Int(TraceLayout.compactSiteEnqueueType)] = RecordLayout(compact: .siteEnqueue)
         return table
     }()
 }
@@ -105,7 +124,7 @@ struct RecordLayout {
 /// top byte; START_C's flags8 is the kind. `TraceBytes.decodeEvent` gives each its full
 /// form's event.
 enum CompactItemRecord {
-    case enqueue, start, end
+    case enqueue, start, end, siteEnqueue
 }
 
 extension EventType {

@@ -104,8 +104,11 @@ public final class TraceWriter {
             }
         }
         var words = (event.a, event.b, event.c, event.d)
+        // The optional site word is written only when set, as by a shim that knows no site.
+        let siteWord = layout.hasOptionalSite ? (layout.words == 1 ? event.b : event.d) : 0
+        let count = siteWord != 0 ? layout.writtenWords : layout.words
         try withUnsafeBytes(of: &words) { raw in
-            let payload = UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt64.self), count: layout.words)
+            let payload = UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt64.self), count: count)
             try writeRecord(tid: event.tid, type: event.type.rawValue, flags: flags, arg: event.arg,
                             tsc: tsc(forTime: event.time), words: payload,
                             string: layout.hasString ? text : nil, extraBytes: 0, time: event.time)

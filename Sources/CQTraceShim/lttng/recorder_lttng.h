@@ -48,6 +48,11 @@ static inline void qt_rec_enqueue(qt_thread_t *t, unsigned kind, unsigned flags8
     qt_rec3(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, extra);
 }
 
+static inline void qt_rec_enqueue_site(qt_thread_t *t, unsigned kind, unsigned flags8, uint64_t id, const void *q,
+                                       uint64_t extra, uint32_t site) {
+    qt_rec4(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, extra, site);
+}
+
 static inline void qt_rec_start(qt_thread_t *t, unsigned kind, uint64_t id) { qt_rec1(t, QT_START, 0, kind, id); }
 
 static inline void qt_rec_end(qt_thread_t *t, uint64_t id) { qt_rec1(t, QT_END, 0, 0, id); }

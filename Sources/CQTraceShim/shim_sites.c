@@ -1,0 +1,343 @@
+// Code sites, the module map and Swift Concurrency jobs (shim_sites.h).
+//
+// Lookups are lock-free; a new site is inserted under a mutex, but everything that can take
+// the dynamic loader's lock (dl_iterate_phdr, backtrace's first call loading libgcc_s) runs
+// before that mutex is taken: a library constructor enqueuing work while dlopen holds the
+// loader lock must not wait for a thread that holds our mutex and waits for the loader.
+#define _GNU_SOURCE
+#include "shim_sites.h"
+
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// ---- code ranges: which modules a call-site search skips, which addresses are code ----
+
+typedef struct { uintptr_t lo, hi; } qt_range_t;
+
+#define QT_SKIP_MAX 16
+static qt_range_t g_skip[QT_SKIP_MAX];
+static int g_skip_count;
+
+static const char *const g_skipped_modules[] = {
+    "/libdispatch.so", "/libswiftDispatch.so", "/libswiftCore.so", "/libswift_Concurrency.so",
+    "/libBlocksRuntime.so", "/libqtrace-shim", NULL,
+};
+
+static int is_skipped_module(const char *name) {
+    for (int i = 0; g_skipped_modules[i]; i++)
+        if (strstr(name, g_skipped_modules[i])) return 1;
+    return 0;
+}
+
+static int collect_skip_ranges(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size; (void)data;
+    if (!info->dlpi_name || !is_skipped_module(info->dlpi_name)) return 0;
+    for (int i = 0; i < info->dlpi_phnum && g_skip_count < QT_SKIP_MAX; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        g_skip[g_skip_count++] = (qt_range_t){ lo, lo + ph->p_memsz };
+    }
+    return 0;
+}
+
+void qt_sites_init(void) {
+    if (g_skip_count == 0) dl_iterate_phdr(collect_skip_ranges, NULL);
+}
+
+static int in_skipped_code(uintptr_t a) {
+    for (int i = 0; i < g_skip_count; i++)
+        if (a >= g_skip[i].lo && a < g_skip[i].hi) return 1;
+    return 0;
+}
+
+// ---- the module map: MODULE + BUILD_ID records, once per loaded module ----
+
+typedef struct {
+    uintptr_t base, lo, hi;     // load bias; lowest and highest mapped address of its PT_LOADs
+    uintptr_t exec_lo, exec_hi; // its code
+    char path[512];
+    char build_id[72];          // lower-case hex, "" when the module has none
+} qt_module_t;
+
+#define QT_MODULES_MAX 1024
+static qt_module_t g_scan[QT_MODULES_MAX]; // the latest dl_iterate_phdr scan (under g_scan_lock)
+static int g_scan_count;
+static qt_range_t g_emitted[QT_MODULES_MAX]; // modules already in the trace (under g_site_lock)
+static int g_emitted_count;
+static pthread_mutex_t g_scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t g_site_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void hex_build_id(const ElfW(Phdr) *ph, uintptr_t base, char *out, size_t size) {
+    const unsigned char *p = (const unsigned char *)(base + ph->p_vaddr), *end = p + ph->p_memsz;
+    out[0] = 0;
+    while (p + 12 <= end) {
+        uint32_t namesz, descsz, type;
+        memcpy(&namesz, p, 4); memcpy(&descsz, p + 4, 4); memcpy(&type, p + 8, 4);
+        const unsigned char *name = p + 12, *desc = name + ((namesz + 3) & ~3u);
+        if (desc + descsz > end || desc < name) return;
+        if (type == 3 /* NT_GNU_BUILD_ID */ && namesz == 4 && memcmp(name, "GNU", 4) == 0) {
+            static const char digits[] = "0123456789abcdef";
+            size_t n = 0;
+            for (uint32_t i = 0; i < descsz && n + 2 < size; i++) {
+                out[n++] = digits[desc[i] >> 4];
+                out[n++] = digits[desc[i] & 15];
+            }
+            out[n] = 0;
+            return;
+        }
+        p = desc + ((descsz + 3) & ~3u);
+    }
+}
+
+typedef struct { qt_module_t *modules; int count; } qt_scan_t;
+
+static int scan_module(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    qt_scan_t *scan = data;
+    if (scan->count >= QT_MODULES_MAX) return 1;
+    qt_module_t *m = &scan->modules[scan->count];
+    memset(m, 0, sizeof *m);
+    m->base = info->dlpi_addr;
+    m->lo = UINTPTR_MAX;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_NOTE && m->build_id[0] == 0) hex_build_id(ph, info->dlpi_addr, m->build_id, sizeof m->build_id);
+        if (ph->p_type != PT_LOAD) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (lo < m->lo) m->lo = lo;
+        if (hi > m->hi) m->hi = hi;
+        if (ph->p_flags & PF_X) {
+            if (m->exec_lo == 0 || lo < m->exec_lo) m->exec_lo = lo;
+            if (hi > m->exec_hi) m->exec_hi = hi;
+        }
+    }
+    const char *name = info->dlpi_name ? info->dlpi_name : "";
+    if (name[0] == 0 && scan->count == 0) {
+        // The main program: the loader gives it no name.
+        ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+        m->path[n > 0 ? n : 0] = 0;
+    } else {
+        strncpy(m->path, name, sizeof m->path - 1);
+    }
+    if (m->path[0] == 0 || m->exec_hi == 0) return 0;  // the vDSO, or nothing to symbolize
+    scan->count++;
+    return 0;
+}
+
+/// Rescans the loaded modules (a library may have been dlopen'ed). The loader's lock is taken
+/// without g_scan_lock held (the order loader → ours must stay the only one).
+static void rescan_modules(void) {
+    qt_scan_t scan = { malloc(sizeof(qt_module_t) * QT_MODULES_MAX), 0 };
+    if (!scan.modules) return;
+    dl_iterate_phdr(scan_module, &scan);
+    pthread_mutex_lock(&g_scan_lock);
+    memcpy(g_scan, scan.modules, sizeof(qt_module_t) * (size_t)scan.count);
+    g_scan_count = scan.count;
+    pthread_mutex_unlock(&g_scan_lock);
+    free(scan.modules);
+}
+
+static int address_is_code(uintptr_t a) {
+    int found = 0;
+    pthread_mutex_lock(&g_scan_lock);
+    for (int i = 0; i < g_scan_count && !found; i++)
+        found = a >= g_scan[i].exec_lo && a < g_scan[i].exec_hi;
+    pthread_mutex_unlock(&g_scan_lock);
+    return found;
+}
+
+static int emitted(uintptr_t a) {
+    for (int i = 0; i < g_emitted_count; i++)
+        if (a >= g_emitted[i].lo && a < g_emitted[i].hi) return 1;
+    return 0;
+}
+
+/// Writes MODULE and BUILD_ID for every scanned module not in the trace yet (g_site_lock held).
+static void emit_new_modules(qt_thread_t *t) {
+    pthread_mutex_lock(&g_scan_lock);
+    for (int i = 0; i < g_scan_count && g_emitted_count < QT_MODULES_MAX; i++) {
+        const qt_module_t *m = &g_scan[i];
+        if (emitted(m->exec_lo)) continue;
+        g_emitted[g_emitted_count++] = (qt_range_t){ m->lo, m->hi };
+        uint64_t words[3] = { m->base, m->lo, m->hi };
+        qt_rec_string(t, QT_MODULE, 0, words, 3, m->path);
+        if (m->build_id[0]) qt_rec_string(t, QT_BUILD_ID, 0, words, 1, m->build_id);
+    }
+    pthread_mutex_unlock(&g_scan_lock);
+}
+
+// ---- the call site: the first return address outside Dispatch and the Swift runtime ----
+
+/// `ra` itself when the caller is user code; else the first frame above it outside the
+/// skipped modules, found by DWARF unwinding (glibc's backtrace, through libgcc_s).
+static uintptr_t find_caller(uintptr_t ra) {
+    if (ra && !in_skipped_code(ra)) return ra;
+    void *frames[48];
+    int n = backtrace(frames, 48);
+    int i = 0;
+    while (i < n && (uintptr_t)frames[i] != ra) i++;
+    if (i == n) i = 0;  // not found (a tail call): search from the top
+    for (; i < n; i++) {
+        uintptr_t a = (uintptr_t)frames[i];
+        if (a == ra || in_skipped_code(a)) continue;
+        return a;
+    }
+    return 0;
+}
+
+// ---- the site table: (code, capture, ra) -> id, lock-free lookups ----
+
+typedef struct { uintptr_t code, capture, ra; uint32_t id; uint32_t is_closure; } qt_site_entry_t;
+
+#define QT_SITES_SIZE 32768
+static qt_site_entry_t g_sites[QT_SITES_SIZE];
+static uint32_t g_next_site = 1;
+
+static inline size_t site_hash(uintptr_t code, uintptr_t capture, uintptr_t ra) {
+    uint64_t h = (code ^ (capture * 0x9E3779B97F4A7C15ull) ^ (ra << 17)) * 0xBF58476D1CE4E5B9ull;
+    return (size_t)(h >> 40) & (QT_SITES_SIZE - 1);
+}
+
+/// The entry of a known site, or NULL. An entry is published by storing its id last.
+static qt_site_entry_t *site_find(uintptr_t code, uintptr_t capture, uintptr_t ra) {
+    size_t i = site_hash(code, capture, ra);
+    for (int probe = 0; probe < 64; probe++, i = (i + 1) & (QT_SITES_SIZE - 1)) {
+        qt_site_entry_t *e = &g_sites[i];
+        uint32_t id = __atomic_load_n(&e->id, __ATOMIC_ACQUIRE);
+        if (id == 0) return NULL;
+        if (e->code == code && e->capture == capture && e->ra == ra) return e;
+    }
+    return NULL;
+}
+
+static void remember(qt_thread_t *t, const qt_site_entry_t *e, uintptr_t capture) {
+    t->site_code = e->code;
+    t->site_ra = e->ra;
+    t->site_capture = capture;
+    t->site_is_closure = (int)e->is_closure;
+    t->site_id = e->id;
+}
+
+/// Inserts a new site and writes its SITE record (and the modules it needs) unless another
+/// thread was first. Returns the site id (0 when the table is full).
+static uint32_t site_insert(qt_thread_t *t, unsigned kind, uintptr_t code, uintptr_t capture, uintptr_t ra,
+                            uintptr_t caller, int is_closure, qt_site_entry_t **out) {
+    pthread_mutex_lock(&g_site_lock);
+    qt_site_entry_t *e = site_find(code, capture, ra);
+    if (!e) {
+        size_t i = site_hash(code, capture, ra);
+        for (int probe = 0; probe < 64; probe++, i = (i + 1) & (QT_SITES_SIZE - 1)) {
+            if (g_sites[i].id != 0) continue;
+            e = &g_sites[i];
+            e->code = code; e->capture = capture; e->ra = ra; e->is_closure = (uint32_t)is_closure;
+            uint32_t id = g_next_site++;
+            if ((code && !emitted(code)) || (caller && !emitted(caller)) || (is_closure && !emitted(capture)))
+                emit_new_modules(t);
+            qt_rec4(t, QT_SITE, kind, id, code, capture, caller, ra);
+            __atomic_store_n(&e->id, id, __ATOMIC_RELEASE);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_site_lock);
+    *out = e;
+    return e ? e->id : 0;
+}
+
+uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uintptr_t capture, uintptr_t ra) {
+    // A Swift closure's block (generic thunk + closure) is keyed by its capture; a C block's
+    // capture is data (a loop index, say) and must not split its site.
+    qt_site_entry_t *e = capture ? site_find(code, capture, ra) : NULL;
+    if (!e) e = site_find(code, 0, ra);
+    if (QT_LIKELY(e != NULL)) { remember(t, e, capture); return e->id; }
+
+    int saved_depth = t->depth;
+    t->depth++;  // nothing below may be recorded as the program's own Dispatch use
+    int is_closure = 0;
+    if (capture && code_kind == QT_CODE_BLOCK) {
+        if (!address_is_code(capture)) rescan_modules();
+        is_closure = address_is_code(capture);
+    }
+    if (!is_closure) capture = 0;
+    // A job's submitter is the runtime's scheduler: no call site worth an unwind.
+    uintptr_t caller = code_kind == QT_CODE_JOB ? 0 : find_caller(ra);
+    if (g_scan_count == 0 || (caller && !address_is_code(caller)) || !address_is_code(code)) rescan_modules();
+    uint32_t id = site_insert(t, is_closure ? QT_CODE_SWIFT_CLOSURE : code_kind, code, capture, ra, caller,
+                              is_closure, &e);
+    t->depth = saved_depth;
+    if (e) remember(t, e, capture);
+    return id;
+}
+
+uint32_t qt_wait_site(qt_thread_t *t, uintptr_t ra) {
+    int saved_depth = t->depth;
+    t->depth++;
+    uintptr_t caller = find_caller(ra);
+    qt_site_entry_t *e = site_find(0, 0, caller);
+    uint32_t id = e ? e->id : 0;
+    if (!e) {
+        if (caller && !address_is_code(caller)) rescan_modules();
+        id = site_insert(t, QT_CODE_NONE, 0, 0, caller, caller, 0, &e);
+    }
+    t->depth = saved_depth;
+    return id;
+}
+
+// ---- Swift Concurrency jobs (layout verified on Swift 6.3.1, x86_64: docs/trace-format.md) ----
+
+#define QT_JOB_KIND_TASK 0
+#define QT_JOB_FLAG_CHILD (1u << 24)
+#define QT_TASK_WORD_PARENT 26      // a child task's ChildFragment: the parent AsyncTask
+#define QT_ASYNC_WALK_MAX 4
+
+static uintptr_t g_concurrency_lo, g_concurrency_hi;
+
+static int find_concurrency(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size; (void)data;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "/libswift_Concurrency.so")) return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+        g_concurrency_lo = info->dlpi_addr + ph->p_vaddr;
+        g_concurrency_hi = g_concurrency_lo + ph->p_memsz;
+    }
+    return 1;
+}
+
+static inline int in_concurrency(uintptr_t a) { return a >= g_concurrency_lo && a < g_concurrency_hi; }
+
+/// The code a task's job resumes: its resume function, or, when that is the runtime's own
+/// adapter, the first resume function up its async context chain that is not the runtime's.
+static uintptr_t task_resume_code(const uint64_t *task) {
+    uintptr_t fn = (uintptr_t)task[7];
+    const uint64_t *context = (const uint64_t *)(uintptr_t)task[8];
+    for (int level = 0; in_concurrency(fn) && context && level < QT_ASYNC_WALK_MAX; level++) {
+        uintptr_t parent_fn = (uintptr_t)context[1];
+        if (parent_fn && !in_concurrency(parent_fn)) return parent_fn;
+        context = (const uint64_t *)(uintptr_t)context[0];
+    }
+    return fn;
+}
+
+uint32_t qt_job_site(qt_thread_t *t, uint64_t id, const void *job, uintptr_t ra) {
+    if (QT_UNLIKELY(g_concurrency_lo == 0)) dl_iterate_phdr(find_concurrency, NULL);
+    const uint64_t *words = job;
+    uint32_t flags = (uint32_t)words[4], task_id = (uint32_t)(words[4] >> 32);
+    unsigned kind = flags & 0xFF;
+    uintptr_t code = 0, parent = 0;
+    // Only a task (kind 0) has the resume words; reading them off an actor's job would read
+    // past it.
+    if (kind == QT_JOB_KIND_TASK) {
+        code = task_resume_code(words);
+        if (flags & QT_JOB_FLAG_CHILD) parent = (uintptr_t)words[QT_TASK_WORD_PARENT];
+    }
+    qt_rec4(t, QT_JOB, kind, task_id, id, (uint64_t)(uintptr_t)job, code, parent);
+    if (code == 0) return 0;
+    if (QT_LIKELY(code == t->site_code && ra == t->site_ra && t->site_id != 0)) return t->site_id;
+    return qt_site_lookup(t, QT_CODE_JOB, code, 0, ra);
+}

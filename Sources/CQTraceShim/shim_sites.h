@@ -1,0 +1,55 @@
+// Code identity (docs/trace-format.md, "Code identity"): each distinct (code, call site) pair
+// of a process gets a small site id, announced once by a SITE record; item, wait and handler
+// records carry the id. The hot path is a compare against the calling thread's last site;
+// the shared table and the DWARF unwinding are only reached for a new pair.
+#ifndef QTRACE_SHIM_SITES_H
+#define QTRACE_SHIM_SITES_H
+
+#include "recorder.h"
+
+/// Words of a Blocks ABI block the site code reads: invoke (offset 16), descriptor (24), and
+/// the first captured word (32), which is valid when the descriptor's size says so.
+typedef struct { void *isa; int flags; int reserved; void *invoke; const unsigned long *descriptor; uintptr_t capture0; } qt_site_block_t;
+
+/// The site of code run from `ra`'s call (ra: the interposed function's return address).
+/// `capture` is the block's first captured word (0 for functions): it names a Swift closure
+/// when the invoke is a reabstraction thunk shared by every closure of that type.
+QT_HIDDEN uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uintptr_t capture, uintptr_t ra);
+
+/// The site of a blocking call made from `ra` that really blocked: unwinds to the first frame
+/// outside Dispatch and the Swift runtime every time (waits are rare and already slow).
+QT_HIDDEN uint32_t qt_wait_site(qt_thread_t *t, uintptr_t ra);
+
+/// For a `dispatch_async_f` from the Swift Concurrency runtime: records the JOB (task id,
+/// task, resume function, parent) of item `id` and returns the site of the code it resumes.
+QT_HIDDEN uint32_t qt_job_site(qt_thread_t *t, uint64_t id, const void *job, uintptr_t ra);
+
+/// Code ranges the call-site search skips (libdispatch, the Swift overlay and runtime, the
+/// Blocks runtime, the preloaded shim). Called once when the real functions are resolved.
+QT_HIDDEN void qt_sites_init(void);
+
+/// First captured word of a heap or stack block, 0 when the block captures nothing.
+static inline uintptr_t qt_block_capture(const void *block) {
+    const qt_site_block_t *b = block;
+    return (b->descriptor && b->descriptor[1] >= 40) ? b->capture0 : 0;
+}
+
+/// Site of a block submitted from `ra`.
+static inline uint32_t qt_block_site(qt_thread_t *t, const void *block, void *ra) {
+    const qt_site_block_t *b = block;
+    uintptr_t code = (uintptr_t)b->invoke;
+    if (QT_LIKELY(code == t->site_code && (uintptr_t)ra == t->site_ra && t->site_id != 0)) {
+        if (!t->site_is_closure) return t->site_id;
+        if (qt_block_capture(block) == t->site_capture) return t->site_id;
+    }
+    return qt_site_lookup(t, QT_CODE_BLOCK, code, qt_block_capture(block), (uintptr_t)ra);
+}
+
+/// Site of a function (`_f` variants) submitted from `ra`.
+static inline uint32_t qt_function_site(qt_thread_t *t, const void *fn, void *ra) {
+    if (QT_LIKELY((uintptr_t)fn == t->site_code && (uintptr_t)ra == t->site_ra && t->site_id != 0 && !t->site_is_closure))
+        return t->site_id;
+    return qt_site_lookup(t, QT_CODE_FUNCTION, (uintptr_t)fn, 0, (uintptr_t)ra);
+}
+
+#endif

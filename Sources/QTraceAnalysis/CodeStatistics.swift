@@ -1,0 +1,194 @@
+// Statistics per code (what items ran), per blocking call site and per Swift task. Pure
+// function of the model; names come from the symbols applied to it (if any).
+import QTraceFormat
+
+/// Where a piece of code was submitted from, with how many items.
+public struct CodeCaller: Sendable, Codable, Equatable {
+    /// Index into `TraceModel.sites`.
+    public var site: Int
+    public var location: String
+    public var items: Int
+}
+
+/// One code site as users read it: a closure, block or function and its items.
+public struct CodeStats: Sendable, Codable {
+    /// Index into `TraceModel.codes`.
+    public var code: Int
+    public var kind: String
+    /// Short symbol, else module+offset, else the raw address.
+    public var name: String
+    /// Full demangled symbol, when known.
+    public var symbol: String?
+    /// `file:line` of the code (the closure's own line), when known.
+    public var file: String?
+    public var line: Int?
+    public var module: String?
+    public var address: String
+    public var symbolStatus: String
+    public var items = 0
+    public var run = DurationStats()
+    /// Ready → start waits of its items.
+    public var wait = DurationStats()
+    /// Queues its items ran on (indexes, by item count).
+    public var queues: [Int] = []
+    /// Where it was submitted from, most items first.
+    public var callers: [CodeCaller] = []
+    /// Items of Swift Concurrency jobs (tasks' partial functions).
+    public var jobs = 0
+}
+
+/// A blocking call site (sync, group wait, semaphore wait, apply): how long callers blocked.
+public struct WaitSiteStats: Sendable, Codable {
+    public var site: Int
+    public var location: String
+    public var file: String?
+    public var line: Int?
+    public var causes: [String]
+    public var blocked = DurationStats()
+    /// Blocked intervals on the main thread.
+    public var onMainThread = 0
+}
+
+public struct TaskStats: Sendable, Codable {
+    public var task: Int
+    public var id: UInt32
+    public var parent: Int?
+    public var jobs: Int
+    /// First job's enqueue → last job's end.
+    public var lifetimeNs: UInt64
+    public var runningNs: UInt64
+    /// Jobs ready but not started (waiting for a thread or the actor).
+    public var waitingNs: UInt64
+    /// The rest of the lifetime: suspended at an `await`.
+    public var awaitingNs: UInt64
+    /// Its async functions (the codes its jobs resumed), in first-run order.
+    public var functions: [String]
+    public var onMainActor: Bool
+}
+
+public struct TaskSummary: Sendable, Codable {
+    public var tasks = 0
+    public var jobs = 0
+    public var childTasks = 0
+    public var runningNs: UInt64 = 0
+    public var awaitingNs: UInt64 = 0
+    /// The longest-lived tasks first (at most 200).
+    public var top: [TaskStats] = []
+    public init() {}
+}
+
+extension CodeStats {
+    static func all(_ model: TraceModel) -> [CodeStats] {
+        guard !model.codes.isEmpty else { return [] }
+        var runs = [DurationRecorder](repeating: DurationRecorder(), count: model.codes.count)
+        var waits = runs
+        var counts = [Int](repeating: 0, count: model.codes.count)
+        var jobCounts = counts
+        var perSite = [Int](repeating: 0, count: model.sites.count)
+        var queueCounts = [[Int: Int]](repeating: [:], count: model.codes.count)
+        for (i, item) in model.items.enumerated() {
+            guard let s = item.site, let c = model.sites[s].codeIndex else { continue }
+            counts[c] += 1
+            perSite[s] += 1
+            if let r = item.runTime { runs[c].record(r) }
+            if let w = item.wait { waits[c].record(w) }
+            if let q = item.queue { queueCounts[c][q, default: 0] += 1 }
+            if model.taskOfItem[i] != nil || item.flags.contains(.swiftConcurrency) { jobCounts[c] += 1 }
+        }
+        return model.codes.indices.compactMap { c -> CodeStats? in
+            guard counts[c] > 0 else { return nil }
+            let code = model.codes[c]
+            let what = code.what
+            var stats = CodeStats(code: c, kind: code.codeKind.name, name: code.name, symbol: what?.function,
+                                  file: what?.file, line: what?.line.flatMap { $0 > 0 ? $0 : nil }, module: what?.module,
+                                  address: "0x" + String(code.address, radix: 16), symbolStatus: what?.status ?? "notSymbolized")
+            stats.items = counts[c]
+            stats.run = runs[c].stats
+            stats.wait = waits[c].stats
+            stats.jobs = jobCounts[c]
+            stats.queues = queueCounts[c].sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key)
+            stats.callers = code.sites.filter { perSite[$0] > 0 }
+                .map { CodeCaller(site: $0, location: model.callerDescription($0), items: perSite[$0]) }
+                .sorted { ($0.items, $1.site) > ($1.items, $0.site) }
+            return stats
+        }.sorted { ($0.run.totalNs, $1.code) > ($1.run.totalNs, $0.code) }
+    }
+}
+
+extension WaitSiteStats {
+    static func all(_ model: TraceModel) -> [WaitSiteStats] {
+        guard !model.sites.isEmpty else { return [] }
+        var blocked: [Int: DurationRecorder] = [:]
+        var causes: [Int: Set<String>] = [:]
+        var main: [Int: Int] = [:]
+        for thread in model.threads {
+            for b in thread.blocked {
+                guard let s = b.site, let end = b.end else { continue }
+                blocked[s, default: DurationRecorder()].record(end >= b.start ? end - b.start : 0)
+                causes[s, default: []].insert(b.cause.rawValue)
+                if thread.kind == .main { main[s, default: 0] += 1 }
+            }
+        }
+        return blocked.keys.map { s in
+            let from = model.sites[s].from
+            return WaitSiteStats(site: s, location: model.siteDescription(s), file: from?.file,
+                                 line: from?.line.flatMap { $0 > 0 ? $0 : nil },
+                                 causes: causes[s, default: []].sorted(), blocked: blocked[s]!.stats,
+                                 onMainThread: main[s, default: 0])
+        }.sorted { ($0.blocked.totalNs, $1.site) > ($1.blocked.totalNs, $0.site) }
+    }
+}
+
+extension TaskSummary {
+    static let topLimit = 200
+
+    init(_ model: TraceModel) {
+        self.init()
+        guard !model.tasks.isEmpty else { return }
+        tasks = model.tasks.count
+        var all: [TaskStats] = []
+        for (t, task) in model.tasks.enumerated() {
+            let stats = TaskStats(model, t)
+            jobs += task.jobs.count
+            if task.parent != nil { childTasks += 1 }
+            runningNs += stats.runningNs
+            awaitingNs += stats.awaitingNs
+            all.append(stats)
+        }
+        top = Array(all.sorted { ($0.lifetimeNs, $1.task) > ($1.lifetimeNs, $0.task) }.prefix(Self.topLimit))
+    }
+}
+
+extension TaskStats {
+    init(_ model: TraceModel, _ t: Int) {
+        let task = model.tasks[t]
+        var first = UInt64.max, last: UInt64 = 0, running: UInt64 = 0, waiting: UInt64 = 0
+        var functions: [String] = []
+        var seen = Set<Int>()
+        for i in task.jobs {
+            let item = model.items[i]
+            if let e = item.enqueued ?? item.started { first = Swift.min(first, e) }
+            if let end = item.ended { last = Swift.max(last, end) }
+            running += item.runTime ?? 0
+            waiting += item.wait ?? 0
+            if let c = model.code(ofItem: i), let s = item.site, seen.insert(model.sites[s].codeIndex ?? -1).inserted {
+                functions.append(c.name)
+            }
+        }
+        let lifetime = first == .max || last < first ? 0 : last - first
+        self.init(task: t, id: task.id, parent: task.parent, jobs: task.jobs.count, lifetimeNs: lifetime,
+                  runningNs: running, waitingNs: waiting,
+                  awaitingNs: lifetime > running + waiting ? lifetime - running - waiting : 0,
+                  functions: functions, onMainActor: task.onMainActor)
+    }
+}
+
+extension TraceModel {
+    /// A site's call site for the callers list: "Loader.swift:12 in Loader.load()".
+    public func callerDescription(_ s: Int) -> String {
+        let site = sites[s]
+        guard let from = site.from else { return site.caller == 0 ? "unknown" : "0x" + String(site.caller, radix: 16) }
+        if let line = from.fileLine { return "\(line) in \(from.name)" }
+        return from.name
+    }
+}

@@ -1,0 +1,59 @@
+// The terminal tables of code identity: CODE (what items ran), BLOCKING CALLS and TASKS.
+import QTraceFormat
+
+/// What `qtrace stats --by` puts first.
+public enum StatsGrouping: String, Sendable, CaseIterable {
+    case queue, code, task
+}
+
+extension StatsText {
+    /// CODE: the codes with the most total run time; the top caller of each.
+    static func codes(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        guard !stats.sites.isEmpty else { return "" }
+        var table = TextTable(["code", "where", "items", "run p50", "run p99", "run max", "run total", "wait p99",
+                               "enqueued from"])
+        let (shown, hidden) = limited(stats.sites, limit)
+        for c in shown {
+            let whereText = c.file.flatMap { file in c.line.map { "\(baseName(file)):\($0)" } } ?? (c.module ?? "-")
+            let from = c.callers.first.map { $0.location + (c.callers.count > 1 ? " +\(c.callers.count - 1)" : "") } ?? "-"
+            table.add([c.name, whereText, "\(c.items)", d(c.run.p50Ns, c.run.count), d(c.run.p99Ns, c.run.count),
+                       d(c.run.maxNs, c.run.count), d(c.run.totalNs, c.run.count), d(c.wait.p99Ns, c.wait.count), from])
+        }
+        return section("CODE (most run time first; where = the code's own line)")
+            + table.render(width: width, leftAligned: [0, 1, 8]) + more(hidden, "codes")
+    }
+
+    /// BLOCKING CALLS: where threads blocked (sync, waits, apply), most blocked time first.
+    static func waitSites(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        guard !stats.waitSites.isEmpty else { return "" }
+        var table = TextTable(["call site", "kind", "calls", "blocked p50", "blocked p99", "max", "total", "on main"])
+        let (shown, hidden) = limited(stats.waitSites, limit)
+        for w in shown {
+            table.add([w.location, w.causes.joined(separator: ","), "\(w.blocked.count)",
+                       d(w.blocked.p50Ns, w.blocked.count), d(w.blocked.p99Ns, w.blocked.count),
+                       d(w.blocked.maxNs, w.blocked.count), d(w.blocked.totalNs, w.blocked.count),
+                       w.onMainThread > 0 ? "\(w.onMainThread)" : "-"])
+        }
+        return section("BLOCKING CALLS (where callers waited)")
+            + table.render(width: width, leftAligned: [0, 1]) + more(hidden, "call sites")
+    }
+
+    /// TASKS: a summary line and the longest-lived tasks.
+    static func tasks(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        let s = stats.tasks
+        guard s.tasks > 0 else { return "" }
+        var out = section("TASKS (Swift Concurrency)")
+        out += "  \(plural(s.tasks, "task")) (\(s.childTasks) child), \(plural(s.jobs, "job")); running \(formatDuration(s.runningNs)), awaiting \(formatDuration(s.awaitingNs))\n"
+        var table = TextTable(["task", "parent", "jobs", "lifetime", "running", "awaiting", "async functions"])
+        let (shown, hidden) = limited(s.top, limit)
+        for t in shown {
+            let parent = t.parent.map { "#\(model.tasks[$0].id)" } ?? "-"
+            let functions = t.functions.prefix(3).joined(separator: ", ") + (t.functions.count > 3 ? ", +\(t.functions.count - 3)" : "")
+            table.add(["#\(t.id)" + (t.onMainActor ? " (main actor)" : ""), parent, "\(t.jobs)", formatDuration(t.lifetimeNs),
+                       formatDuration(t.runningNs), formatDuration(t.awaitingNs), functions.isEmpty ? "-" : functions])
+        }
+        return out + table.render(width: width, leftAligned: [0, 1, 6]) + more(hidden + Swift.max(0, s.tasks - s.top.count), "tasks")
+    }
+
+    static func baseName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+}

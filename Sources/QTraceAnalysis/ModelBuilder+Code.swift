@@ -1,0 +1,102 @@
+// Code identity while building: SITE, MODULE, BUILD_ID and JOB records, and the site ids
+// that item, wait, apply and handler records carry (resolved to model indexes at the end,
+// since a site's record may follow its first use on another thread by a clock tick).
+import QTraceFormat
+
+/// Builder state for code identity (kept apart so that traces without it cost nothing).
+struct CodeBuildState {
+    var siteByTraceID: [UInt32: Int32] = [:]
+    var codeByAddress: [UInt64: Int32] = [:]
+    var moduleByBase: [UInt64: Int32] = [:]
+    var taskByID: [UInt32: Int32] = [:]
+    var taskByAddress: [UInt64: Int32] = [:]
+    /// Raw site ids of applies and source event handlers, resolved at the end.
+    var applySite: [Int32: UInt32] = [:]
+    var sourceHandlerSite: [Int: UInt32] = [:]
+}
+
+extension ModelBuilder {
+    mutating func siteRecorded(_ e: Event) {
+        let kind = SiteCodeKind(rawValue: e.flags) ?? .block
+        guard code.siteByTraceID[e.arg] == nil else { return }  // a repeated record: keep the first
+        var site = CodeSite(traceID: e.arg, codeKind: kind, code: e.a, capture: e.b, caller: e.c)
+        let address = e.b != 0 ? e.b : e.a
+        if kind != .none, address != 0 {
+            let c: Int32
+            if let known = code.codeByAddress[address] {
+                c = known
+            } else {
+                c = Int32(model.codes.count)
+                model.codes.append(TraceCode(codeKind: kind, address: address))
+                code.codeByAddress[address] = c
+            }
+            site.codeIndex = Int(c)
+            model.codes[Int(c)].sites.append(model.sites.count)
+        }
+        code.siteByTraceID[e.arg] = Int32(model.sites.count)
+        model.sites.append(site)
+    }
+
+    mutating func moduleRecorded(_ e: Event) {
+        code.moduleByBase[e.a] = Int32(model.modules.count)
+        model.modules.append(TraceModule(path: e.string ?? "", base: e.a, start: e.b, end: e.c, buildID: nil))
+    }
+
+    mutating func buildIDRecorded(_ e: Event) {
+        guard let m = code.moduleByBase[e.a], let id = e.string, !id.isEmpty else { return }
+        model.modules[Int(m)].buildID = id
+    }
+
+    /// A Swift Concurrency job: the item just enqueued by this thread belongs to task `arg`.
+    mutating func jobRecorded(_ e: Event, thread t: Int32) {
+        guard let i = recentItem(id: e.a, submitter: t), e.flags == 0 else { return }  // tasks only
+        let taskIndex: Int32
+        if let known = code.taskByID[e.arg], model.tasks[Int(known)].address == e.b {
+            taskIndex = known
+        } else {
+            taskIndex = Int32(model.tasks.count)
+            var task = SwiftTask(id: e.arg, address: e.b)
+            if e.d != 0, let parent = code.taskByAddress[e.d] { task.parent = Int(parent) }
+            model.tasks.append(task)
+            code.taskByID[e.arg] = taskIndex
+            code.taskByAddress[e.b] = taskIndex
+        }
+        model.tasks[Int(taskIndex)].jobs.append(Int(i))
+        model.taskOfItem[Int(i)] = Int(taskIndex)
+    }
+
+    /// The item `id` that thread `t` enqueued last (a JOB follows its ENQUEUE at once).
+    func recentItem(id: UInt64, submitter t: Int32) -> Int32? {
+        var i = items.count - 1
+        let stop = Swift.max(0, items.count - 256)
+        while i >= stop {
+            if items[i].id == id && items[i].submitterIndex == t { return Int32(i) }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// Site ids → model indexes, once every SITE record has been read.
+    mutating func resolveSites() {
+        guard !model.sites.isEmpty else { return }
+        let maxID = model.sites.reduce(0) { Swift.max($0, Int($1.traceID)) }
+        var dense = [UInt32](repeating: 0, count: maxID + 1)
+        for (s, site) in model.sites.enumerated() { dense[Int(site.traceID)] = UInt32(s + 1) }
+        @inline(__always) func resolve(_ raw: UInt32) -> UInt32 { Int(raw) < dense.count ? dense[Int(raw)] : 0 }
+        // The items are in the model's array by now (finish moved them there).
+        model.items.withUnsafeMutableBufferPointer { items in
+            for i in items.indices where items[i].siteRaw != 0 { items[i].siteRaw = resolve(items[i].siteRaw) }
+        }
+        for t in 0..<threads.count where !threads[t].blocked.isEmpty {
+            for b in threads[t].blocked.indices where threads[t].blocked[b].siteRaw != 0 {
+                threads[t].blocked[b].siteRaw = resolve(threads[t].blocked[b].siteRaw)
+            }
+        }
+        for (a, raw) in code.applySite { model.applies[Int(a)].site = opt(Int32(resolve(raw)) - 1) }
+        for (s, raw) in code.sourceHandlerSite { model.sources[s].eventHandlerSite = opt(Int32(resolve(raw)) - 1) }
+        let mainQueue = self.mainQueue
+        for t in model.tasks.indices where mainQueue >= 0 {
+            model.tasks[t].onMainActor = model.tasks[t].jobs.contains { model.items[$0].queueIndex == mainQueue }
+        }
+    }
+}
