@@ -4,20 +4,20 @@ public enum BoundMetric: String, Sendable, CaseIterable {
     case waitP50 = "wait p50", waitP90 = "wait p90", waitP99 = "wait p99", waitMax = "wait max"
     case runP50 = "run p50", runP90 = "run p90", runP99 = "run p99", runMax = "run max"
 
-    func value(_ q: QueueStats) -> UInt64 {
+    func value(wait: DurationStats, run: DurationStats) -> UInt64 {
         switch self {
-        case .waitP50: q.wait.p50Ns
-        case .waitP90: q.wait.p90Ns
-        case .waitP99: q.wait.p99Ns
-        case .waitMax: q.wait.maxNs
-        case .runP50: q.run.p50Ns
-        case .runP90: q.run.p90Ns
-        case .runP99: q.run.p99Ns
-        case .runMax: q.run.maxNs
+        case .waitP50: wait.p50Ns
+        case .waitP90: wait.p90Ns
+        case .waitP99: wait.p99Ns
+        case .waitMax: wait.maxNs
+        case .runP50: run.p50Ns
+        case .runP90: run.p90Ns
+        case .runP99: run.p99Ns
+        case .runMax: run.maxNs
         }
     }
 
-    func count(_ q: QueueStats) -> Int { rawValue.hasPrefix("wait") ? q.wait.count : q.run.count }
+    func count(wait: DurationStats, run: DurationStats) -> Int { rawValue.hasPrefix("wait") ? wait.count : run.count }
 }
 
 public struct BoundError: Error, CustomStringConvertible, Equatable {
@@ -25,7 +25,9 @@ public struct BoundError: Error, CustomStringConvertible, Equatable {
 }
 
 /// An upper bound on one latency of the queues whose label matches `pattern` (`*` and `?`
-/// wildcards; every matching queue must satisfy it).
+/// wildcards; every matching queue must satisfy it), and of the code sites whose name
+/// matches it (`Loader.load` matches `Loader.load()`, `Loader.load(id:)` and the closures in
+/// them; see `BoundCheck.codeMatches`).
 public struct QueueBound: Sendable, Equatable {
     public var metric: BoundMetric
     public var pattern: String
@@ -57,14 +59,22 @@ public enum BoundCheck {
         var lines: [String] = []
         for bound in bounds {
             let matching = summary.statistics.queues.filter { globMatch(bound.pattern, $0.label) }
-            if matching.isEmpty {
-                lines.append("\(bound.metric.rawValue) bound '\(bound.pattern)': no queue has this label")
+            let codes = summary.statistics.sites.filter { codeMatches(bound.pattern, $0) }
+            if matching.isEmpty && codes.isEmpty {
+                lines.append("\(bound.metric.rawValue) bound '\(bound.pattern)': no queue has this label and no code this name")
                 continue
             }
-            for q in matching where bound.metric.count(q) > 0 {
-                let value = bound.metric.value(q)
+            for q in matching where bound.metric.count(wait: q.wait, run: q.run) > 0 {
+                let value = bound.metric.value(wait: q.wait, run: q.run)
                 if value > bound.limitNs {
                     lines.append("queue '\(q.label)' (\(q.address)): \(bound.metric.rawValue) \(formatDuration(value)) > \(formatDuration(bound.limitNs))")
+                }
+            }
+            for c in codes where bound.metric.count(wait: c.wait, run: c.run) > 0 {
+                let value = bound.metric.value(wait: c.wait, run: c.run)
+                if value > bound.limitNs {
+                    let line = c.file.flatMap { file in c.line.map { " at \(file.split(separator: "/").last ?? ""):\($0)" } } ?? ""
+                    lines.append("code '\(c.name)'\(line): \(bound.metric.rawValue) \(formatDuration(value)) > \(formatDuration(bound.limitNs))")
                 }
             }
         }
@@ -74,6 +84,15 @@ public enum BoundCheck {
             }
         }
         return lines
+    }
+
+    /// A code matches a pattern by its short name, with or without the argument list, or as a
+    /// closure in it: `Loader.load` matches `Loader.load()`, `Loader.load(id:)` and
+    /// `closure #1 in Loader.load()`; wildcards work as for queues.
+    public static func codeMatches(_ pattern: String, _ code: CodeStats) -> Bool {
+        let name = code.name
+        return globMatch(pattern, name) || globMatch(pattern + "(*", name) || globMatch("* in " + pattern + "(*", name)
+            || globMatch("* in " + pattern, name)
     }
 
     /// Shell-style match with `*` (any run) and `?` (one character).

@@ -27,6 +27,8 @@ public struct RunComparison: Sendable {
     public var baseDurationNs: UInt64
     public var newDurationNs: UInt64
     public var queues: [QueueComparison]
+    /// Code sites matched by name (and file:line): `baseQueue`/`newQueue` hold code indexes.
+    public var codes: [QueueComparison]
     /// Finding ids present in one run only.
     public var findingsOnlyInBase: [String]
     public var findingsOnlyInNew: [String]
@@ -53,9 +55,32 @@ public struct RunComparison: Sendable {
                                              metric("run p50") { ($0.run.count, $0.run.p50Ns) },
                                              metric("run p99") { ($0.run.count, $0.run.p99Ns) }])
         }.sorted { $0.key < $1.key }
+        codes = Self.compareCodes(base.statistics.sites, new.statistics.sites)
         let idsA = Set(base.findings.map(\.id)), idsB = Set(new.findings.map(\.id))
         findingsOnlyInBase = idsA.subtracting(idsB).sorted()
         findingsOnlyInNew = idsB.subtracting(idsA).sorted()
+    }
+
+    /// Codes keyed by name and line (addresses change from run to run, names do not).
+    static func compareCodes(_ a: [CodeStats], _ b: [CodeStats]) -> [QueueComparison] {
+        func key(_ c: CodeStats) -> String {
+            c.name + (c.file.flatMap { f in c.line.map { " (\(f.split(separator: "/").last ?? ""):\($0))" } } ?? "")
+        }
+        let byKeyA = Dictionary(a.map { (key($0), $0) }, uniquingKeysWith: { x, _ in x })
+        let byKeyB = Dictionary(b.map { (key($0), $0) }, uniquingKeysWith: { x, _ in x })
+        return Set(byKeyA.keys).union(byKeyB.keys).sorted().map { k in
+            let ca = byKeyA[k], cb = byKeyB[k]
+            func metric(_ name: String, _ value: (CodeStats) -> (Int, UInt64)) -> MetricComparison {
+                func side(_ c: CodeStats?) -> UInt64? { c.flatMap { value($0).0 > 0 ? value($0).1 : nil } }
+                return MetricComparison(name: name, base: side(ca), new: side(cb))
+            }
+            return QueueComparison(key: k, baseQueue: ca?.code, newQueue: cb?.code, baseItems: ca?.items ?? 0,
+                                   newItems: cb?.items ?? 0,
+                                   metrics: [metric("wait p99") { ($0.wait.count, $0.wait.p99Ns) },
+                                             metric("run p50") { ($0.run.count, $0.run.p50Ns) },
+                                             metric("run p99") { ($0.run.count, $0.run.p99Ns) },
+                                             metric("run total") { ($0.run.count, $0.run.totalNs) }])
+        }
     }
 
     /// Queues keyed by label in index order, "#n" marking repeated labels.

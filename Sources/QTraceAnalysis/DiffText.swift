@@ -14,6 +14,18 @@ public enum DiffText {
             }
         }
         out += c.queues.isEmpty ? "no queues with items in either run\n" : table.render(width: width, leftAligned: [0, 1])
+        if !c.codes.isEmpty {
+            var codes = TextTable(["code", "metric", "A", "B", "change"])
+            for k in c.codes {
+                let status = k.baseQueue == nil ? " (only in B)" : k.newQueue == nil ? " (only in A)" : ""
+                codes.add([k.key + status, "items", "\(k.baseItems)", "\(k.newItems)", change(UInt64(k.baseItems), UInt64(k.newItems))])
+                for m in k.metrics {
+                    codes.add(["", m.name, m.base.map(formatDuration) ?? "-", m.new.map(formatDuration) ?? "-",
+                               m.relativeChange.map(percent) ?? "-"])
+                }
+            }
+            out += "\n" + codes.render(width: width, leftAligned: [0, 1])
+        }
         if !c.findingsOnlyInBase.isEmpty { out += "\nfindings gone in B: " + c.findingsOnlyInBase.joined(separator: ", ") + "\n" }
         if !c.findingsOnlyInNew.isEmpty { out += "\nnew findings in B: " + c.findingsOnlyInNew.joined(separator: ", ") + "\n" }
         return out

@@ -179,17 +179,42 @@ public struct WorkItem: Sendable {
     var relatedIndex: Int32 = -1
     var waitedBehindIndex: Int32 = -1
     var parentIndex: Int32 = -1
-    public var kind: ItemKind
     /// ENQUEUE flags; `.barrier` is also set for barriers by kind or DispatchWorkItem flags.
     public var flags: EnqueueFlags
-    var qosRaw: UInt8 = 0
+    // Packed so that an item stays 72 bytes with its site (items bound the collector's memory):
+    // kind (low 4 bits) and wait cause (high 4); QoS (low 6 bits) and origin (high 2); depth
+    // (low 8 bits) and site (high 24).
+    private var kindAndCause: UInt8
+    private var qosAndOrigin: UInt8
+    private var depthAndSite: UInt32 = 0
+
+    public var kind: ItemKind {
+        get { ItemKind(rawValue: UInt32(kindAndCause & 0xF)) ?? .unknown }
+        set { kindAndCause = (kindAndCause & 0xF0) | UInt8(truncatingIfNeeded: newValue.rawValue & 0xF) }
+    }
     /// The cause that accounts for most of the wait.
-    public var waitCause: WaitCause = .none
-    public var origin: ItemOrigin
+    public var waitCause: WaitCause {
+        get { WaitCause(rawValue: kindAndCause >> 4) ?? .none }
+        set { kindAndCause = (kindAndCause & 0x0F) | (newValue.rawValue << 4) }
+    }
+    var qosRaw: UInt8 {
+        get { qosAndOrigin & 0x3F }
+        set { qosAndOrigin = (qosAndOrigin & 0xC0) | (newValue & 0x3F) }
+    }
+    public var origin: ItemOrigin {
+        get { ItemOrigin(rawValue: qosAndOrigin >> 6) ?? .enqueued }
+        set { qosAndOrigin = (qosAndOrigin & 0x3F) | (newValue.rawValue << 6) }
+    }
     /// Nesting on the executing thread: 0 = top level, 1 = inside another item (sync inline).
-    public var depth: UInt8 = 0
+    public var depth: UInt8 {
+        get { UInt8(truncatingIfNeeded: depthAndSite) }
+        set { depthAndSite = (depthAndSite & ~0xFF) | UInt32(newValue) }
+    }
     /// While building: the trace's site id; after: index + 1 into `TraceModel.sites` (0 = none).
-    var siteRaw: UInt32 = 0
+    var siteRaw: UInt32 {
+        get { depthAndSite >> 8 }
+        set { depthAndSite = (depthAndSite & 0xFF) | (newValue << 8) }
+    }
 
     /// Barrier by kind, by flag, or by DispatchWorkItem flags.
     public var isBarrier: Bool {
@@ -198,7 +223,9 @@ public struct WorkItem: Sendable {
     }
 
     public init(id: UInt64, kind: ItemKind, flags: EnqueueFlags = [], origin: ItemOrigin) {
-        self.id = id; self.kind = kind; self.flags = flags; self.origin = origin
+        self.id = id; self.flags = flags
+        kindAndCause = UInt8(truncatingIfNeeded: kind.rawValue & 0xF)
+        qosAndOrigin = origin.rawValue << 6
     }
 
     public var queue: Int? { get { opt(queueIndex) } set { queueIndex = idx(newValue) } }
@@ -263,15 +290,27 @@ public struct BlockedInterval: Sendable, Equatable {
     var threadIndex: Int32
     var objectIndex: Int32
     var itemIndex: Int32
-    public var cause: BlockCause
-    public var timedOut: Bool
-    /// As WorkItem.siteRaw: the blocking call's site.
-    var siteRaw: UInt32 = 0
+    /// cause (bits 0..1), timed out (bit 2), site (bits 8..31; as WorkItem.siteRaw): one word,
+    /// so that a blocked interval stays 32 bytes.
+    private var packed: UInt32
+    public var cause: BlockCause {
+        get { BlockCause.allCases[Int(packed & 3)] }
+        set { packed = (packed & ~3) | UInt32(BlockCause.allCases.firstIndex(of: newValue)!) }
+    }
+    public var timedOut: Bool {
+        get { packed & 4 != 0 }
+        set { packed = newValue ? packed | 4 : packed & ~4 }
+    }
+    var siteRaw: UInt32 {
+        get { packed >> 8 }
+        set { packed = (packed & 0xFF) | (newValue << 8) }
+    }
 
     public init(thread: Int, start: UInt64, end: UInt64?, cause: BlockCause, object: Int, item: Int? = nil,
                 timedOut: Bool = false) {
         self.start = start; endTime = end ?? noTime; threadIndex = Int32(thread); objectIndex = Int32(object)
-        itemIndex = idx(item); self.cause = cause; self.timedOut = timedOut
+        itemIndex = idx(item)
+        packed = UInt32(BlockCause.allCases.firstIndex(of: cause)!) | (timedOut ? 4 : 0)
     }
 
     public var thread: Int { Int(threadIndex) }

@@ -77,8 +77,9 @@ func openTrace(_ path: String, named name: String? = nil, command: String) throw
 /// Analyses an open trace, with progress on a terminal.
 func analyse(_ file: TraceFile, command: String) -> AnalysisResult {
     var progress = Progress(total: file.eventCount)
-    let model = Analysis.buildModel(file: file, progressEvery: Progress.every) { progress.update($0) }
+    var model = Analysis.buildModel(file: file, progressEvery: Progress.every) { progress.update($0) }
     progress.finish()
+    // symbolize(&model, command: command)
     return AnalysisResult(model: model)
 }
 

@@ -6,9 +6,12 @@ struct Check: ParsableCommand {
         abstract: "Fail (exit 1) when queue latencies exceed bounds or findings are present.",
         discussion: """
         Bounds are LABEL=DURATION (units ns, us, ms, s); LABEL may use * and ? wildcards and \
-        every queue it matches must hold. Prints one line per broken bound. Exit status: 0 all \
-        bounds hold, 1 some do not, 2 unusable input.
+        every queue it matches must hold. LABEL also names code sites (see `qtrace stats --by \
+        code`): 'Loader.load=5ms' bounds Loader.load(), Loader.load(id:) and the closures in \
+        them. Prints one line per broken bound. Exit status: 0 all bounds hold, 1 some do not, \
+        2 unusable input.
           qtrace check app.qtrace --max-wait-p99 'com.example.db=10ms' --no-findings error
+          qtrace check app.qtrace --max-run-p99 'Loader.load=5ms'
         """)
 
     @Argument(help: "The trace file, LTTng trace directory, or a JSON summary from `qtrace stats --json`.")

@@ -12,7 +12,7 @@ final class SummaryTests: XCTestCase {
         let a = try summary(s).jsonData(), b = try summary(s).jsonData()
         XCTAssertEqual(a, b, "same trace, same bytes")
         let text = String(decoding: a, as: UTF8.self)
-        XCTAssertTrue(text.contains("\"schema\" : \"qtrace-summary/1\""), String(text.prefix(200)))
+        XCTAssertTrue(text.contains("\"schema\" : \"qtrace-summary/1.1\""), String(text.prefix(200)))
         let decoded = try AnalysisSummary.decode(a)
         XCTAssertEqual(decoded.schema, AnalysisSummary.schemaVersion)
         XCTAssertEqual(decoded.trace, summary(s).trace)
@@ -76,7 +76,7 @@ final class SummaryTests: XCTestCase {
         XCTAssertEqual(lines, [
             "queue 'com.example.db' (0x3000): wait p99 12.0 ms > 10.0 ms",
             "queue 'com.example.db' (0x3000): run max 3.00 ms > 2.00 ms",
-            "wait p50 bound 'com.example.nope': no queue has this label",
+            "wait p50 bound 'com.example.nope': no queue has this label and no code this name",
         ])
         XCTAssertEqual(BoundCheck.violations(summary: sum, bounds: [try QueueBound(parsing: "*=1s", metric: .waitMax)],
                                              failOn: .error), [])

@@ -169,14 +169,15 @@ final class RoundTripTests: XCTestCase {
         try writer.append(Event(type: .mark, time: 1, tid: 1, string: "before"))
         try writer.appendRaw(tid: 1, type: 200, flags: 3, arg: 9, tsc: writer.tsc(forTime: 2), words: [1, 2, 3], string: [65, 66])
         try writer.appendRaw(tid: 1, type: 0, tsc: writer.tsc(forTime: 3), words: [7])   // type 0 is unknown too
-        // A future minor may append words to a known record: the reader ignores them.
+        // A future minor may append words to a known record: the reader ignores them (the 4th
+        // word of an ENQUEUE is its code site since 1.4; the 5th is ignored).
         try writer.appendRaw(tid: 1, type: EventType.enqueue.rawValue, arg: 1, tsc: writer.tsc(forTime: 4), words: [11, 22, 33, 44, 55])
         try writer.append(Event(type: .mark, time: 5, tid: 1, string: "after"))
         try writer.finish()
         let trace = try TraceFile(path: path)
         XCTAssertEqual(trace.readAllEvents(), [
             Event(type: .mark, time: 1, tid: 1, string: "before"),
-            Event(type: .enqueue, time: 4, tid: 1, arg: 1, a: 11, b: 22, c: 33),
+            Event(type: .enqueue, time: 4, tid: 1, arg: 1, a: 11, b: 22, c: 33, d: 44),
             Event(type: .mark, time: 5, tid: 1, string: "after"),
         ])
         XCTAssertEqual(trace.unknownRecordCount, 2)

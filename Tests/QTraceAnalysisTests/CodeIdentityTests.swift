@@ -1,0 +1,155 @@
+// Code identity on synthetic event streams: sites resolve to codes and callers, waits carry
+// their call sites, jobs form tasks with parents, and statistics and findings name the code.
+import QTraceFormat
+import XCTest
+@testable import QTraceAnalysis
+
+final class CodeIdentityTests: XCTestCase {
+    let serial: UInt64 = 0x5000
+    let worker: Int32 = 200
+
+    /// Two closures enqueued from two call sites each: site ids 1..3, two codes.
+    func script() -> TraceScript {
+        var s = TraceScript()
+        s.mainAndGlobals()
+        s.thread(worker)
+        s.queue(serial, "com.example.loader")
+        s.add(.module, 0, tid: mainTid, a: 0x10000, b: 0x10000, c: 0x90000, string: "/app/Loader")
+        s.add(.buildID, 0, tid: mainTid, a: 0x10000, string: "abcd")
+        s.add(.site, us(1), tid: mainTid, arg: 1, flags: SiteCodeKind.swiftClosure.rawValue, a: 0x11000, b: 0x12000, c: 0x13000, d: 0x7000)
+        s.add(.site, us(1), tid: mainTid, arg: 2, flags: SiteCodeKind.swiftClosure.rawValue, a: 0x11000, b: 0x12000, c: 0x13100, d: 0x7000)
+        s.add(.site, us(1), tid: mainTid, arg: 3, flags: SiteCodeKind.function.rawValue, a: 0x14000, c: 0x13200, d: 0x13200)
+        for n in 0..<10 {
+            let id = UInt64(n + 1), t = us(10 + UInt64(n) * 100)
+            s.add(.enqueue, t, tid: mainTid, arg: ItemKind.async.rawValue, a: id, b: serial, d: n < 6 ? 1 : (n < 8 ? 2 : 3))
+            s.start(id, at: t + us(5), on: worker)
+            s.end(id, at: t + us(5) + us(UInt64(n + 1) * 10), on: worker)
+        }
+        return s
+    }
+
+    func testSitesResolveToCodesAndItems() {
+        let model = script().model()
+        XCTAssertEqual(model.sites.count, 3)
+        XCTAssertEqual(model.codes.count, 2, "sites 1 and 2 run the same closure")
+        XCTAssertEqual(model.codes[0].address, 0x12000, "a Swift closure is named by its capture")
+        XCTAssertEqual(model.codes[0].sites, [0, 1])
+        XCTAssertEqual(model.modules, [TraceModule(path: "/app/Loader", base: 0x10000, start: 0x10000, end: 0x90000, buildID: "abcd")])
+        let sites = model.items.compactMap(\.site)
+        XCTAssertEqual(sites.count, 10)
+        XCTAssertEqual(sites.filter { $0 == 0 }.count, 6)
+        XCTAssertEqual(model.codeAddresses, [0x12000, 0x13000, 0x13100, 0x13200, 0x14000])
+    }
+
+    func testStatisticsPerCodeUseTheSymbols() {
+        var model = script().model()
+        model.applySymbols([
+            0x12000: CodeLocation(function: "closure #1 () -> () in App.Loader.load() -> ()", shortName: "closure #1 in Loader.load()",
+                                  file: "/src/Loader.swift", line: 42, module: "Loader", offset: 0x2000, status: "ok"),
+            0x13000: CodeLocation(function: "App.Loader.load() -> ()", shortName: "Loader.load()", file: "/src/Loader.swift",
+                                  line: 40, module: "Loader", offset: 0x3000, status: "ok"),
+        ])
+        let result = AnalysisResult(model: model)
+        let codes = result.statistics.sites
+        XCTAssertEqual(codes.count, 2)
+        let closure = codes.first { $0.code == 0 }!
+        XCTAssertEqual(closure.name, "closure #1 in Loader.load()")
+        XCTAssertEqual(closure.line, 42)
+        XCTAssertEqual(closure.items, 8)
+        XCTAssertEqual(closure.run.maxNs, us(80))
+        XCTAssertEqual(closure.callers.map(\.items), [6, 2])
+        XCTAssertEqual(closure.callers.first?.location, "Loader.swift:40 in Loader.load()")
+        XCTAssertEqual(closure.queues.count, 1)
+        let function = codes.first { $0.code == 1 }!
+        XCTAssertEqual(function.name, "0x14000", "an unsymbolized code shows its address")
+        XCTAssertEqual(function.run.totalNs, us(90) + us(100))
+        let text = StatsText.render(result, tracePath: nil, width: 160, by: .code)
+        XCTAssertTrue(text.contains("closure #1 in Loader.load()"), text)
+        XCTAssertTrue(text.contains("Loader.swift:42"), text)
+    }
+
+    func testBlockingWaitNamesItsCallSiteInTheFinding() {
+        var s = TraceScript()
+        s.mainAndGlobals()
+        let group: UInt64 = 0x9000
+        s.add(.site, us(1), tid: mainTid, arg: 7, flags: SiteCodeKind.none.rawValue, c: 0x15000, d: 0x15000)
+        s.add(.groupCreate, us(1), tid: mainTid, a: group)
+        s.add(.groupEnter, us(2), tid: mainTid, a: group)
+        s.add(.groupWaitBegin, us(3), tid: mainTid, a: group, b: .max)
+        s.add(.groupWaitEnd, ms(200), tid: mainTid, a: group, b: 7)
+        var model = s.model()
+        model.applySymbols([0x15000: CodeLocation(function: "App.main() -> ()", shortName: "main()", file: "/src/App.swift",
+                                                  line: 88, module: "App", offset: 0x5000, status: "ok")])
+        let blocked = model.threads[0].blocked
+        XCTAssertEqual(blocked.count, 1)
+        XCTAssertEqual(blocked[0].site, 0)
+        let result = AnalysisResult(model: model)
+        let finding = result.findings.first { $0.id == "main.blocking-call" }
+        XCTAssertNotNil(finding)
+        XCTAssertTrue(finding!.message.contains("a group wait in main() at App.swift:88"), finding!.message)
+        XCTAssertTrue(finding!.objects.contains { $0.kind == .site })
+        XCTAssertEqual(result.statistics.waitSites.first?.location, "main() at App.swift:88")
+        XCTAssertEqual(result.statistics.waitSites.first?.onMainThread, 1)
+    }
+
+    func testJobsMakeTasksWithParents() {
+        var s = TraceScript()
+        s.mainAndGlobals()
+        s.thread(worker)
+        let parentTask: UInt64 = 0xA000, childTask: UInt64 = 0xB000
+        s.add(.site, us(1), tid: mainTid, arg: 1, flags: SiteCodeKind.job.rawValue, a: 0x16000, d: 0x7100)
+        var id: UInt64 = 1
+        func job(_ s: inout TraceScript, task: UInt32, address: UInt64, parent: UInt64, at t: UInt64) {
+            s.add(.enqueue, t, tid: mainTid, arg: ItemKind.async.rawValue, flags: EnqueueFlags([.function, .swiftConcurrency]).rawValue,
+                  a: id, b: globalDefault, d: 1)
+            s.add(.job, t, tid: mainTid, arg: task, a: id, b: address, c: 0x16000, d: parent)
+            s.start(id, at: t + us(2), on: worker)
+            s.end(id, at: t + us(12), on: worker)
+            id += 1
+        }
+        job(&s, task: 1, address: parentTask, parent: 0, at: us(10))
+        job(&s, task: 2, address: childTask, parent: parentTask, at: us(20))
+        job(&s, task: 2, address: childTask, parent: parentTask, at: us(100))
+        job(&s, task: 1, address: parentTask, parent: 0, at: us(200))
+        let model = s.model()
+        XCTAssertEqual(model.tasks.count, 2)
+        XCTAssertEqual(model.tasks.map(\.jobs.count), [2, 2])
+        XCTAssertEqual(model.tasks[1].parent, 0)
+        let stats = AnalysisResult(model: model).statistics.tasks
+        XCTAssertEqual(stats.tasks, 2)
+        XCTAssertEqual(stats.childTasks, 1)
+        let child = stats.top.first { $0.id == 2 }!
+        XCTAssertEqual(child.lifetimeNs, us(92))
+        XCTAssertEqual(child.runningNs, us(20))
+        XCTAssertEqual(child.awaitingNs, us(92) - us(20) - us(4))
+    }
+
+    func testCodeBoundsMatchNamesAndClosures() throws {
+        var model = script().model()
+        model.applySymbols([0x12000: CodeLocation(function: nil, shortName: "closure #1 in Loader.load()", file: nil, line: nil,
+                                                  module: "Loader", offset: 0, status: "noDebugInfo")])
+        let summary = AnalysisSummary(result: AnalysisResult(model: model), tracePath: nil, generator: "test")
+        let bound = try QueueBound(parsing: "Loader.load=50us", metric: .runMax)
+        let lines = BoundCheck.violations(summary: summary, bounds: [bound], failOn: nil)
+        XCTAssertEqual(lines, ["code 'closure #1 in Loader.load()': run max 80.0 µs > 50.0 µs"])
+        let decoded = try AnalysisSummary.decode(summary.jsonData())
+        XCTAssertEqual(decoded.statistics.sites.count, 2)
+        XCTAssertEqual(decoded.schema, "qtrace-summary/1.1")
+    }
+
+    func testFormatRoundTripOfCodeIdentityRecords() throws {
+        let path = NSTemporaryDirectory() + "code-identity-\(getpid()).qtrace"
+        defer { unlink(path) }
+        let events = script().sortedEvents
+        try TraceWriter.write(events, to: path, pid: 42, mainTid: mainTid)
+        let file = try TraceFile(path: path)
+        var read: [Event] = []
+        file.forEachEvent { read.append($0) }
+        let sites = read.filter { $0.type == .site }
+        XCTAssertEqual(sites.map(\.arg), [1, 2, 3])
+        XCTAssertEqual(sites[0].b, 0x12000)
+        XCTAssertEqual(read.filter { $0.type == .enqueue }.map(\.siteID), [1, 1, 1, 1, 1, 1, 2, 2, 3, 3])
+        XCTAssertEqual(read.first { $0.type == .module }?.string, "/app/Loader")
+        XCTAssertEqual(read.first { $0.type == .enqueue }?.summary.contains("site=1"), true)
+    }
+}
