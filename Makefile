@@ -4,8 +4,12 @@ SWIFT ?= swift
 CONFIG ?= debug
 CC ?= cc
 BIN := $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path 2>/dev/null)
-SHIM_SOURCES := Sources/CQTraceShim/recorder.c Sources/CQTraceShim/interpose.c
-SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/include/qtrace_shim.h
+# The interposer is every Sources/CQTraceShim/shim_*.c (one file per role, shim_internal.h);
+# recorder.c is the embedded recorder (the LTTng build replaces it with lttng/recorder_lttng.c).
+INTERPOSER_SOURCES := $(sort $(wildcard Sources/CQTraceShim/shim_*.c))
+SHIM_SOURCES := Sources/CQTraceShim/recorder.c $(INTERPOSER_SOURCES)
+SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/include/qtrace_shim.h \
+  $(wildcard Sources/CQTraceShim/shim_*.h)
 SHIM := $(BIN)/libqtrace-shim.so
 OUT := out
 
@@ -31,7 +35,7 @@ shim: $(SHIM)
 # The LTTng-UST variant (docs/lttng.md): records go to `qtrace:*` tracepoints instead of a
 # trace file. With systemtap-sdt-dev the tracepoints are also USDT probes (perf, bpftrace).
 SHIM_LTTNG := $(BIN)/libqtrace-shim-lttng.so
-SHIM_LTTNG_SOURCES := Sources/CQTraceShim/interpose.c Sources/CQTraceShim/lttng/recorder_lttng.c \
+SHIM_LTTNG_SOURCES := $(INTERPOSER_SOURCES) Sources/CQTraceShim/lttng/recorder_lttng.c \
   Sources/CQTraceShim/lttng/qtrace_tp.c
 SHIM_LTTNG_HEADERS := $(SHIM_HEADERS) Sources/CQTraceShim/lttng/qtrace_tp.h Sources/CQTraceShim/lttng/recorder_lttng.h
 SDT_FLAGS = $(shell echo '\#include <sys/sdt.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo -DLTTNG_UST_HAVE_SDT_INTEGRATION)

@@ -47,16 +47,23 @@ enum TestPaths {
 
     static func cleanUp() { try? FileManager.default.removeItem(at: scratch) }
 
+    /// The interposer's sources (every Sources/CQTraceShim/shim_*.c), as the Makefile lists them.
+    static let interposerSources: [String] = {
+        let src = repo.appendingPathComponent("Sources/CQTraceShim").path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: src)) ?? [])
+            .filter { $0.hasPrefix("shim_") && $0.hasSuffix(".c") }.sorted()
+    }()
+
     /// The embedded shim: $QTRACE_SHIM, the one beside the binaries, or built here.
     static let embeddedShim: Result<String, Error> = locateOrBuild(
         environment: "QTRACE_SHIM", fileName: "libqtrace-shim.so",
-        sources: ["recorder.c", "interpose.c"], flags: [], libraries: [])
+        sources: ["recorder.c"] + interposerSources, flags: [], libraries: [])
 
     /// The LTTng shim: $QTRACE_SHIM_LTTNG, the one `make shim-lttng` put beside the
     /// binaries, or built here with cc (as the Makefile does).
     static let lttngShim: Result<String, Error> = locateOrBuild(
         environment: "QTRACE_SHIM_LTTNG", fileName: "libqtrace-shim-lttng.so",
-        sources: ["interpose.c", "lttng/recorder_lttng.c", "lttng/qtrace_tp.c"],
+        sources: interposerSources + ["lttng/recorder_lttng.c", "lttng/qtrace_tp.c"],
         flags: ["-DQTRACE_LTTNG=1", "-I", repo.appendingPathComponent("Sources/CQTraceShim/lttng").path],
         libraries: ["-llttng-ust"])
 

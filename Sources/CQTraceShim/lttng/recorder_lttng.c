@@ -65,7 +65,7 @@ static void emit_process_end(void) { qtrace_finish(); }
 
 static void announce_process_locked(void) {
     if (g_lttng.process_announced) return;
-    // interpose.c's atexit handler was registered while the shim loaded, before the C
+    // shim_threads.c's atexit handler was registered while the shim loaded, before the C
     // runtime registered the destructors' runner: it runs after liblttng-ust has shut down.
     // One registered now (the program is running) runs before, while tracing still works.
     if (!g_lttng.exit_hook_set) {

@@ -8,7 +8,7 @@
 #include "qtrace_tp.h"
 
 // qt_thread_t.pos is a chunk pointer in the embedded recorder. Here it only says "this
-// thread has announced itself" (qtrace:thread emitted), which is also what interpose.c's
+// thread has announced itself" (qtrace:thread emitted), which is also what shim_threads.c's
 // thread-exit hook tests before recording THREAD_EXIT.
 #define QT_LTTNG_THREAD_ANNOUNCED ((uint8_t *)1)
 

@@ -1,0 +1,318 @@
+// The interposer's private header: what its files (shim_*.c) share. The interposer is qtrace's
+// definitions of libdispatch's exported C API. Each forwards to the real function (dlsym
+// RTLD_NEXT) and records events. Preloaded, it sees every call of an unmodified program;
+// linked into an app (QTrace library), the executable's definitions win.
+//
+// Rules that keep the traced program's behaviour unchanged (../shared/notes/platform-facts.md):
+// - libdispatch calls its own exported functions through the PLT: a call whose return
+//   address is inside libdispatch.so, or made while the shim itself is calling into
+//   libdispatch (qt_tls.depth > 0), is internal and passed through unrecorded.
+// - Work items are re-submitted through the `_f` variants, so no allocation is added per
+//   item: a plain block's own heap copy is the context and carries the item id; functions
+//   take a context slot from a ring. Blocks made by dispatch_block_create (DispatchWorkItem,
+//   which carry barrier/QoS flags libdispatch reads from the block) are never re-wrapped:
+//   their inner block is wrapped when they are created instead.
+// - Nothing here references libdispatch or BlocksRuntime symbols directly (weak or dlsym):
+//   every process that inherits LD_PRELOAD loads the shim, Dispatch user or not.
+//
+// The files, by role: shim_resolve.c (the real functions, code ranges), shim_blocks.c (item
+// trampolines, wrapper blocks), shim_submit.c (async/sync/after/apply, deadlock detection),
+// shim_queues.c (queues, object tables, DispatchWorkItem), shim_groups.c (groups,
+// semaphores), shim_sources.c (sources, Dispatch I/O), shim_threads.c (threads, annotations,
+// process life cycle). Helpers that hot paths inline stay `static inline` here.
+#ifndef QTRACE_SHIM_INTERNAL_H
+#define QTRACE_SHIM_INTERNAL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "recorder.h"
+#include "qtrace_shim.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*qt_fn_t)(void *);
+typedef void (*qt_apply_fn_t)(void *, size_t);
+
+// ---- Blocks ABI (libBlocksRuntime), without -fblocks ----
+
+struct qt_block_layout {
+    void *isa;
+    int flags;
+    int reserved;
+    void *invoke;
+    void *descriptor;
+};
+
+#define QT_BLOCK_NEEDS_FREE (1 << 24)
+#define QT_BLOCK_HAS_COPY_DISPOSE (1 << 25)
+#define QT_BLOCK_IS_GLOBAL (1 << 28)
+
+extern void *_Block_copy(const void *) __attribute__((weak));
+extern void _Block_release(const void *) __attribute__((weak));
+extern void *_NSConcreteStackBlock[32] __attribute__((weak));
+
+static inline void qt_invoke_block(void *b) { ((void (*)(void *))((struct qt_block_layout *)b)->invoke)(b); }
+
+// ---- the real functions (shim_resolve.c) ----
+
+typedef struct {
+#define QT_REAL(field, symbol, ret, params) ret (*field) params;
+#include "shim_functions.h"
+#undef QT_REAL
+} qt_real_t;
+
+QT_HIDDEN extern qt_real_t real;
+
+QT_HIDDEN extern uintptr_t g_dispatch_lo, g_dispatch_hi;      // libdispatch.so's code
+QT_HIDDEN extern uintptr_t g_concurrency_lo, g_concurrency_hi; // libswift_Concurrency.so's code
+QT_HIDDEN extern void *g_special_invoke;                       // invoke function of DispatchWorkItem blocks
+QT_HIDDEN extern void *g_main_queue;
+QT_HIDDEN extern void *g_attr_concurrent;
+QT_HIDDEN extern const void *g_source_types[9];
+QT_HIDDEN extern pthread_once_t g_resolve_once;
+
+QT_HIDDEN void resolve_all(void);
+
+/// Resolves the real functions once, however early the first call comes.
+static inline void qt_resolve(void) {
+    if (QT_UNLIKELY(real.async == NULL)) pthread_once(&g_resolve_once, resolve_all);
+}
+
+/// A user call is recorded; libdispatch's calls to itself and the shim's own are not.
+static inline int qt_is_user_call(qt_thread_t *t, void *ra) {
+    uintptr_t a = (uintptr_t)ra;
+    return qt_enabled && t->depth == 0 && !(a >= g_dispatch_lo && a < g_dispatch_hi);
+}
+
+static inline unsigned qt_caller_flags(void *ra) {
+    uintptr_t a = (uintptr_t)ra;
+    return (a >= g_concurrency_lo && a < g_concurrency_hi) ? QT_EF_CONCURRENCY : 0;
+}
+
+#define QT_PROLOGUE(fn)                 \
+    qt_resolve();                       \
+    qt_thread_t *t = &qt_tls;           \
+    void *ra = __builtin_return_address(0); \
+    (void)ra;
+
+// ---- object tables: pointer -> facts, lock-free open addressing (shim_queues.c) ----
+
+typedef struct { uintptr_t key; uint64_t a, b; } qt_entry_t;
+
+#define QT_TABLE_SIZE 16384
+QT_HIDDEN extern qt_entry_t g_queues[QT_TABLE_SIZE];     // queue -> (attrs | QT_Q_KNOWN, target)
+
+#define QT_Q_CONCURRENT 1u
+#define QT_Q_INACTIVE 2u
+#define QT_Q_GLOBAL (1u << 30)
+#define QT_Q_KNOWN (1ull << 40)
+
+static inline size_t qt_hash(uintptr_t key, size_t size) {
+    return (size_t)((key >> 4) * 0x9E3779B97F4A7C15ull >> 20) & (size - 1);
+}
+
+// A static function in every file, not `inline` and not one shared copy: as in the single
+// file the interposer once was, the compiler inlines the lookups (insert 0) into the hot
+// paths and keeps the inserts out of line (one shared copy would cost a call per lookup).
+__attribute__((unused)) static qt_entry_t *table_find(qt_entry_t *tab, size_t size, uintptr_t key, int insert) {
+    size_t i = qt_hash(key, size);
+    for (int probe = 0; probe < 64; probe++, i = (i + 1) & (size - 1)) {
+        uintptr_t k = __atomic_load_n(&tab[i].key, __ATOMIC_ACQUIRE);
+        if (k == key) return &tab[i];
+        if (k == 0) {
+            if (!insert) return NULL;
+            uintptr_t expected = 0;
+            if (__atomic_compare_exchange_n(&tab[i].key, &expected, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+                || expected == key)
+                return &tab[i];
+        }
+    }
+    return NULL;
+}
+
+static inline const char *label_of(void *q) {
+    const char *l = q && real.queue_get_label ? real.queue_get_label(q) : NULL;
+    return l ? l : "";
+}
+
+/// Records QUEUE_INFO the first time a queue that the shim did not see created is used.
+static inline void note_queue_slow(qt_thread_t *t, void *q) {
+    qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 1);
+    if (!e || (e->a & QT_Q_KNOWN)) return;
+    const char *label = label_of(q);
+    uint32_t kind = 3, bits = 0;
+    if (q == g_main_queue) kind = 1;
+    else if (strncmp(label, "com.apple.root.", 15) == 0) { kind = 2; bits = QT_Q_CONCURRENT | QT_Q_GLOBAL; }
+    int relpri = 0;
+    unsigned qos = real.queue_get_qos_class ? real.queue_get_qos_class(q, &relpri) : 0;
+    e->b = 0;
+    e->a = bits | QT_Q_KNOWN;
+    uint64_t words[1] = { (uint64_t)(uintptr_t)q };
+    qt_rec_string(t, QT_QUEUE_INFO, kind | ((qos & 0xff) << 8), words, 1, label);
+}
+
+static inline void note_queue(qt_thread_t *t, void *q) {
+    // Submitters usually target the same queue again and again: skip the table lookup then.
+    if (QT_LIKELY(q == t->last_noted_queue && q != NULL)) return;
+    qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 0);
+    if (QT_LIKELY(e && (e->a & QT_Q_KNOWN))) { t->last_noted_queue = q; return; }
+    if (q) note_queue_slow(t, q);
+}
+
+// ---- context slots: a ring instead of malloc per item (shim_blocks.c) ----
+
+typedef struct {
+    void *work;         // block or function
+    void *ctx;          // function context
+    uint64_t id;        // item id | kind << 56; 0 = free slot
+    void *queue;
+} qt_slot_t;
+
+#define QT_RING_BITS 20
+#define QT_RING_SIZE (1u << QT_RING_BITS)
+QT_HIDDEN extern qt_slot_t *g_ring;
+
+static inline qt_slot_t *slot_alloc(uint64_t id) {
+    if (QT_LIKELY(g_ring != NULL)) {
+        qt_slot_t *s = &g_ring[id & (QT_RING_SIZE - 1)];
+        if (QT_LIKELY(__atomic_load_n(&s->id, __ATOMIC_ACQUIRE) == 0)) return s;
+    }
+    return malloc(sizeof(qt_slot_t));  // the ring slot is still taken by an old pending item
+}
+
+#define QT_ID_MASK ((1ull << 56) - 1)
+
+static inline void held_push(qt_thread_t *t, void *q) {
+    if (t->held_count < QT_HELD_MAX) t->held[t->held_count] = q;
+    t->held_count++;
+}
+
+static inline void held_pop(qt_thread_t *t) { t->held_count--; }
+
+/// A held entry whose queue is libdispatch's current queue, asked only when a sync needs it
+/// (most items never sync): see resolve_held_top.
+#define QT_HELD_CURRENT ((void *)1)
+
+// The trampolines the real `_f` functions call with the shim's context (shim_blocks.c).
+QT_HIDDEN void tramp_async_block(void *p);
+QT_HIDDEN void tramp_async_fn(void *p);
+QT_HIDDEN void tramp_sync_block(void *p);
+QT_HIDDEN void tramp_sync_fn(void *p);
+QT_HIDDEN void tramp_tagged_async(void *block);
+QT_HIDDEN void tramp_tagged_barrier_async(void *block);
+QT_HIDDEN void tramp_tagged_after(void *block);
+QT_HIDDEN void tramp_tagged_group_async(void *block);
+QT_HIDDEN void tramp_tagged_group_notify(void *block);
+/// The item runs but its slot could not be allocated: nothing to record.
+QT_HIDDEN void tramp_untraced_block(void *block);
+
+// ---- plain blocks: the heap copy carries the item id ----
+// libdispatch would copy a submitted block to the heap anyway (that is the malloc of plain
+// async). The shim makes that copy itself, submits it as the `_f` context, and stores the
+// item id in the copy's `Block_layout.reserved` field, which the Blocks runtime never reads
+// or writes (_Block_copy bit-copies it, _Block_release ignores it; swift-corelibs-libdispatch
+// src/BlocksRuntime/runtime.c). The kind is the trampoline's, and the queue the item runs on
+// is libdispatch's current queue (asked only at sync time), so the item needs no other state.
+
+/// 1 when `copy` (= _Block_copy(original)) now carries `id` and may be submitted as the context.
+/// A global block (shared by every submission), an id wider than 32 bits, or a `reserved`
+/// already in use (the same heap block pending twice, or a producer that uses the field)
+/// cannot: those items take the slot path.
+static inline int tag_block(const void *original, void *copy, uint64_t id) {
+    struct qt_block_layout *c = copy;
+    if (QT_UNLIKELY(c == NULL || id > UINT32_MAX)) return 0;
+    if (QT_LIKELY(copy != original)) {
+        // A fresh copy of a stack block: nobody else holds it yet.
+        if (QT_UNLIKELY(c->reserved != 0)) return 0;
+        c->reserved = (int)(uint32_t)id;
+        return 1;
+    }
+    // A heap block that the caller also holds (it may be submitted again concurrently).
+    if ((c->flags & (QT_BLOCK_NEEDS_FREE | QT_BLOCK_IS_GLOBAL)) != QT_BLOCK_NEEDS_FREE) return 0;
+    int expected = 0;
+    return __atomic_compare_exchange_n(&c->reserved, &expected, (int)(uint32_t)id, 0,
+                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+static inline qt_fn_t tagged_trampoline(unsigned kind) {
+    switch (kind) {
+    case QT_KIND_BARRIER_ASYNC: return tramp_tagged_barrier_async;
+    case QT_KIND_AFTER: return tramp_tagged_after;
+    case QT_KIND_GROUP_ASYNC: return tramp_tagged_group_async;
+    case QT_KIND_GROUP_NOTIFY: return tramp_tagged_group_notify;
+    default: return tramp_tagged_async;
+    }
+}
+
+static inline int is_workitem(void *block) {
+    return block && g_special_invoke && ((struct qt_block_layout *)block)->invoke == g_special_invoke;
+}
+
+/// ENQUEUE of a DispatchWorkItem: its id was given when it was created (shim_queues.c).
+QT_HIDDEN void enqueue_workitem(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *block, uint64_t extra);
+
+// ---- submission ----
+
+/// Records an asynchronous item's ENQUEUE and returns the context to hand to the real `_f`
+/// function with `*trampoline`. A plain block's own heap copy carries the id (no allocation,
+/// no slot); functions, and blocks that cannot carry it, take a context slot.
+static inline __attribute__((always_inline)) void *enqueue_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
+                                  int is_block, uint64_t extra, qt_fn_t *trampoline) {
+    uint64_t id = qt_next_id(t);
+    note_queue(t, q);
+    qt_rec_enqueue(t, kind, flags8, id, q, extra);
+    if (is_block) {
+        void *copy = _Block_copy(work);
+        if (QT_LIKELY(tag_block(work, copy, id))) { *trampoline = tagged_trampoline(kind); return copy; }
+        work = copy;
+    }
+    qt_slot_t *s = slot_alloc(id);
+    if (QT_UNLIKELY(!s)) {
+        // No memory for a slot: the item still runs, unrecorded, and is counted as dropped.
+        qt_count_dropped(QT_START);
+        qt_count_dropped(QT_END);
+        *trampoline = is_block ? tramp_untraced_block : (qt_fn_t)work;
+        return is_block ? work : ctx;
+    }
+    s->work = work;
+    s->ctx = ctx;
+    s->queue = q;
+    __atomic_store_n(&s->id, id | ((uint64_t)kind << 56), __ATOMIC_RELAXED);
+    *trampoline = is_block ? tramp_async_block : tramp_async_fn;
+    return s;
+}
+
+// ---- hand-made wrapper blocks (DispatchWorkItem bodies, source and I/O handlers) ----
+
+typedef struct qt_wrap {
+    void *isa;
+    int flags;
+    int reserved;
+    void *invoke;
+    const void *descriptor;
+    void *inner;        // the user's block (retained by the copy helper) or NULL
+    qt_fn_t fn;         // or the user's function (_f handlers)
+    void *object;       // source, channel, queue
+    uint64_t id;
+    uint32_t which;
+} qt_wrap_t;
+
+typedef struct { unsigned long reserved, size; void *copy, *dispose; } qt_wrap_descriptor_t;
+QT_HIDDEN extern const qt_wrap_descriptor_t g_wrap_descriptor;  // shim_blocks.c
+
+/// A stack block; libdispatch copies it to the heap (retaining `inner`) when it keeps it.
+static inline qt_wrap_t make_wrap(void *invoke, void *inner, qt_fn_t fn, void *object, uint64_t id, uint32_t which) {
+    qt_wrap_t w = { (void *)_NSConcreteStackBlock, QT_BLOCK_HAS_COPY_DISPOSE, 0, invoke, &g_wrap_descriptor,
+                    inner, fn, object, id, which };
+    return w;
+}
+
+/// This copy's own dispatch_async (a hidden alias, defined beside dispatch_async in shim_submit.c).
+QT_HIDDEN void qt_own_dispatch_async(void *, void *);
+
+#endif

@@ -1,0 +1,106 @@
+// Threads, annotations and the process life cycle: pthread_create (THREAD_START of the
+// threads of a traced process) and pthread_setname_np, the qtrace_* annotation API
+// (qtrace_shim.h), fork and exit hooks, and the constructor that arms the shim.
+#include "shim_internal.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+// ---- threads ----
+
+typedef struct { void *(*fn)(void *); void *arg; uint64_t creator; uint32_t kind; } qt_thread_start_t;
+
+static pthread_key_t g_thread_exit_key;
+
+static void *thread_trampoline(void *p) {
+    qt_thread_start_t start = *(qt_thread_start_t *)p;
+    free(p);
+    qt_thread_t *t = &qt_tls;
+    qt_rec1(t, QT_THREAD_START, 0, start.kind, start.creator);
+    pthread_setspecific(g_thread_exit_key, (void *)1);
+    return start.fn(start.arg);
+}
+
+static void thread_exit_destructor(void *unused) {
+    (void)unused;
+    qt_thread_t *t = &qt_tls;
+    if (t->pos) qt_rec1(t, QT_THREAD_EXIT, 0, 0, 0);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
+    qt_resolve();
+    void *ra = __builtin_return_address(0);
+    uintptr_t a = (uintptr_t)ra;
+    int from_dispatch = a >= g_dispatch_lo && a < g_dispatch_hi;
+    // Only threads of a process that is tracing Dispatch are followed.
+    if (!qt_enabled || (!from_dispatch && qtrace_trace_path() == NULL))
+        return real.pthread_create(thread, attr, fn, arg);
+    qt_thread_start_t *start = malloc(sizeof *start);
+    if (!start) return real.pthread_create(thread, attr, fn, arg);
+    qt_thread_t *t = &qt_tls;
+    *start = (qt_thread_start_t){ fn, arg, (uint64_t)(t->tid ? t->tid : qt_gettid()), from_dispatch ? 1u : 2u };
+    int rc = real.pthread_create(thread, attr, thread_trampoline, start);
+    if (rc != 0) free(start);
+    return rc;
+}
+
+int pthread_setname_np(pthread_t thread, const char *name) {
+    qt_resolve();
+    int rc = real.pthread_setname_np(thread, name);
+    // glibc declares `name` nonnull, so the compiler would assume a test of it true, drop it
+    // and warn; read through a volatile, the test stays for a caller that passes NULL anyway.
+    const char *volatile name_or_null = name;
+    if (rc == 0 && qt_enabled && name_or_null && pthread_equal(thread, pthread_self()) && qtrace_trace_path())
+        qt_rec_string(&qt_tls, QT_THREAD_NAME, 0, NULL, 0, name);
+    return rc;
+}
+
+// ---- annotations (qtrace_shim.h) ----
+
+void qtrace_mark(const char *name) {
+    if (!qt_enabled || !name) return;
+    qt_rec_string(&qt_tls, QT_MARK, 0, NULL, 0, name);
+}
+
+uint64_t qtrace_interval_begin(const char *name) {
+    if (!qt_enabled || !name) return 0;
+    qt_thread_t *t = &qt_tls;
+    uint64_t id = qt_next_id(t);
+    uint64_t words[1] = { id };
+    qt_rec_string(t, QT_INTERVAL_BEGIN, 0, words, 1, name);
+    return id;
+}
+
+void qtrace_interval_end(uint64_t interval_id) {
+    if (!qt_enabled || interval_id == 0) return;
+    qt_rec1(&qt_tls, QT_INTERVAL_END, 0, 0, interval_id);
+}
+
+void qtrace_name_thread(const char *name) {
+    if (!qt_enabled || !name) return;
+    qt_rec_string(&qt_tls, QT_THREAD_NAME, 0, NULL, 0, name);
+}
+
+// ---- process life cycle ----
+
+static void after_fork_child(void) { qt_recorder_after_fork_child(); }
+
+static void at_exit(void) { qtrace_finish(); }
+
+__attribute__((constructor)) static void qt_init(void) {
+    qt_resolve();
+    if (real.async == NULL) return;  // no libdispatch in this process: stay inert
+    // A linked copy of the shim (QTrace library, in the executable) and a preloaded one may
+    // both be present: only the copy that the dynamic linker resolves dispatch_async to
+    // records; the other just forwards.
+    if (dlsym(RTLD_DEFAULT, "dispatch_async") != (void *)qt_own_dispatch_async) return;
+    void *ring = mmap(NULL, (size_t)QT_RING_SIZE * sizeof(qt_slot_t), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_ring = ring == MAP_FAILED ? NULL : ring;
+    pthread_key_create(&g_thread_exit_key, thread_exit_destructor);
+    pthread_atfork(NULL, NULL, after_fork_child);
+    atexit(at_exit);
+    // The trace file is created on the first recorded event, so processes that load
+    // libdispatch but never use it leave no file behind.
+    qt_recorder_init_from_env();
+}
