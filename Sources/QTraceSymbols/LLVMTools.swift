@@ -116,9 +116,13 @@ enum SwiftDemangler {
     }
 }
 
-enum SymbolTable {
-    /// The defined symbols of an object file: linkage name → file address (llvm-nm --defined-only).
-    static func read(tool: URL, object: String) throws(ToolFailure) -> [String: UInt64] {
+/// A module's defined symbols as llvm-nm prints them ("0000000000003090 t $s1t4loadyySiFyyYbcfU_"),
+/// kept as bytes: a large binary has hundreds of thousands of symbols and only a few are looked up,
+/// so a lookup scans the lines and makes a String only of names with a wanted length.
+struct SymbolTable: Sendable {
+    private let listing: [UInt8]
+
+    static func read(tool: URL, object: String) throws(ToolFailure) -> SymbolTable {
         let output: ToolRunner.Output
         do {
             output = try ToolRunner.run(tool, ["--defined-only", "--no-demangle", object], input: Data())
@@ -126,13 +130,45 @@ enum SymbolTable {
             throw ToolFailure(reason: "llvm-nm could not be run (\(error.localizedDescription))")
         }
         guard output.exitStatus == 0 else { throw ToolFailure(reason: "llvm-nm failed (\(output.firstErrorLine))") }
-        var addresses: [String: UInt64] = [:]
-        for line in String(decoding: output.stdout, as: UTF8.self).split(separator: "\n") {
-            // "0000000000003090 t $s1t4loadyySiFyyYbcfU_"
-            let fields = line.split(separator: " ", maxSplits: 2)
-            guard fields.count == 3, let address = UInt64(fields[0], radix: 16) else { continue }
-            addresses[String(fields[2])] = address
+        return SymbolTable(listing: [UInt8](output.stdout))
+    }
+
+    /// The file addresses of the symbols named in `names` (the first definition of each).
+    func addresses(of names: Set<String>) -> [String: UInt64] {
+        let lengths = Set(names.map(\.utf8.count))
+        var found: [String: UInt64] = [:]
+        listing.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return }
+            var line = base
+            let end = base + raw.count
+            // memchr, not Collection methods: this loop runs over every line of a large binary's
+            // table, and must stay fast in debug builds too.
+            while line < end, found.count < names.count {
+                let lineEnd = memchr(line, Int32(UInt8(ascii: "\n")), end - line).map { UnsafeRawPointer($0) } ?? end
+                if let entry = Self.entry(from: line, to: lineEnd, lengths: lengths), names.contains(entry.name),
+                   found[entry.name] == nil
+                {
+                    found[entry.name] = entry.address
+                }
+                line = lineEnd + 1
+            }
         }
-        return addresses
+        return found
+    }
+
+    /// "address type name" with a name of one of `lengths`; nil for other lines.
+    private static func entry(from start: UnsafeRawPointer, to end: UnsafeRawPointer, lengths: Set<Int>)
+        -> (address: UInt64, name: String)?
+    {
+        guard let firstSpace = memchr(start, Int32(UInt8(ascii: " ")), end - start).map({ UnsafeRawPointer($0) }),
+              let secondSpace = memchr(firstSpace + 1, Int32(UInt8(ascii: " ")), end - firstSpace - 1)
+                  .map({ UnsafeRawPointer($0) }),
+              lengths.contains(end - secondSpace - 1)
+        else { return nil }
+        func text(_ from: UnsafeRawPointer, _ to: UnsafeRawPointer) -> String {
+            String(decoding: UnsafeRawBufferPointer(start: from, count: to - from), as: UTF8.self)
+        }
+        guard let address = UInt64(text(start, firstSpace), radix: 16) else { return nil }
+        return (address, text(secondSpace + 1, end))
     }
 }

@@ -10,17 +10,17 @@ public final class Symbolizer {
 
     private let cache: SymbolCache?
     private let tools: SymbolTools
-    /// llvm-nm's output per object path (nil: unreadable): read once, when a partial apply
-    /// forwarder needs it.
-    private var symbolTables: [String: [String: UInt64]?] = [:]
+    private let resolver: ModuleResolver
 
     /// $XDG_CACHE_HOME/qtrace/symbols, else ~/.cache/qtrace/symbols.
     public static var defaultCacheDirectory: URL { SymbolCache.defaultDirectory() }
 
     /// `cacheDirectory` nil disables the cache; `tools` defaults to the toolchain's.
     public init(cacheDirectory: URL? = Symbolizer.defaultCacheDirectory, tools: SymbolTools = .locate()) {
-        self.cache = cacheDirectory.map(SymbolCache.init(directory:))
+        let cache = cacheDirectory.map(SymbolCache.init(directory:))
+        self.cache = cache
         self.tools = tools
+        self.resolver = ModuleResolver(cache: cache, tools: tools)
     }
 
     /// Whether a symbol is a reabstraction thunk (a Swift closure's block invoke function): the
@@ -40,9 +40,10 @@ public final class Symbolizer {
         }
         if !unknown.isEmpty { problems.append("\(unknown.count) address(es) in no recorded module: shown as bare addresses") }
 
-        let work = groups.map { resolve($0.module, offsets: Set($0.addresses.map { [base = $0.module.base] in $0 &- base })) }
+        let work = resolver.resolveConcurrently(groups)
         let demangled = demangle(work.flatMap { $0.frames.values.compactMap(\.linkageName) })
         for var module in work {
+            problems += module.problems
             module.finish(demangled: demangled.names)
             reportIncompleteSymbols(module)
             if demangled.complete { store(module) }
@@ -78,103 +79,6 @@ public final class Symbolizer {
 
     // MARK: - One module
 
-    /// The state of one module's symbolization: symbols already final (cached, or failed with a
-    /// status), and raw frames from llvm-symbolizer waiting for demangling.
-    private struct ModuleWork {
-        var info: ModuleInfo
-        /// The build-id under which results are cached: the recorded one, else the file's.
-        var cacheKey: String?
-        var symbols: [UInt64: SymbolInfo] = [:]
-        var frames: [UInt64: RawFrame] = [:]
-        var fresh: Set<UInt64> = []
-
-        mutating func fail(_ offsets: Set<UInt64>, _ status: SymbolStatus) {
-            for offset in offsets { symbols[offset] = SymbolInfo(module: info.name, offset: offset, status: status) }
-        }
-
-        mutating func finish(demangled: [String: String]) {
-            for (offset, frame) in frames {
-                symbols[offset] = Symbolizer.symbol(frame, demangled: demangled, module: info.name, offset: offset)
-                fresh.insert(offset)
-            }
-        }
-    }
-
-    private func resolve(_ module: ModuleInfo, offsets: Set<UInt64>) -> ModuleWork {
-        var work = ModuleWork(info: module, cacheKey: module.buildID?.lowercased())
-        var remaining = offsets
-        if let cache, let key = work.cacheKey {
-            // Cached symbols are valid even if the file has changed since: they were made from the
-            // file with this build-id.
-            let cached = cache.load(buildID: key)
-            for offset in offsets {
-                guard var info = cached[offset] else { continue }
-                info.module = module.name
-                work.symbols[offset] = info
-                remaining.remove(offset)
-            }
-        }
-        guard !remaining.isEmpty else { return work }
-        guard FileManager.default.fileExists(atPath: module.path) else {
-            problems.append("\(module.name): not on disk (\(module.path)): shown as module+offset")
-            work.fail(remaining, .missingFile)
-            return work
-        }
-        let fileBuildID = ELFBuildID.read(path: module.path)
-        if let recorded = work.cacheKey, fileBuildID != recorded {
-            problems.append("\(module.name): rebuilt since recording (build-id \(Self.abbreviated(recorded)) recorded, "
-                + "\(fileBuildID.map(Self.abbreviated) ?? "none") on disk): shown as module+offset")
-            work.fail(remaining, .buildIDMismatch)
-            return work
-        }
-        work.cacheKey = work.cacheKey ?? fileBuildID
-        guard let symbolizer = tools.symbolizer else {
-            problems.append("\(module.name): llvm-symbolizer not found: shown as module+offset")
-            work.fail(remaining, .toolFailed)
-            return work
-        }
-        do throws(ToolFailure) {
-            let frames = try LLVMSymbolizer.frames(tool: symbolizer, object: module.path, offsets: remaining.sorted())
-            work.frames = resolvePartialApplies(frames, object: module.path, symbolizer: symbolizer)
-            work.fail(remaining.subtracting(work.frames.keys), .toolFailed)
-        } catch {
-            problems.append("\(module.name): \(error.reason): shown as module+offset")
-            work.fail(remaining, .toolFailed)
-        }
-        return work
-    }
-
-    /// A block made from a Swift closure captures a "partial apply forwarder for closure #1 …"
-    /// (linkage name `…TA`), compiler-generated, without a line. The closure itself is the same
-    /// linkage name without `TA`: found in the symbol table, its frame gives the real file:line.
-    private func resolvePartialApplies(_ frames: [UInt64: RawFrame], object: String, symbolizer: URL) -> [UInt64: RawFrame] {
-        let forwarders = frames.compactMapValues { frame -> String? in
-            guard let name = frame.linkageName, SwiftDemangler.isSwiftMangled(name), name.hasSuffix("TA") else { return nil }
-            return String(name.dropLast(2))
-        }
-        guard !forwarders.isEmpty, let table = symbolTable(object) else { return frames }
-        let targets = forwarders.compactMapValues { table[$0] }
-        let unknownTargets = Set(targets.values).subtracting(frames.keys)
-        var all = frames
-        if !unknownTargets.isEmpty,
-           let extra = try? LLVMSymbolizer.frames(tool: symbolizer, object: object, offsets: unknownTargets.sorted())
-        {
-            all.merge(extra) { old, _ in old }
-        }
-        var resolved = frames
-        for (offset, target) in targets {
-            if let closure = all[target], closure.linkageName == forwarders[offset] { resolved[offset] = closure }
-        }
-        return resolved
-    }
-
-    private func symbolTable(_ object: String) -> [String: UInt64]? {
-        if let table = symbolTables[object] { return table }
-        let table = tools.nm.flatMap { try? SymbolTable.read(tool: $0, object: object) }
-        symbolTables[object] = .some(table)
-        return table
-    }
-
     // MARK: - Names
 
     private func demangle(_ linkageNames: [String]) -> (names: [String: String], complete: Bool) {
@@ -192,7 +96,7 @@ public final class Symbolizer {
         }
     }
 
-    private static func symbol(_ frame: RawFrame, demangled: [String: String], module: String, offset: UInt64) -> SymbolInfo {
+    static func symbol(_ frame: RawFrame, demangled: [String: String], module: String, offset: UInt64) -> SymbolInfo {
         guard let linkageName = frame.linkageName else { return SymbolInfo(module: module, offset: offset, status: .stripped) }
         let function = demangled[linkageName] ?? linkageName
         let hasLine = frame.file != nil && (frame.line ?? 0) > 0
@@ -225,7 +129,7 @@ public final class Symbolizer {
         }
     }
 
-    private static func abbreviated(_ buildID: String) -> String {
+    static func abbreviated(_ buildID: String) -> String {
         buildID.count > 12 ? buildID.prefix(12) + "…" : buildID
     }
 }

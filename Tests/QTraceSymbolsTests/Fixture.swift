@@ -69,8 +69,8 @@ struct Fixture: Sendable {
     let tools: SymbolTools
     let swiftProgram: String
     let cProgram: String
-    let swiftSymbols: [String: UInt64]
-    let cSymbols: [String: UInt64]
+    let swiftSymbols: SymbolTable
+    let cSymbols: SymbolTable
 
     static let shared = Result { try Fixture() }
 
@@ -123,11 +123,11 @@ struct Fixture: Sendable {
     }
 
     func swiftAddress(_ name: String) throws -> UInt64 {
-        try XCTUnwrap(swiftSymbols[name], "no symbol \(name)")
+        try XCTUnwrap(swiftSymbols.addresses(of: [name])[name], "no symbol \(name)")
     }
 
     func cAddress(_ name: String) throws -> UInt64 {
-        try XCTUnwrap(cSymbols[name], "no symbol \(name)")
+        try XCTUnwrap(cSymbols.addresses(of: [name])[name], "no symbol \(name)")
     }
 
     /// A fresh, empty cache directory for one test.
