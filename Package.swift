@@ -42,6 +42,8 @@ let package = Package(
         .target(name: "QTraceCTF", dependencies: ["QTraceFormat", "CBabeltrace2"]),
         // Kernel scheduling for `qtrace record --sched`: perf's sched events → SCHED_STATE records.
         .target(name: "QTraceSched", dependencies: ["QTraceFormat"]),
+        // Offline symbolization of recorded code addresses (llvm-symbolizer, swift-demangle, build-id checks).
+        .target(name: "QTraceSymbols"),
         // Annotation API for apps, and the linked-in recorder.
         .target(name: "QTrace", dependencies: ["CQTraceShim"]),
         .executableTarget(
@@ -72,6 +74,7 @@ let package = Package(
         ),
         .testTarget(name: "QTraceSchedTests", dependencies: ["QTraceSched", "QTraceAnalysis", "QTraceFormat"]),
         .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"]),
+        .testTarget(name: "QTraceSymbolsTests", dependencies: ["QTraceSymbols"]),
         .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "QTraceReport", "qtrace", "qtrace-fixtures"]),
     ]
 )
