@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(
             name: "qtrace",
             dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "QTraceSched", "CQTraceSys",
+                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "QTraceSched", "QTraceSymbols", "CQTraceSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -5,9 +5,9 @@
 // ---- groups ----
 
 static void group_submit(qt_thread_t *t, unsigned kind, unsigned flags8, void *g, void *q, void *work, void *ctx,
-                         int is_block, void (*real_f)(void *, void *, void *, qt_fn_t)) {
+                         int is_block, void *ra, void (*real_f)(void *, void *, void *, qt_fn_t)) {
     qt_fn_t trampoline;
-    void *c = enqueue_async(t, kind, flags8, q, work, ctx, is_block, (uint64_t)(uintptr_t)g, &trampoline);
+    void *c = enqueue_async(t, kind, flags8, q, work, ctx, is_block, (uint64_t)(uintptr_t)g, ra, &trampoline);
     t->depth++;
     real_f(g, q, c, trampoline);
     t->depth--;
@@ -21,13 +21,13 @@ void dispatch_group_async(void *g, void *q, void *block) {
         t->depth++; real.group_async(g, q, block); t->depth--;
         return;
     }
-    group_submit(t, QT_KIND_GROUP_ASYNC, qt_caller_flags(ra), g, q, block, NULL, 1, real.group_async_f);
+    group_submit(t, QT_KIND_GROUP_ASYNC, qt_caller_flags(ra), g, q, block, NULL, 1, ra, real.group_async_f);
 }
 
 void dispatch_group_async_f(void *g, void *q, void *ctx, qt_fn_t fn) {
     QT_PROLOGUE(dispatch_group_async_f)
     if (!qt_is_user_call(t, ra)) { real.group_async_f(g, q, ctx, fn); return; }
-    group_submit(t, QT_KIND_GROUP_ASYNC, QT_EF_FUNCTION | qt_caller_flags(ra), g, q, (void *)fn, ctx, 0, real.group_async_f);
+    group_submit(t, QT_KIND_GROUP_ASYNC, QT_EF_FUNCTION | qt_caller_flags(ra), g, q, (void *)fn, ctx, 0, ra, real.group_async_f);
 }
 
 void dispatch_group_notify(void *g, void *q, void *block) {
@@ -38,13 +38,13 @@ void dispatch_group_notify(void *g, void *q, void *block) {
         t->depth++; real.group_notify(g, q, block); t->depth--;
         return;
     }
-    group_submit(t, QT_KIND_GROUP_NOTIFY, 0, g, q, block, NULL, 1, real.group_notify_f);
+    group_submit(t, QT_KIND_GROUP_NOTIFY, 0, g, q, block, NULL, 1, ra, real.group_notify_f);
 }
 
 void dispatch_group_notify_f(void *g, void *q, void *ctx, qt_fn_t fn) {
     QT_PROLOGUE(dispatch_group_notify_f)
     if (!qt_is_user_call(t, ra)) { real.group_notify_f(g, q, ctx, fn); return; }
-    group_submit(t, QT_KIND_GROUP_NOTIFY, QT_EF_FUNCTION, g, q, (void *)fn, ctx, 0, real.group_notify_f);
+    group_submit(t, QT_KIND_GROUP_NOTIFY, QT_EF_FUNCTION, g, q, (void *)fn, ctx, 0, ra, real.group_notify_f);
 }
 
 void *dispatch_group_create(void) {
@@ -72,9 +72,14 @@ long dispatch_group_wait(void *g, uint64_t timeout) {
     if (!qt_is_user_call(t, ra)) return real.group_wait(g, timeout);
     qt_rec2(t, QT_GROUP_WAIT_BEGIN, 0, 0, (uint64_t)(uintptr_t)g, timeout);
     t->depth++;
-    long r = real.group_wait(g, timeout);
+    // Try without waiting first (as for semaphores): only a wait that really blocks pays for
+    // finding its call site (a DWARF unwind).
+    long r = real.group_wait(g, 0 /* DISPATCH_TIME_NOW */);
+    int blocked = 0;
+    if (r != 0 && timeout != 0) { blocked = 1; r = real.group_wait(g, timeout); }
     t->depth--;
-    qt_rec1(t, QT_GROUP_WAIT_END, 0, r != 0, (uint64_t)(uintptr_t)g);
+    uint32_t site = blocked ? qt_wait_site(t, (uintptr_t)ra) : 0;
+    qt_rec2(t, QT_GROUP_WAIT_END, 0, r != 0, (uint64_t)(uintptr_t)g, site);
     return r;
 }
 
@@ -98,7 +103,8 @@ long dispatch_semaphore_wait(void *s, uint64_t timeout) {
     int blocked = 0;
     if (r != 0 && timeout != 0) { blocked = 1; r = real.semaphore_wait(s, timeout); }
     t->depth--;
-    qt_rec1(t, QT_SEM_WAIT_END, 0, (uint32_t)((r != 0) | (blocked << 1)), (uint64_t)(uintptr_t)s);
+    uint32_t site = blocked ? qt_wait_site(t, (uintptr_t)ra) : 0;
+    qt_rec2(t, QT_SEM_WAIT_END, 0, (uint32_t)((r != 0) | (blocked << 1)), (uint64_t)(uintptr_t)s, site);
     return r;
 }
 

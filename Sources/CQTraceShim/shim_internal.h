@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #endif
 #include "recorder.h"
+#include "shim_sites.h"
 #include "qtrace_shim.h"
 
 #include <pthread.h>
@@ -254,6 +255,7 @@ static inline int is_workitem(void *block) {
 }
 
 /// ENQUEUE of a DispatchWorkItem: its id was given when it was created (shim_queues.c).
+/// Its site is the one of its body where it was created (dispatch_block_create).
 QT_HIDDEN void enqueue_workitem(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *block, uint64_t extra);
 
 // ---- submission ----
@@ -262,10 +264,19 @@ QT_HIDDEN void enqueue_workitem(qt_thread_t *t, unsigned kind, unsigned flags8, 
 /// function with `*trampoline`. A plain block's own heap copy carries the id (no allocation,
 /// no slot); functions, and blocks that cannot carry it, take a context slot.
 static inline __attribute__((always_inline)) void *enqueue_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
-                                  int is_block, uint64_t extra, qt_fn_t *trampoline) {
+                                  int is_block, uint64_t extra, void *ra, qt_fn_t *trampoline) {
     uint64_t id = qt_next_id(t);
     note_queue(t, q);
-    qt_rec_enqueue(t, kind, flags8, id, q, extra);
+    if (QT_UNLIKELY(flags8 & QT_EF_CONCURRENCY) && !is_block) {
+        // A Swift Concurrency job: its task and the async function it resumes.
+        qt_job_t job;
+        uint32_t site = qt_job_site(t, ctx, (uintptr_t)ra, &job);
+        qt_rec_enqueue_site(t, kind, flags8, id, q, extra, site);
+        qt_rec_job(t, id, ctx, &job);
+    } else {
+        uint32_t site = is_block ? qt_block_site(t, work, ra) : qt_function_site(t, work, ra);
+        qt_rec_enqueue_site(t, kind, flags8, id, q, extra, site);
+    }
     if (is_block) {
         void *copy = _Block_copy(work);
         if (QT_LIKELY(tag_block(work, copy, id))) { *trampoline = tagged_trampoline(kind); return copy; }

@@ -104,8 +104,9 @@ void enqueue_workitem(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, v
     qt_entry_t *e = table_find(g_workitems, QT_TABLE_SIZE, (uintptr_t)block, 0);
     uint64_t id = e ? e->a : 0;
     if (e && (e->b & 1)) flags8 |= QT_EF_BARRIER;  // DISPATCH_BLOCK_BARRIER
+    uint32_t site = e ? (uint32_t)(e->b >> 32) : 0;
     note_queue(t, q);
-    qt_rec3(t, QT_ENQUEUE, flags8 | QT_EF_WORKITEM, kind, id, (uint64_t)(uintptr_t)q, extra);
+    qt_rec4(t, QT_ENQUEUE, flags8 | QT_EF_WORKITEM, kind, id, (uint64_t)(uintptr_t)q, extra, site);
 }
 
 static void workitem_invoke(qt_wrap_t *w) {
@@ -118,10 +119,12 @@ static void workitem_invoke(qt_wrap_t *w) {
     t->depth = saved;
 }
 
-static inline void remember_workitem(qt_thread_t *t, void *block, uint64_t id, unsigned long flags, unsigned qos) {
+/// `site`: the body's code and where the work item was created (its ENQUEUEs reuse it).
+static inline void remember_workitem(qt_thread_t *t, void *block, uint64_t id, unsigned long flags, unsigned qos,
+                                     uint32_t site) {
     if (!block) return;
     qt_entry_t *e = table_find(g_workitems, QT_TABLE_SIZE, (uintptr_t)block, 1);
-    if (e) { e->a = id; e->b = flags; }
+    if (e) { e->a = id; e->b = (flags & 0xFFFFFFFFu) | ((uint64_t)site << 32); }
     qt_rec2(t, QT_WORKITEM_CREATE, 0, (uint32_t)(flags & 0xffffff) | ((qos & 0xffu) << 24), id, (uint64_t)(uintptr_t)block);
 }
 
@@ -133,7 +136,7 @@ void *dispatch_block_create(unsigned long flags, void *block) {
     t->depth++;
     void *r = real.block_create(flags, &w);
     t->depth--;
-    remember_workitem(t, r, id, flags, 0);
+    remember_workitem(t, r, id, flags, 0, qt_block_site(t, block, ra));
     return r;
 }
 
@@ -145,7 +148,7 @@ void *dispatch_block_create_with_qos_class(unsigned long flags, unsigned qos, in
     t->depth++;
     void *r = real.block_create_with_qos_class(flags, qos, relpri, &w);
     t->depth--;
-    remember_workitem(t, r, id, flags, qos);
+    remember_workitem(t, r, id, flags, qos, qt_block_site(t, block, ra));
     return r;
 }
 

@@ -51,5 +51,6 @@ void resolve_all(void) {
     g_attr_concurrent = dlsym(RTLD_DEFAULT, "_dispatch_queue_attr_concurrent");
     for (int i = 1; i < 9; i++) g_source_types[i] = dlsym(RTLD_DEFAULT, g_source_type_names[i]);
     dl_iterate_phdr(find_code_ranges, NULL);
+    qt_sites_init();
     qt_recorder_set_main_queue((uint64_t)(uintptr_t)g_main_queue);
 }

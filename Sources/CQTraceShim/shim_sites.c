@@ -125,7 +125,7 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data) {
     } else {
         strncpy(m->path, name, sizeof m->path - 1);
     }
-    if (m->path[0] == 0 || m->exec_hi == 0) return 0;  // the vDSO, or nothing to symbolize
+    if (m->path[0] != '/' || m->exec_hi == 0) return 0;  // the vDSO (no file), or no code
     scan->count++;
     return 0;
 }
@@ -311,32 +311,52 @@ static int find_concurrency(struct dl_phdr_info *info, size_t size, void *data) 
 
 static inline int in_concurrency(uintptr_t a) { return a >= g_concurrency_lo && a < g_concurrency_hi; }
 
+/// A new task's first job resumes the runtime's adapter with the task's initial context,
+/// which the runtime allocates right after a prefix holding the task's entry point (Swift
+/// 6.x Task.cpp: AsyncContextPrefix / FutureAsyncContextPrefix end with asyncEntryPoint,
+/// closureContext, errorResult, so the entry point is 3 words before the context).
+#define QT_CONTEXT_WORD_ENTRY_POINT (-3)
+
+static int is_known_code(uintptr_t a, uintptr_t ra) {
+    if (a < 0x10000 || in_concurrency(a)) return 0;
+    if (site_find(a, 0, ra) != NULL) return 1;
+    if (g_scan_count == 0) rescan_modules();
+    return address_is_code(a);
+}
+
 /// The code a task's job resumes: its resume function, or, when that is the runtime's own
-/// adapter, the first resume function up its async context chain that is not the runtime's.
-static uintptr_t task_resume_code(const uint64_t *task) {
+/// adapter, the first resume function up its async context chain that is not the runtime's,
+/// or else the task's entry point (its first job).
+static uintptr_t task_resume_code(const uint64_t *task, uintptr_t ra) {
     uintptr_t fn = (uintptr_t)task[7];
-    const uint64_t *context = (const uint64_t *)(uintptr_t)task[8];
+    const uint64_t *initial = (const uint64_t *)(uintptr_t)task[8];
+    const uint64_t *context = initial;
     for (int level = 0; in_concurrency(fn) && context && level < QT_ASYNC_WALK_MAX; level++) {
         uintptr_t parent_fn = (uintptr_t)context[1];
         if (parent_fn && !in_concurrency(parent_fn)) return parent_fn;
         context = (const uint64_t *)(uintptr_t)context[0];
     }
+    if (in_concurrency(fn) && initial) {
+        uintptr_t entry = (uintptr_t)initial[QT_CONTEXT_WORD_ENTRY_POINT];
+        if (is_known_code(entry, ra)) return entry;
+    }
     return fn;
 }
 
-uint32_t qt_job_site(qt_thread_t *t, uint64_t id, const void *job, uintptr_t ra) {
+uint32_t qt_job_site(qt_thread_t *t, const void *job, uintptr_t ra, qt_job_t *out) {
     if (QT_UNLIKELY(g_concurrency_lo == 0)) dl_iterate_phdr(find_concurrency, NULL);
     const uint64_t *words = job;
-    uint32_t flags = (uint32_t)words[4], task_id = (uint32_t)(words[4] >> 32);
-    unsigned kind = flags & 0xFF;
-    uintptr_t code = 0, parent = 0;
+    uint32_t flags = (uint32_t)words[4];
+    out->task_id = (uint32_t)(words[4] >> 32);
+    out->kind = flags & 0xFF;
+    out->code = 0;
+    out->parent = 0;
     // Only a task (kind 0) has the resume words; reading them off an actor's job would read
-    // past it.
-    if (kind == QT_JOB_KIND_TASK) {
-        code = task_resume_code(words);
-        if (flags & QT_JOB_FLAG_CHILD) parent = (uintptr_t)words[QT_TASK_WORD_PARENT];
-    }
-    qt_rec4(t, QT_JOB, kind, task_id, id, (uint64_t)(uintptr_t)job, code, parent);
+    // past it. A task without an id is not one this layout knows: leave it anonymous.
+    if (out->kind != QT_JOB_KIND_TASK || out->task_id == 0 || g_concurrency_lo == 0) return 0;
+    uintptr_t code = task_resume_code(words, ra);
+    out->code = code;
+    if (flags & QT_JOB_FLAG_CHILD) out->parent = (uintptr_t)words[QT_TASK_WORD_PARENT];
     if (code == 0) return 0;
     if (QT_LIKELY(code == t->site_code && ra == t->site_ra && t->site_id != 0)) return t->site_id;
     return qt_site_lookup(t, QT_CODE_JOB, code, 0, ra);

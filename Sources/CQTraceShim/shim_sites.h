@@ -20,9 +20,17 @@ QT_HIDDEN uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t 
 /// outside Dispatch and the Swift runtime every time (waits are rare and already slow).
 QT_HIDDEN uint32_t qt_wait_site(qt_thread_t *t, uintptr_t ra);
 
-/// For a `dispatch_async_f` from the Swift Concurrency runtime: records the JOB (task id,
-/// task, resume function, parent) of item `id` and returns the site of the code it resumes.
-QT_HIDDEN uint32_t qt_job_site(qt_thread_t *t, uint64_t id, const void *job, uintptr_t ra);
+/// What a Swift Concurrency job tells (docs/trace-format.md, "Swift Concurrency jobs").
+typedef struct { uint32_t task_id, kind; uintptr_t code, parent; } qt_job_t;
+
+/// For a `dispatch_async_f` from the Swift Concurrency runtime: reads the job (`ctx`) into
+/// `out` and returns the site of the code it resumes (0 for an actor's or unknown job).
+QT_HIDDEN uint32_t qt_job_site(qt_thread_t *t, const void *job, uintptr_t ra, qt_job_t *out);
+
+/// The JOB record of item `id` (written after its ENQUEUE).
+static inline void qt_rec_job(qt_thread_t *t, uint64_t id, const void *job, const qt_job_t *info) {
+    qt_rec4(t, QT_JOB, info->kind & 0xFF, info->task_id, id, (uint64_t)(uintptr_t)job, info->code, info->parent);
+}
 
 /// Code ranges the call-site search skips (libdispatch, the Swift overlay and runtime, the
 /// Blocks runtime, the preloaded shim). Called once when the real functions are resolved.

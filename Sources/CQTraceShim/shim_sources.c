@@ -46,7 +46,8 @@ static void set_handler(qt_thread_t *t, void *ra, uint32_t which, void *s, void 
         if (real_fn && !block) real_fn(s, fn); else real_block(s, block);
         return;
     }
-    qt_rec1(t, QT_SOURCE_SET_HANDLER, 0, which, (uint64_t)(uintptr_t)s);
+    uint32_t site = block ? qt_block_site(t, block, ra) : qt_function_site(t, (void *)fn, ra);
+    qt_rec2(t, QT_SOURCE_SET_HANDLER, 0, which, (uint64_t)(uintptr_t)s, site);
     // The _f handler is called with the source's context; the wrapper block fetches it the
     // same way, so one wrapper kind serves both.
     qt_wrap_t w = make_wrap((void *)handler_invoke, block, fn, s, 0, which);

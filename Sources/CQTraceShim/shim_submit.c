@@ -66,9 +66,9 @@ static void check_deadlock(qt_thread_t *t, void *q, uint32_t kind, int barrier) 
 // ---- submission ----
 
 static inline __attribute__((always_inline)) void submit_async(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
-                                int is_block, uint64_t extra, void (*real_f)(void *, void *, qt_fn_t)) {
+                                int is_block, uint64_t extra, void *ra, void (*real_f)(void *, void *, qt_fn_t)) {
     qt_fn_t trampoline;
-    void *c = enqueue_async(t, kind, flags8, q, work, ctx, is_block, extra, &trampoline);
+    void *c = enqueue_async(t, kind, flags8, q, work, ctx, is_block, extra, ra, &trampoline);
     t->depth++;
     real_f(q, c, trampoline);
     t->depth--;
@@ -77,12 +77,13 @@ static inline __attribute__((always_inline)) void submit_async(qt_thread_t *t, u
 // always_inline: in the single file the interposer once was, the compiler inlined it into
 // every sync entry point on its own; in this smaller file its growth limits would not.
 static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
-                                                             int is_block, void (*real_f)(void *, void *, qt_fn_t)) {
+                                                             int is_block, void *ra, void (*real_f)(void *, void *, qt_fn_t)) {
     uint64_t id = qt_next_id(t);
     qt_slot_t s = { work, ctx, id | ((uint64_t)kind << 56), q };
     note_queue(t, q);
     check_deadlock(t, q, 1, kind == QT_KIND_BARRIER_SYNC || kind == QT_KIND_BARRIER_ASYNC_AND_WAIT);
-    qt_rec_enqueue(t, kind, flags8, id, q, 0);
+    uint32_t site = is_block ? qt_block_site(t, work, ra) : qt_function_site(t, work, ra);
+    qt_rec_enqueue_site(t, kind, flags8, id, q, 0, site);
     t->depth++;
     real_f(q, &s, is_block ? tramp_sync_block : tramp_sync_fn);
     t->depth--;
@@ -97,14 +98,14 @@ static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, un
             t->depth++; real.field(q, block); t->depth--;                                \
             return;                                                                      \
         }                                                                                \
-        submit_async(t, kind, flags8 | qt_caller_flags(ra), q, block, NULL, 1, 0, real.field_f); \
+        submit_async(t, kind, flags8 | qt_caller_flags(ra), q, block, NULL, 1, 0, ra, real.field_f); \
     }
 
 #define ASYNC_FN_API(name, field_f, kind, flags8)                                        \
     void name(void *q, void *ctx, qt_fn_t fn) {                                          \
         QT_PROLOGUE(name)                                                                \
         if (!qt_is_user_call(t, ra)) { real.field_f(q, ctx, fn); return; }              \
-        submit_async(t, kind, flags8 | QT_EF_FUNCTION | qt_caller_flags(ra), q, (void *)fn, ctx, 0, 0, real.field_f); \
+        submit_async(t, kind, flags8 | QT_EF_FUNCTION | qt_caller_flags(ra), q, (void *)fn, ctx, 0, 0, ra, real.field_f); \
     }
 
 #define SYNC_BLOCK_API(name, field, field_f, kind, flags8)                               \
@@ -117,14 +118,14 @@ static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, un
             t->depth++; real.field(q, block); t->depth--;                                \
             return;                                                                      \
         }                                                                                \
-        submit_sync(t, kind, flags8, q, block, NULL, 1, real.field_f);                   \
+        submit_sync(t, kind, flags8, q, block, NULL, 1, ra, real.field_f);               \
     }
 
 #define SYNC_FN_API(name, field_f, kind, flags8)                                         \
     void name(void *q, void *ctx, qt_fn_t fn) {                                          \
         QT_PROLOGUE(name)                                                                \
         if (!qt_is_user_call(t, ra)) { real.field_f(q, ctx, fn); return; }              \
-        submit_sync(t, kind, flags8 | QT_EF_FUNCTION, q, (void *)fn, ctx, 0, real.field_f); \
+        submit_sync(t, kind, flags8 | QT_EF_FUNCTION, q, (void *)fn, ctx, 0, ra, real.field_f); \
     }
 
 ASYNC_BLOCK_API(dispatch_async, async, async_f, QT_KIND_ASYNC, 0)
@@ -148,9 +149,10 @@ extern void qt_own_dispatch_async(void *, void *) __attribute__((alias("dispatch
 // ---- after ----
 
 // after: the real dispatch_after_f with our slot; `when` is kept as the ENQUEUE's extra.
-static void submit_after(qt_thread_t *t, unsigned flags8, uint64_t when, void *q, void *work, void *ctx, int is_block) {
+static void submit_after(qt_thread_t *t, unsigned flags8, uint64_t when, void *q, void *work, void *ctx, int is_block,
+                         void *ra) {
     qt_fn_t trampoline;
-    void *c = enqueue_async(t, QT_KIND_AFTER, flags8, q, work, ctx, is_block, when, &trampoline);
+    void *c = enqueue_async(t, QT_KIND_AFTER, flags8, q, work, ctx, is_block, when, ra, &trampoline);
     t->depth++;
     real.after_f(when, q, c, trampoline);
     t->depth--;
@@ -164,13 +166,13 @@ void dispatch_after(uint64_t when, void *q, void *block) {
         t->depth++; real.after(when, q, block); t->depth--;
         return;
     }
-    submit_after(t, qt_caller_flags(ra), when, q, block, NULL, 1);
+    submit_after(t, qt_caller_flags(ra), when, q, block, NULL, 1, ra);
 }
 
 void dispatch_after_f(uint64_t when, void *q, void *ctx, qt_fn_t fn) {
     QT_PROLOGUE(dispatch_after_f)
     if (!qt_is_user_call(t, ra)) { real.after_f(when, q, ctx, fn); return; }
-    submit_after(t, QT_EF_FUNCTION | qt_caller_flags(ra), when, q, (void *)fn, ctx, 0);
+    submit_after(t, QT_EF_FUNCTION | qt_caller_flags(ra), when, q, (void *)fn, ctx, 0, ra);
 }
 
 // ---- apply ----
@@ -191,11 +193,12 @@ static void tramp_apply(void *p, size_t i) {
     t->depth = saved;
 }
 
-static void run_apply(qt_thread_t *t, size_t n, void *q, void *work, void *ctx, int is_block) {
+static void run_apply(qt_thread_t *t, size_t n, void *q, void *work, void *ctx, int is_block, void *ra) {
     qt_apply_ctx_t a = { work, ctx, qt_next_id(t), is_block };
     if (q) note_queue(t, q);
     if (q) check_deadlock(t, q, 2, 0);
-    qt_rec3(t, QT_APPLY_BEGIN, 0, 0, a.id, (uint64_t)(uintptr_t)q, (uint64_t)n);
+    uint32_t site = is_block ? qt_block_site(t, work, ra) : qt_function_site(t, work, ra);
+    qt_rec4(t, QT_APPLY_BEGIN, 0, 0, a.id, (uint64_t)(uintptr_t)q, (uint64_t)n, site);
     t->depth++;
     real.apply_f(n, q, &a, tramp_apply);
     t->depth--;
@@ -205,11 +208,11 @@ static void run_apply(qt_thread_t *t, size_t n, void *q, void *work, void *ctx, 
 void dispatch_apply(size_t n, void *q, void *block) {
     QT_PROLOGUE(dispatch_apply)
     if (!qt_is_user_call(t, ra)) { real.apply(n, q, block); return; }
-    run_apply(t, n, q, block, NULL, 1);
+    run_apply(t, n, q, block, NULL, 1, ra);
 }
 
 void dispatch_apply_f(size_t n, void *q, void *ctx, qt_apply_fn_t fn) {
     QT_PROLOGUE(dispatch_apply_f)
     if (!qt_is_user_call(t, ra)) { real.apply_f(n, q, ctx, fn); return; }
-    run_apply(t, n, q, (void *)fn, ctx, 0);
+    run_apply(t, n, q, (void *)fn, ctx, 0, ra);
 }

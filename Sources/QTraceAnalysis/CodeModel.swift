@@ -111,6 +111,37 @@ extension TraceModel {
     public mutating func applySymbols(_ locations: [UInt64: CodeLocation]) {
         for c in codes.indices { codes[c].what = locations[codes[c].address] }
         for s in sites.indices where sites[s].caller != 0 { sites[s].from = locations[sites[s].caller] }
+        splitOverlayCodes()
+    }
+
+    /// Modules whose code is Dispatch's or Swift's own wrapping, never the user's closure.
+    static let wrapperModules: Set<String> = ["libswiftDispatch.so", "libswiftCore.so", "libdispatch.so",
+                                              "libBlocksRuntime.so"]
+
+    /// `queue.sync { … }` reaches libdispatch as the overlay's own thunk, the same code for
+    /// every sync of a program: such a code is split per call site and named after it
+    /// ("closure in Loader.load()" at the caller's line), so that syncs stay apart.
+    mutating func splitOverlayCodes() {
+        for c in codes.indices {
+            guard let what = codes[c].what, Self.wrapperModules.contains(what.module) else { continue }
+            let siteList = codes[c].sites
+            for (n, s) in siteList.enumerated() {
+                guard let from = sites[s].from else { continue }
+                let named = CodeLocation(function: "closure in " + (from.function ?? from.name), shortName: "closure in " + from.name,
+                                         file: from.file, line: from.line, module: from.module, offset: from.offset,
+                                         status: from.status)
+                if n == 0 {
+                    codes[c].what = named
+                    codes[c].sites = [s]
+                } else {
+                    var split = TraceCode(codeKind: codes[c].codeKind, address: codes[c].address)
+                    split.what = named
+                    split.sites = [s]
+                    sites[s].codeIndex = codes.count
+                    codes.append(split)
+                }
+            }
+        }
     }
 
     /// A one-line name of a site for messages: "closure #1 in load() (App.swift:12)" or, for a

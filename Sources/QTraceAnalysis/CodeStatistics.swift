@@ -171,7 +171,10 @@ extension TaskStats {
             if let end = item.ended { last = Swift.max(last, end) }
             running += item.runTime ?? 0
             waiting += item.wait ?? 0
-            if let c = model.code(ofItem: i), let s = item.site, seen.insert(model.sites[s].codeIndex ?? -1).inserted {
+            // A task's first job enters through a reabstraction thunk: its async functions
+            // are what follows.
+            if let c = model.code(ofItem: i), let s = item.site, !c.name.contains("thunk"),
+               seen.insert(model.sites[s].codeIndex ?? -1).inserted {
                 functions.append(c.name)
             }
         }

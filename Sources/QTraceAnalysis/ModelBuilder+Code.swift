@@ -10,6 +10,9 @@ struct CodeBuildState {
     var moduleByBase: [UInt64: Int32] = [:]
     var taskByID: [UInt32: Int32] = [:]
     var taskByAddress: [UInt64: Int32] = [:]
+    /// Each task's parent's address, resolved at the end: a parent's first job may be
+    /// recorded after its children's (the async main's first job does not go through Dispatch).
+    var parentAddress: [Int32: UInt64] = [:]
     /// Raw site ids of applies and source event handlers, resolved at the end.
     var applySite: [Int32: UInt32] = [:]
     var sourceHandlerSite: [Int: UInt32] = [:]
@@ -55,9 +58,8 @@ extension ModelBuilder {
             taskIndex = known
         } else {
             taskIndex = Int32(model.tasks.count)
-            var task = SwiftTask(id: e.arg, address: e.b)
-            if e.d != 0, let parent = code.taskByAddress[e.d] { task.parent = Int(parent) }
-            model.tasks.append(task)
+            model.tasks.append(SwiftTask(id: e.arg, address: e.b))
+            if e.d != 0 { code.parentAddress[taskIndex] = e.d }
             code.taskByID[e.arg] = taskIndex
             code.taskByAddress[e.b] = taskIndex
         }
@@ -78,6 +80,7 @@ extension ModelBuilder {
 
     /// Site ids → model indexes, once every SITE record has been read.
     mutating func resolveSites() {
+        resolveTasks()
         guard !model.sites.isEmpty else { return }
         let maxID = model.sites.reduce(0) { Swift.max($0, Int($1.traceID)) }
         var dense = [UInt32](repeating: 0, count: maxID + 1)
@@ -94,6 +97,13 @@ extension ModelBuilder {
         }
         for (a, raw) in code.applySite { model.applies[Int(a)].site = opt(Int32(resolve(raw)) - 1) }
         for (s, raw) in code.sourceHandlerSite { model.sources[s].eventHandlerSite = opt(Int32(resolve(raw)) - 1) }
+    }
+
+    /// Parents by address, and which tasks ran on the main actor.
+    mutating func resolveTasks() {
+        for (t, address) in code.parentAddress {
+            if let parent = code.taskByAddress[address], parent != t { model.tasks[Int(t)].parent = Int(parent) }
+        }
         let mainQueue = self.mainQueue
         for t in model.tasks.indices where mainQueue >= 0 {
             model.tasks[t].onMainActor = model.tasks[t].jobs.contains { model.items[$0].queueIndex == mainQueue }

@@ -79,7 +79,7 @@ func analyse(_ file: TraceFile, command: String) -> AnalysisResult {
     var progress = Progress(total: file.eventCount)
     var model = Analysis.buildModel(file: file, progressEvery: Progress.every) { progress.update($0) }
     progress.finish()
-    // symbolize(&model, command: command)
+    symbolize(&model, command: command)
     return AnalysisResult(model: model)
 }
 
