@@ -102,7 +102,9 @@ extension TraceModel {
     public var codeAddresses: [UInt64] {
         var seen = Set<UInt64>()
         for code in codes where code.address != 0 { seen.insert(code.address) }
-        for site in sites where site.caller != 0 { seen.insert(site.caller) }
+        // A call site is a return address: the call instruction ends one byte before it (the
+        // return address itself may already belong to the next line).
+        for site in sites where site.caller != 0 { seen.insert(site.caller - 1) }
         return seen.sorted()
     }
 
@@ -110,7 +112,7 @@ extension TraceModel {
     /// addresses stay nil).
     public mutating func applySymbols(_ locations: [UInt64: CodeLocation]) {
         for c in codes.indices { codes[c].what = locations[codes[c].address] }
-        for s in sites.indices where sites[s].caller != 0 { sites[s].from = locations[sites[s].caller] }
+        for s in sites.indices where sites[s].caller != 0 { sites[s].from = locations[sites[s].caller - 1] }
         splitOverlayCodes()
     }
 

@@ -38,7 +38,7 @@ final class CodeIdentityTests: XCTestCase {
         let sites = model.items.compactMap(\.site)
         XCTAssertEqual(sites.count, 10)
         XCTAssertEqual(sites.filter { $0 == 0 }.count, 6)
-        XCTAssertEqual(model.codeAddresses, [0x12000, 0x13000, 0x13100, 0x13200, 0x14000])
+        XCTAssertEqual(model.codeAddresses, [0x12000, 0x12FFF, 0x130FF, 0x131FF, 0x14000])
     }
 
     func testStatisticsPerCodeUseTheSymbols() {
@@ -46,7 +46,7 @@ final class CodeIdentityTests: XCTestCase {
         model.applySymbols([
             0x12000: CodeLocation(function: "closure #1 () -> () in App.Loader.load() -> ()", shortName: "closure #1 in Loader.load()",
                                   file: "/src/Loader.swift", line: 42, module: "Loader", offset: 0x2000, status: "ok"),
-            0x13000: CodeLocation(function: "App.Loader.load() -> ()", shortName: "Loader.load()", file: "/src/Loader.swift",
+            0x12FFF: CodeLocation(function: "App.Loader.load() -> ()", shortName: "Loader.load()", file: "/src/Loader.swift",
                                   line: 40, module: "Loader", offset: 0x3000, status: "ok"),
         ])
         let result = AnalysisResult(model: model)
@@ -78,7 +78,7 @@ final class CodeIdentityTests: XCTestCase {
         s.add(.groupWaitBegin, us(3), tid: mainTid, a: group, b: .max)
         s.add(.groupWaitEnd, ms(200), tid: mainTid, a: group, b: 7)
         var model = s.model()
-        model.applySymbols([0x15000: CodeLocation(function: "App.main() -> ()", shortName: "main()", file: "/src/App.swift",
+        model.applySymbols([0x14FFF: CodeLocation(function: "App.main() -> ()", shortName: "main()", file: "/src/App.swift",
                                                   line: 88, module: "App", offset: 0x5000, status: "ok")])
         let blocked = model.threads[0].blocked
         XCTAssertEqual(blocked.count, 1)

@@ -185,10 +185,12 @@ struct EventCensus: Equatable {
 
     /// Types whose counts depend on timing or scheduling, not on the program: worker
     /// threads come and go, source handlers coalesce, I/O handlers see varying chunks, and
-    /// all-apis exits without waiting for its last I/O channel's cleanup handler.
+    /// all-apis exits without waiting for its last I/O channel's cleanup handler. The module
+    /// map differs by backend (the LTTng shim maps liblttng-ust and its dependencies), and a
+    /// blocking wait's site exists only when the wait really blocked.
     static let timingDependent: Set<EventType> = [.threadStart, .threadExit, .threadName, .sourceHandlerBegin,
                                                   .sourceHandlerEnd, .ioHandlerBegin, .ioHandlerEnd,
-                                                  .ioCleanupBegin, .ioCleanupEnd]
+                                                  .ioCleanupBegin, .ioCleanupEnd, .module, .buildID, .site]
 
     init(_ events: [Event]) {
         var labels: [UInt64: String] = [:]

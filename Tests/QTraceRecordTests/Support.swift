@@ -104,10 +104,11 @@ func runProgram(_ argv: [String], environment: [String: String] = [:], timeout: 
 
 /// Builds the C program `source` (a path under the repo) with the toolchain's clang, Blocks
 /// and libdispatch into `dir`; returns the executable's path.
-func buildCProgram(_ source: String, in dir: URL, file: StaticString = #filePath, line: UInt = #line) -> String {
+func buildCProgram(_ source: String, in dir: URL, extraFlags: [String] = [], file: StaticString = #filePath,
+                   line: UInt = #line) -> String {
     let exe = dir.appendingPathComponent(URL(fileURLWithPath: source).deletingPathExtension().lastPathComponent).path
     let toolchain = "/opt/swift/usr"
-    let build = runProgram(["\(toolchain)/bin/clang", "-fblocks", "-I\(toolchain)/lib/swift",
+    let build = runProgram(["\(toolchain)/bin/clang", "-fblocks"] + extraFlags + ["-I\(toolchain)/lib/swift",
                             "-L\(toolchain)/lib/swift/linux", "-Wl,-rpath,\(toolchain)/lib/swift/linux",
                             Paths.repo.appendingPathComponent(source).path, "-ldispatch", "-lBlocksRuntime", "-o", exe])
     XCTAssertEqual(build.status, 0, build.stderr, file: file, line: line)

@@ -1,0 +1,74 @@
+// Code identity fixtures: every way code reaches Dispatch, each on a line marked `// SITE:`
+// (CodeIdentityRecordTests finds the lines by their markers, so edits here stay safe).
+import Dispatch
+import Foundation
+
+final class CodeSiteLoader {
+    let queue = DispatchQueue(label: "fx.code.loader")
+
+    func loadAll() {
+        for i in 0..<3 {
+            queue.async { Thread.sleep(forTimeInterval: 0.001 * Double(i + 1)) }  // SITE: closure-async
+        }
+        queue.sync { _ = 1 }  // SITE: closure-sync
+    }
+}
+
+func codeSitesWorkItem() {
+    let item = DispatchWorkItem { Thread.sleep(forTimeInterval: 0.001) }  // SITE: work-item
+    DispatchQueue.global().async(execute: item)
+    item.wait()
+}
+
+func codeSitesGroupWait() {
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) { Thread.sleep(forTimeInterval: 0.02) }  // SITE: group-async
+    group.wait()  // SITE: group-wait
+}
+
+func codeSitesAfterAndSource() {
+    let done = DispatchSemaphore(value: 0)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(2)) { done.signal() }  // SITE: after
+    done.wait()
+    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "fx.code.timer"))
+    let fired = DispatchSemaphore(value: 0)
+    timer.setEventHandler { fired.signal() }  // SITE: source-handler
+    timer.schedule(deadline: .now() + .milliseconds(1))
+    timer.resume()
+    fired.wait()
+    timer.cancel()
+}
+
+func codeSites() {
+    CodeSiteLoader().loadAll()
+    codeSitesWorkItem()
+    codeSitesGroupWait()
+    codeSitesAfterAndSource()
+    print("code sites done")
+}
+
+/// A TaskGroup of `children` child tasks, each awaiting twice, and an actor.
+actor CodeSiteTally { var n = 0; func add(_ k: Int) { n += k } }
+
+func codeSiteChild(_ i: Int) async -> Int {
+    await Task.yield()
+    await Task.yield()
+    return i
+}
+
+func codeSiteTasks(children: Int) {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let tally = CodeSiteTally()
+        let sum = await withTaskGroup(of: Int.self) { group in
+            for i in 0..<children { group.addTask { await codeSiteChild(i) } }
+            var sum = 0
+            for await v in group { sum += v }
+            return sum
+        }
+        await tally.add(sum)
+        print("tasks sum=\(await tally.n)")
+        done.signal()
+    }
+    done.wait()
+}
