@@ -148,7 +148,7 @@ static void fill_header(void) {
     qt_header_t *h = g_rec.header;
     memcpy(h->magic, "QTRACE\0\0", 8);
     h->version_major = 1;
-    h->version_minor = 2;  // 1.2: compact item records
+    h->version_minor = 4;  // 1.2: compact item records; 1.4: code identity (sites, modules, jobs)
     h->header_size = QT_HEADER_SIZE;
     h->chunk_size = g_rec.chunk_size;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

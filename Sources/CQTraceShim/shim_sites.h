@@ -47,8 +47,9 @@ static inline uint32_t qt_block_site(qt_thread_t *t, const void *block, void *ra
     const qt_site_block_t *b = block;
     uintptr_t code = (uintptr_t)b->invoke;
     if (QT_LIKELY(code == t->site_code && (uintptr_t)ra == t->site_ra && t->site_id != 0)) {
-        if (!t->site_is_closure) return t->site_id;
-        if (qt_block_capture(block) == t->site_capture) return t->site_id;
+        // The same invoke means the same block layout, which held a capture when the site
+        // was made: no need to read the descriptor again.
+        if (!t->site_is_closure || b->capture0 == t->site_capture) return t->site_id;
     }
     return qt_site_lookup(t, QT_CODE_BLOCK, code, qt_block_capture(block), (uintptr_t)ra);
 }

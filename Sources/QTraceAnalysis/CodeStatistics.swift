@@ -190,7 +190,10 @@ extension TraceModel {
     /// A site's call site for the callers list: "Loader.swift:12 in Loader.load()".
     public func callerDescription(_ s: Int) -> String {
         let site = sites[s]
-        guard let from = site.from else { return site.caller == 0 ? "unknown" : "0x" + String(site.caller, radix: 16) }
+        guard let from = site.from else {
+            if site.caller == 0 { return site.codeKind == .job ? "Swift task" : "unknown" }
+            return "0x" + String(site.caller, radix: 16)
+        }
         if let line = from.fileLine { return "\(line) in \(from.name)" }
         return from.name
     }

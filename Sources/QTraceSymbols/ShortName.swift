@@ -12,6 +12,28 @@ public enum ShortName {
         return short.isEmpty ? demangled : short
     }
 
+    /// A `private`/`fileprivate` declaration demangles as `(name in _0123ABCD…)`: the
+    /// discriminator says nothing to a reader, the name does.
+    static func privateNamesUnwrapped(_ demangled: String) -> String {
+        guard demangled.contains(" in _") else { return demangled }
+        var out = ""
+        var rest = Substring(demangled)
+        while let open = rest.range(of: "(") {
+            out += rest[..<open.lowerBound]
+            let after = rest[open.upperBound...]
+            if let marker = after.range(of: " in _"), let close = after[marker.upperBound...].firstIndex(of: ")"),
+               after[..<marker.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }),
+               after[marker.upperBound..<close].allSatisfy({ $0.isHexDigit }) {
+                out += after[..<marker.lowerBound]
+                rest = after[after.index(after: close)...]
+            } else {
+                out += "("
+                rest = after
+            }
+        }
+        return out + rest
+    }
+
     /// Whether a demangled name is a reabstraction thunk (e.g. the invoke function of a block made
     /// from a Swift closure): the code it runs is elsewhere.
     public static func isThunk(_ demangled: String) -> Bool {
@@ -23,7 +45,7 @@ public enum ShortName {
 
     /// Shortens a demangled Swift name.
     static func swift(_ demangled: String) -> String {
-        var name = Substring(demangled)
+        var name = Substring(privateNamesUnwrapped(demangled))
         var suffix = ""
         stripWrappers(&name, suffix: &suffix)
         if isThunk(String(name)) { return "reabstraction thunk" + suffix }

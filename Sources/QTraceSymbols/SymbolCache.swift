@@ -19,8 +19,13 @@ struct SymbolCache {
               let file = try? JSONDecoder().decode(File.self, from: data), file.version == 1, file.buildID == buildID
         else { return [:] }
         var symbols: [UInt64: SymbolInfo] = [:]
-        for (key, info) in file.symbols {
-            if let offset = UInt64(key, radix: 16) { symbols[offset] = info }
+        for (key, var info) in file.symbols {
+            guard let offset = UInt64(key, radix: 16) else { continue }
+            // Short names are made again: their rules may have changed since the entry was written.
+            if let function = info.function, info.linkageName != nil {
+                info.shortName = ShortName.make(demangled: function, linkageName: info.linkageName)
+            }
+            symbols[offset] = info
         }
         return symbols
     }

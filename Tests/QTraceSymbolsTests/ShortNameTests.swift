@@ -45,6 +45,13 @@ final class ShortNameTests: XCTestCase {
         ("$s1t5StoreCScAAAScA15unownedExecutorScevgTW",
          "protocol witness for Swift.Actor.unownedExecutor.getter : Swift.UnownedSerialExecutor in conformance t.Store : Swift.Actor in t",
          "Actor.unownedExecutor.getter in Store"),
+        // Private declarations carry a discriminator (SwiftPM's own names, from a real trace).
+        ("$s5Basics12AsyncProcessC13waitUntilExit33_A45A6F5257E83D83B8CB0B37231C56C2LLyyys6ResultOyAA0bC0Vs5Error_pGYbcFyyYbcfU0_TA",
+         "partial apply forwarder for closure #2 @Sendable () -> () in Basics.AsyncProcess.(waitUntilExit in _A45A6F5257E83D83B8CB0B37231C56C2)(@Sendable (Swift.Result<Basics.AsyncProcessResult, Swift.Error>) -> ()) -> ()",
+         "closure #2 in AsyncProcess.waitUntilExit(_:)"),
+        ("$s21swift_package_manager7SwiftPMV4main33_065DA1373B13B3DFAF1A7A3E550E179BLL8execNameySSSg_tYaFZTf4dn_nTY0_",
+         "(1) suspend resume partial function for function signature specialization <Arg[1] = Dead> of static swift_package_manager.SwiftPM.(main in _065DA1373B13B3DFAF1A7A3E550E179B)(execName: Swift.String?) async -> ()",
+         "SwiftPM.main(execName:) (suspend #1)"),
         ("$sIegh_IeyBh_TR",
          "reabstraction thunk helper from @escaping @callee_guaranteed @Sendable () -> () to @escaping @callee_unowned @convention(block) @Sendable () -> ()",
          "reabstraction thunk"),
