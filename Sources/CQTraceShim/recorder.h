@@ -180,7 +180,8 @@ static inline void qt_rec_enqueue_site(qt_thread_t *t, unsigned kind, unsigned f
     return;
 #endif
     uint64_t queue = (uint64_t)(uintptr_t)q;
-    if (QT_LIKELY(id <= UINT32_MAX && extra == 0 && (queue >> 48) == 0 && site <= QT_SITE_COMPACT_MAX && kind < 16)) {
+    // One test for the queue's top 16 bits and the site's beyond 12 (kind < 16 is a constant).
+    if (QT_LIKELY(id <= UINT32_MAX && extra == 0 && ((queue >> 48) | (site >> 12)) == 0 && kind < 16)) {
         uint64_t *p = qt_reserve(t, 24, QT_ENQUEUE);
         if (QT_UNLIKELY(!p)) return;
         p[1] = qt_now(); p[2] = queue | ((uint64_t)kind << 48) | ((uint64_t)site << 52);

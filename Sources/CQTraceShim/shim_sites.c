@@ -358,6 +358,6 @@ uint32_t qt_job_site(qt_thread_t *t, const void *job, uintptr_t ra, qt_job_t *ou
     out->code = code;
     if (flags & QT_JOB_FLAG_CHILD) out->parent = (uintptr_t)words[QT_TASK_WORD_PARENT];
     if (code == 0) return 0;
-    if (QT_LIKELY(code == t->site_code && ra == t->site_ra && t->site_id != 0)) return t->site_id;
+    if (QT_LIKELY(code == t->site_code && ra == t->site_ra && !t->site_is_closure)) return t->site_id;
     return qt_site_lookup(t, QT_CODE_JOB, code, 0, ra);
 }

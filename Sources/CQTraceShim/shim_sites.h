@@ -46,7 +46,8 @@ static inline uintptr_t qt_block_capture(const void *block) {
 static inline uint32_t qt_block_site(qt_thread_t *t, const void *block, void *ra) {
     const qt_site_block_t *b = block;
     uintptr_t code = (uintptr_t)b->invoke;
-    if (QT_LIKELY(code == t->site_code && (uintptr_t)ra == t->site_ra && t->site_id != 0)) {
+    // site_code starts at 0, which no invoke is: no separate "cache valid" test.
+    if (QT_LIKELY(code == t->site_code && (uintptr_t)ra == t->site_ra)) {
         // The same invoke means the same block layout, which held a capture when the site
         // was made: no need to read the descriptor again.
         if (!t->site_is_closure || b->capture0 == t->site_capture) return t->site_id;
@@ -56,7 +57,7 @@ static inline uint32_t qt_block_site(qt_thread_t *t, const void *block, void *ra
 
 /// Site of a function (`_f` variants) submitted from `ra`.
 static inline uint32_t qt_function_site(qt_thread_t *t, const void *fn, void *ra) {
-    if (QT_LIKELY((uintptr_t)fn == t->site_code && (uintptr_t)ra == t->site_ra && t->site_id != 0 && !t->site_is_closure))
+    if (QT_LIKELY((uintptr_t)fn == t->site_code && (uintptr_t)ra == t->site_ra && !t->site_is_closure))
         return t->site_id;
     return qt_site_lookup(t, QT_CODE_FUNCTION, (uintptr_t)fn, 0, (uintptr_t)ra);
 }
