@@ -168,6 +168,7 @@ struct RuleContext {
             if let q = d.queue { objects.append(queueRef(q)) }
             if let h = d.heldQueue, h != d.queue { objects.append(queueRef(h)) }
             if let i = d.item { objects.append(itemRef(i)) }
+            if let i = d.item { objects += itemSiteObjects(i) }
             let target = d.queue.map(q) ?? "a queue"
             let via = d.heldQueue.flatMap { $0 == d.queue ? nil : " (it targets \(q($0)), which the thread is running)" } ?? ""
             let call = d.kind == .sync ? "sync" : "concurrentPerform/apply"
@@ -268,7 +269,7 @@ struct RuleContext {
     mutating func priorityInversions() {
         for p in model.priorityInversions {
             add("qos.priority-inversion", .warning, model.items[p.item].readyTime, model.items[p.item].startTime,
-                [queueRef(p.queue)],
+                [queueRef(p.queue)] + itemSiteObjects(p.blocker),
                 "a \(qosName(p.itemQoS)) item waited \(formatDuration(p.waitNs)) on \(q(p.queue)) behind a \(qosName(p.blockerQoS)) item (\(itemName(p.blocker))): priority inversion; use one QoS per shared queue, or raise the queue's QoS",
                 weight: p.waitNs)
         }
