@@ -18,10 +18,17 @@ struct CodeBuildState {
     var sourceHandlerSite: [Int: UInt32] = [:]
 }
 
+/// The widest site id a work item or blocked interval stores (Model.swift packs it in 24 bits).
+let maxSiteID: UInt32 = 0xFF_FFFF
+
+/// A record's site word as an id the model can keep, 0 when absent or out of range.
+@inline(__always) func siteID(_ word: UInt64) -> UInt32 { word <= UInt64(maxSiteID) ? UInt32(word) : 0 }
+
 extension ModelBuilder {
     mutating func siteRecorded(_ e: Event) {
         let kind = SiteCodeKind(rawValue: e.flags) ?? .block
-        guard code.siteByTraceID[e.arg] == nil else { return }  // a repeated record: keep the first
+        // A repeated record keeps the first; an id wider than items keep (24 bits) is damage.
+        guard code.siteByTraceID[e.arg] == nil, e.arg != 0, e.arg <= maxSiteID else { return }
         var site = CodeSite(traceID: e.arg, codeKind: kind, code: e.a, capture: e.b, caller: e.c)
         let address = e.b != 0 ? e.b : e.a
         if kind != .none, address != 0 {
@@ -82,10 +89,18 @@ extension ModelBuilder {
     mutating func resolveSites() {
         resolveTasks()
         guard !model.sites.isEmpty else { return }
+        // Ids are dense from 1 in a shim's trace; a damaged trace's ids (up to 2^24, the
+        // widest an item keeps) must not size the table: only ids of known sites are kept.
         let maxID = model.sites.reduce(0) { Swift.max($0, Int($1.traceID)) }
-        var dense = [UInt32](repeating: 0, count: maxID + 1)
-        for (s, site) in model.sites.enumerated() { dense[Int(site.traceID)] = UInt32(s + 1) }
-        @inline(__always) func resolve(_ raw: UInt32) -> UInt32 { Int(raw) < dense.count ? dense[Int(raw)] : 0 }
+        let useDense = maxID <= 4 * model.sites.count + 65_536
+        var dense = [UInt32](repeating: 0, count: useDense ? maxID + 1 : 0)
+        var sparse: [UInt32: UInt32] = [:]
+        for (s, site) in model.sites.enumerated() {
+            if useDense { dense[Int(site.traceID)] = UInt32(s + 1) } else { sparse[site.traceID] = UInt32(s + 1) }
+        }
+        func resolve(_ raw: UInt32) -> UInt32 {
+            useDense ? (Int(raw) < dense.count ? dense[Int(raw)] : 0) : (sparse[raw] ?? 0)
+        }
         // The items are in the model's array by now (finish moved them there).
         model.items.withUnsafeMutableBufferPointer { items in
             for i in items.indices where items[i].siteRaw != 0 { items[i].siteRaw = resolve(items[i].siteRaw) }

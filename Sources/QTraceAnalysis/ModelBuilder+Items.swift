@@ -13,7 +13,7 @@ extension ModelBuilder {
         item.submitterIndex = t
         item.parentIndex = topItem(of: t)
         item.queueIndex = q
-        item.siteRaw = UInt32(truncatingIfNeeded: e.d)
+        item.siteRaw = siteID(e.d)
         switch kind {
         case .after:
             // The deadline (never before the call); DISPATCH_TIME_FOREVER never becomes ready.

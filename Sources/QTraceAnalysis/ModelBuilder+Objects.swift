@@ -58,7 +58,7 @@ extension ModelBuilder {
         let timedOut = e.arg & 1 != 0
         if timedOut { model.groups[Int(group(address: e.a))].timedOutWaits += 1 }
         if let f = endBlocked(t, cause: .groupWait, key: e.a, timedOut: timedOut), e.b != 0 {
-            threads[Int(t)].blocked[Int(f.index)].siteRaw = UInt32(truncatingIfNeeded: e.b)
+            threads[Int(t)].blocked[Int(f.index)].siteRaw = siteID(e.b)
         }
     }
 
@@ -96,7 +96,7 @@ extension ModelBuilder {
         if timedOut { semaphores[s].timedOutWaits += 1 }
         guard let f = endBlocked(t, cause: .semaphore, key: e.a, timedOut: timedOut) else { return }
         if blocked {
-            if e.b != 0 { threads[Int(t)].blocked[Int(f.index)].siteRaw = UInt32(truncatingIfNeeded: e.b) }
+            if e.b != 0 { threads[Int(t)].blocked[Int(f.index)].siteRaw = siteID(e.b) }
             let waited = now - f.start
             semaphores[s].blockedWaits += 1
             semaphores[s].blockedNs += waited
@@ -143,7 +143,7 @@ extension ModelBuilder {
 
     mutating func sourceSetHandler(_ e: Event) {
         guard let s = source(address: e.a) else { return }
-        if e.arg == 0, e.b != 0 { code.sourceHandlerSite[s] = UInt32(truncatingIfNeeded: e.b) }
+        if e.arg == 0, e.b != 0 { code.sourceHandlerSite[s] = siteID(e.b) }
         switch e.arg {
         case 0: model.sources[s].hasEventHandler = true
         case 1: model.sources[s].hasCancelHandler = true
@@ -226,9 +226,9 @@ extension ModelBuilder {
         model.applies.append(ApplyCall(id: e.a, queue: opt(q), callerThread: Int(t), iterations: e.c, begin: now))
         applyRunning.append(0)
         applyById[e.a] = a
-        if e.d != 0 { code.applySite[a] = UInt32(truncatingIfNeeded: e.d) }
+        if e.d != 0 { code.applySite[a] = siteID(e.d) }
         if q >= 0 { checkSelfDeadlock(thread: t, queue: q, exclusive: false, kind: .apply, item: -1) }
-        beginBlocked(t, cause: .apply, object: a, key: e.a, site: UInt32(truncatingIfNeeded: e.d))
+        beginBlocked(t, cause: .apply, object: a, key: e.a, site: siteID(e.d))
     }
 
     mutating func applyEnd(id: UInt64, thread t: Int32) {
