@@ -118,7 +118,7 @@ extension Simulation {
 
     /// Tasks from every fifth item on a global queue (and a few main-queue ones, the main
     /// actor): a task takes the next candidate that starts after its last job ended, up to a
-    /// few jobs; every fourth task is a child of the newest open task.
+    /// few jobs; every fourth task is a child of the task made before it.
     func makeTasks(_ input: inout ReportInput, jobSites: [Int]) -> [ReportTask] {
         let items = input.items
         let limit = 30 + items.count / 1000
@@ -136,7 +136,7 @@ extension Simulation {
                 t = free
             } else if tasks.count < limit {
                 t = tasks.count
-                let parent = t % 4 == 3 ? open.last ?? -1 : -1
+                let parent = t % 4 == 3 ? t - 1 : -1
                 tasks.append(ReportTask(id: Int64(t + 1), parent: parent, jobs: []))
                 lastEnd.append(0)
                 open.append(t)
