@@ -119,7 +119,44 @@ Object.assign(Timeline.prototype, {
     this.drawUnfilteredBoxes(track, lo, hi, top, rowH, maxRows, style);
     this.alphaScale = 1;
     ctx.globalAlpha = 1;
-    this.drawRawBoxes(track, lo, hi, top, rowH, maxRows, style, mask);
+    if (hi - lo > this.plotW * 2) this.drawMaskedPixels(track, lo, hi, top, rowH, maxRows, style, mask);
+    else this.drawRawBoxes(track, lo, hi, top, rowH, maxRows, style, mask);
+  },
+
+  /**
+   * Many boxes in view: the matching ones painted into one colour per pixel column and row
+   * first, then drawn as runs, so a frame costs at most a rectangle per pixel and row
+   * however many items match.
+   */
+  drawMaskedPixels(track, lo, hi, top, rowH, maxRows, style, mask) {
+    const width = Math.ceil(this.plotW);
+    const rows = Math.min(maxRows, 16);
+    if (!this.pixelColors || this.pixelColors.length < rows * width) this.pixelColors = new Int32Array(rows * width);
+    const colors = this.pixelColors;
+    colors.fill(-1, 0, rows * width);
+    const v0 = this.v0, scale = this.plotW / (this.v1 - v0);
+    const { idx, begin, end } = track;
+    for (let k = lo; k < hi; k++) {
+      const i = idx[k];
+      if (!mask[i]) continue;
+      if (style === "pending" && end[i] <= begin[i]) continue;
+      const x0 = Math.max(0, Math.floor((begin[i] - v0) * scale));
+      const x1 = Math.min(width - 1, Math.floor((end[i] - v0) * scale));
+      if (x1 < x0) continue;
+      const base = Math.min(track.rowOf(i), rows - 1) * width;
+      const color = track.colorOf(i);
+      for (let x = x0; x <= x1; x++) colors[base + x] = color;
+    }
+    for (let row = 0; row < rows; row++) {
+      const base = row * width;
+      for (let x = 0; x < width;) {
+        const color = colors[base + x];
+        let e = x + 1;
+        while (e < width && colors[base + e] === color) e++;
+        if (color >= 0) this.fillBox(GUTTER + x, top + row * rowH, e - x, rowH, color, style, -1);
+        x = e;
+      }
+    }
   },
 
   /** The next matching item after the selection (or the view's middle), wrapping around. */
