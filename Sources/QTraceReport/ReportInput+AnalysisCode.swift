@@ -24,18 +24,11 @@ extension AnalysisReportBuilder {
         }
     }
 
-    /// The tasks; `functions` as TaskStats defines them (distinct codes of the jobs, in job order).
+    /// The tasks; `functions` as TaskStats names them (`TraceModel.taskFunctionCodes`).
     func tasks() -> [ReportTask] {
-        model.tasks.map { task in
-            var functions: [Int] = []
-            var seen = Set<Int>()
-            for job in task.jobs {
-                guard let s = model.items[safe: job]?.site, let c = model.sites[s].codeIndex, seen.insert(c).inserted
-                else { continue }
-                functions.append(c)
-            }
-            return ReportTask(id: Int64(task.id), parent: task.parent ?? -1, jobs: task.jobs,
-                              onMainActor: task.onMainActor, functions: functions)
+        model.tasks.enumerated().map { t, task in
+            ReportTask(id: Int64(task.id), parent: task.parent ?? -1, jobs: task.jobs,
+                       onMainActor: task.onMainActor, functions: model.taskFunctionCodes(t))
         }
     }
 
