@@ -43,9 +43,13 @@ function buildModel(report) {
     intervals: T.intervals,
     sourceRuns: T.sourceRuns,
     sourceEvents: T.sourceEvents,
+    // Code identity (reports of traces with sites): what ran, where it was enqueued, Swift tasks.
+    codes: h.codes || [],
+    sites: h.sites || [],
+    tasks: h.tasks || [],
   };
   // Columns only selections and details need are decoded when first used.
-  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex", "cpu", "runnable", "sleep"]) {
+  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex", "cpu", "runnable", "sleep", "site"]) {
     Object.defineProperty(m, name, { get: () => (name in it ? it[name] : null), enumerable: true });
   }
   const run = it.run, wait = it.wait, start = it.start;
@@ -60,6 +64,7 @@ function buildModel(report) {
   m.prefixMaxEnd = prefixMax(m.end, null);
   timings.columns = performance.now();
   buildTracks(m, h, T);
+  buildTasks(m, T);
   timings.tracks = performance.now();
   buildCounters(m, h, T);
   m.queueBusy = queueBusyTimes(m);

@@ -42,7 +42,11 @@ class Timeline {
     this.pendingColors = this.colors.map((c) => fade(c, 0.42));
     this.hatches = CAUSE_COLORS.map((c) => hatchPattern(this.ctx, c, null));
     this.suspendedHatch = hatchPattern(this.ctx, "#4a5467", null);
-        this.threadMax = Math.max(model.meta.ncpu, ...maxOfSeries(model.threadCounters.alive));
+    this.threadMax = Math.max(model.meta.ncpu, ...maxOfSeries(model.threadCounters.alive));
+    /** The item filter (search, a Code row, a finding's site), or null: see 45-timeline-code.js. */
+    this.filter = null;
+    this.alphaScale = 1;
+    if (model.tasks.length > TASKS_EXPANDED_MAX) this.collapsed.add("section:tasks");
     this.packGroups();
     this.packIntervals();
     this.buildLanes();
@@ -84,6 +88,7 @@ class Timeline {
         for (const entry of this.queueTreeOrder()) lanes.push(this.queueLane(entry));
       }
     }
+    this.addTaskLanes(lanes, section);
     if (m.sources.length && !section("sources", "Sources", m.sources.length)) {
       m.sources.forEach((s, i) => {
         lanes.push({ kind: "source", key: `source:${i}`, obj: i, title: s.label, subtitle: s.type, height: 38 });
@@ -293,12 +298,19 @@ class Timeline {
 
   /** Scrolls so that the lane is visible and, if given, shows [t0, t1] with some margin. */
   reveal(key, t0, t1) {
-    const sectionOf = { thread: "threads", threadcount: "threads", queue: "queues", source: "sources" };
+    const sectionOf = { thread: "threads", threadcount: "threads", queue: "queues", source: "sources", task: "tasks" };
     const kind = key.split(":")[0];
     if (sectionOf[kind] && this.collapsed.has(`section:${sectionOf[kind]}`)) this.collapsed.delete(`section:${sectionOf[kind]}`);
     const object = kind === "thread" ? this.m.threads[Number(key.split(":")[1])]
       : kind === "queue" ? this.m.queues[Number(key.split(":")[1])] : null;
     if (object && this.m.processes.length > 1) this.collapsed.delete(`section:process:${object.process}`);
+    if (kind === "task") {
+      let t = this.m.tasks[Number(key.split(":")[1])]?.parent ?? -1;
+      for (let guard = 0; t >= 0 && guard < 64; guard++) {
+        this.collapsed.delete(`task:${t}`);
+        t = this.m.tasks[t].parent;
+      }
+    }
     if (kind === "queue") {
       let q = this.m.queues[Number(key.split(":")[1])]?.target ?? -1;
       for (let guard = 0; q >= 0 && guard < 64; guard++) {
@@ -401,6 +413,7 @@ class Timeline {
       case "thread": this.drawThreadLane(lane, y); break;
       case "threadcount": this.drawThreadCount(lane, y); break;
       case "queue": this.drawQueueLane(lane, y); break;
+      case "task": this.drawTaskLane(lane, y); break;
       case "source": this.drawSourceLane(lane, y); break;
       case "groups": this.drawGroups(lane, y); break;
       case "marks": this.drawMarks(lane, y); break;
@@ -420,7 +433,14 @@ class Timeline {
       ctx.fillRect(0, y, 3, lane.height - 1);
     }
     let x = 12 + (lane.depth || 0) * 13;
-    if (lane.kind === "queue") {
+    if (lane.kind === "task") {
+      if (lane.hasChildren) {
+        ctx.fillStyle = "#8d98aa";
+        ctx.font = "10px system-ui, sans-serif";
+        ctx.fillText(this.collapsed.has(lane.key) ? "▸" : "▾", x - 2, y + 11);
+      }
+      x += 10;
+    } else if (lane.kind === "queue") {
       if (lane.hasChildren) {
         ctx.fillStyle = "#8d98aa";
         ctx.font = "10px system-ui, sans-serif";
@@ -497,10 +517,16 @@ class Timeline {
    */
   drawBoxes(track, top, rowH, maxRows, style) {
     if (!track || track.length === 0) return;
-    const plotW = this.plotW;
-    const nsPerPx = (this.v1 - this.v0) / plotW;
     const [lo, hi] = track.range(this.v0, this.v1);
     if (hi <= lo) return;
+    const mask = this.filterMaskFor(style);
+    if (mask) this.drawFilteredBoxes(track, lo, hi, top, rowH, maxRows, style, mask);
+    else this.drawUnfilteredBoxes(track, lo, hi, top, rowH, maxRows, style);
+  }
+
+  drawUnfilteredBoxes(track, lo, hi, top, rowH, maxRows, style) {
+    const plotW = this.plotW;
+    const nsPerPx = (this.v1 - this.v0) / plotW;
     // Too many pending items to draw one by one: the backlog strip above shows them.
     if (style === "pending" && hi - lo > plotW * 2) return;
     if (hi - lo > plotW * 2 && track.lod) {
@@ -513,7 +539,8 @@ class Timeline {
     this.drawRawBoxes(track, lo, hi, top, rowH, maxRows, style);
   }
 
-  drawRawBoxes(track, lo, hi, top, rowH, maxRows, style) {
+  /** Boxes one by one (sub-pixel ones merged); with `mask`, only the items it marks. */
+  drawRawBoxes(track, lo, hi, top, rowH, maxRows, style, mask) {
     const ctx = this.ctx;
     const v0 = this.v0;
     const scale = this.plotW / (this.v1 - v0);
@@ -527,6 +554,7 @@ class Timeline {
     };
     for (let k = lo; k < hi; k++) {
       const i = track.idx[k];
+      if (mask && !mask[i]) continue;
       const b = track.begin[i];
       const e = track.end[i];
       if (e < this.v0 || b > this.v1) continue;
@@ -573,11 +601,15 @@ class Timeline {
       return `data=${data}`;
     }
     const kind = m.kinds[m.kind[i]];
+    // The code's short symbol, when the trace has it, says more than the kind or queue.
+    const code = codeOfItem(m, i);
+    const name = code >= 0 ? codeName(m, code) : "";
+    if (style === "task") return name || kind;
     if (style === "queue") {
-      return `${kind} ${fmtDuration(m.end[i] - m.start[i])}`;
+      return `${name || kind} ${fmtDuration(m.end[i] - m.start[i])}`;
     }
     const prefix = m.kind[i] === 0 ? "" : `${kind}: `;
-    return prefix + queueLabel(m, m.queue[i]);
+    return prefix + (name ? `${name} · ${queueLabel(m, m.queue[i])}` : queueLabel(m, m.queue[i]));
   }
 
   fillBox(x, y, w, h, color, style, i) {
@@ -639,11 +671,11 @@ class Timeline {
         const x1 = Math.min(GUTTER + this.plotW + 2, GUTTER + (t1 - this.v0) * scale);
         const coverage = table.coverage[k] / 255;
         // Blocked time is an overlay: only as strong as it is frequent.
-        ctx.globalAlpha = style === "blocked" ? coverage : 0.3 + 0.7 * coverage;
+        ctx.globalAlpha = (style === "blocked" ? coverage : 0.3 + 0.7 * coverage) * this.alphaScale;
         this.fillBox(x0, y, Math.max(0.8, x1 - x0), style === "blocked" ? rowH : rowH, table.color[k], style, -1);
       }
     }
-    ctx.globalAlpha = 1;
+    ctx.globalAlpha = this.alphaScale;
   }
 
   /** A step series as an area, scaled to `max`, in `height` px from `top`. */
@@ -1116,6 +1148,10 @@ class Timeline {
         const item = m.queueRun[lane.obj].find(t, row === lane.runRows - 1 ? -1 : row, tol);
         return item >= 0 ? { ...hit, item } : hit;
       }
+      case "task": {
+        const item = m.taskTrack[lane.obj].find(t, -1, tol);
+        return item >= 0 ? { ...hit, item } : hit;
+      }
       case "source": {
         const run = m.sourceRun[lane.obj].find(t, -1, tol);
         return run >= 0 ? { ...hit, sourceRun: run } : hit;
@@ -1236,7 +1272,10 @@ class Timeline {
   onClick(hit) {
     if (hit.area === "gutter") {
       const lane = hit.lane;
-      if (lane.kind === "section" || (lane.kind === "queue" && lane.hasChildren)) this.toggleCollapsed(lane.key);
+      if (lane.kind === "section" || ((lane.kind === "queue" || lane.kind === "task") && lane.hasChildren)) {
+        this.toggleCollapsed(lane.key);
+        if (lane.kind === "task") this.app.details.showTask(lane.obj);
+      } else if (lane.kind === "task") this.app.details.showTask(lane.obj);
       else if (lane.kind === "queue") this.app.details.showQueue(lane.obj);
       else if (lane.kind === "thread") this.app.details.showThread(lane.obj);
       return;
@@ -1251,11 +1290,7 @@ class Timeline {
       this.requestDraw();
     }
     if (hit.blocked >= 0 && !(hit.item >= 0 && this.m.blocked.item[hit.blocked] < 0)) {
-      this.selected = -1;
-      this.selectedChildren = null;
-      this.selectedBlocked = hit.blocked;
-      this.app.details.showBlocked(hit.blocked);
-      this.requestDraw();
+      this.selectBlocked(hit.blocked, false);
       return;
     }
     if (hit.item >= 0) this.select(hit.item);
@@ -1283,6 +1318,7 @@ class Timeline {
       case "escape":
         this.range = null;
         this.highlight = null;
+        this.app.clearFilter();
         this.select(-1);
         break;
       case "arrowdown": this.scrollY += 60; this.clampScroll(); this.requestDraw(); break;

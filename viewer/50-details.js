@@ -80,12 +80,13 @@ class Details {
     const started = !(flags & FLAG_NEVER_STARTED);
     const submitter = m.submitter[i] >= 0 ? this.threadLink(m.submitter[i]) : "unknown";
     const pairs = [
+      ...this.codePairs(i),
       ["Queue", this.queueLink(m.queue[i])],
       ["Ran on", started && m.thread[i] >= 0 ? this.threadLink(m.thread[i]) : "–"],
       ["Submitted by", submitter],
       ["Enqueued in", m.parent[i] >= 0 ? this.itemLink(m.parent[i]) : "– (not inside an item)"],
       ["Waited behind", m.behind[i] >= 0 ? this.itemLink(m.behind[i]) : "–"],
-      ["Enqueued at", fmtInstant(m.enq[i])],
+      ["Enqueued", fmtInstant(m.enq[i])],
       ["Started at", started ? fmtInstant(m.start[i]) : "–"],
       ["Ended at", flags & FLAG_NEVER_FINISHED ? "–" : fmtInstant(m.end[i])],
       ["Wait", fmtDuration(m.start[i] - m.enq[i])],
@@ -97,6 +98,8 @@ class Details {
     if (blockedInside.total > 0) pairs.push(["Blocked inside", `${fmtDuration(blockedInside.total)} (${blockedInside.causes.join(", ")})`]);
     if (started && m.cpu) pairs.push(...this.schedPairs(i));
     this.kv(pairs);
+    const chain = this.causalChain(i);
+    if (chain) this.root.appendChild(chain);
     if (children && children.length) {
       const list = el("div", "child-list");
       list.appendChild(el("span", "chip", `enqueued ${children.length} item${children.length > 1 ? "s" : ""}`));
@@ -151,6 +154,7 @@ class Details {
       ["From", fmtInstant(B.start[b])],
       ["To", fmtInstant(B.end[b])],
       ["For item", B.item[b] >= 0 ? this.itemLink(B.item[b]) : "–"],
+      ...this.blockedSitePairs(b),
     ]);
   }
 
@@ -308,6 +312,7 @@ class Details {
           ["on", B.label[b] >= 0 ? m.strings[B.label[b]] : "–"],
           ["for", fmtDuration(B.duration[b])],
           ["thread", threadName(m, B.thread[b])],
+          ...(B.site && B.site[b] >= 0 ? [["call site", siteText(m, B.site[b])]] : []),
         ],
       };
     }
@@ -329,9 +334,11 @@ class Details {
       const cpu = m.cpu && !neverStarted
         ? [["cpu", `${fmtDuration(m.cpu[i])} on CPU · ${fmtDuration(m.runnable[i])} runnable · ${fmtDuration(m.sleep[i])} sleeping`]]
         : [];
+      const code = codeOfItem(m, i);
       return {
         title: queueLabel(m, m.queue[i]),
         rows: [
+          ...(code >= 0 ? [["code", codeName(m, code)]] : []),
           ["kind", `${m.kinds[m.kind[i]]}  ·  item #${inputIndexOf(m, i)}`],
           ["wait", fmtDuration(m.start[i] - m.enq[i]) + (neverStarted ? " (never started)" : "")],
           ["run", neverStarted ? "–" : fmtDuration(m.end[i] - m.start[i]) + (m.flags[i] & FLAG_NEVER_FINISHED ? " (unfinished)" : "")],

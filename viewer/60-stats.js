@@ -18,6 +18,7 @@ class StatsView {
     m.header.stats.forEach((table) => this.buildTable(table));
     this.buildHistograms();
     this.buildTree();
+    this.syncActiveRow(this.app.timeline.filter);
   }
 
   buildTable(table) {
@@ -66,11 +67,20 @@ class StatsView {
         }
         td.appendChild(document.createTextNode(value));
         td.title = value;
+        // A code's name: the full symbol on hover.
+        if (column.key === "name" && table.rowObject === "code" && this.m.codes[row.object]) {
+          td.title = this.m.codes[row.object].symbol || value;
+        }
       } else {
         td.textContent = "–";
       }
       tr.appendChild(td);
     });
+    if (row.object >= 0 && ["code", "site", "task"].includes(table.rowObject)) {
+      tr.classList.add("clickable");
+      tr.dataset.object = String(row.object);
+      tr.addEventListener("click", () => this.followCodeRow(table.rowObject, row.object, tr));
+    }
     if (row.object >= 0 && (table.rowObject === "queue" || table.rowObject === "thread")) {
       tr.addEventListener("click", () => {
         this.app.openTab("timeline");
@@ -80,6 +90,29 @@ class StatsView {
       });
     }
     return tr;
+  }
+
+  /**
+   * A Code row highlights that code's items on the timeline (clicking it again clears it); a
+   * blocking call site's row, the intervals blocked there; a task's row shows the task.
+   */
+  followCodeRow(kind, object, tr) {
+    if (kind === "task") {
+      this.app.details.revealTask(object);
+      return;
+    }
+    if (tr.classList.contains("active")) this.app.clearFilter();
+    else if (kind === "code") this.app.highlightCode(object);
+    else this.app.highlightSite(object);
+  }
+
+  /** Marks the row of what the timeline's filter shows (none when it shows something else). */
+  syncActiveRow(filter) {
+    this.root.querySelectorAll("tr.active").forEach((r) => r.classList.remove("active"));
+    if (!filter || (filter.kind !== "code" && filter.kind !== "site")) return;
+    const tableId = filter.kind === "code" ? "code" : "waitSites";
+    const rows = this.root.querySelectorAll(`table[data-table-id='${tableId}'] tr[data-object='${filter.object}']`);
+    rows.forEach((r) => r.classList.add("active"));
   }
 
   sortBy(t, table, k, th) {

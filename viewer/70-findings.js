@@ -34,8 +34,10 @@ class FindingsView {
 
   card(f, k) {
     const m = this.m;
-    const card = el("button", `finding ${f.severity}`);
-    card.type = "button";
+    // A div acting as a button: it holds links (a finding's code sites), which a <button> cannot.
+    const card = el("div", `finding ${f.severity}`);
+    card.tabIndex = 0;
+    card.setAttribute("role", "button");
     card.dataset.finding = String(k);
     const left = el("div");
     left.appendChild(el("span", `chip ${f.severity}`, f.severity));
@@ -49,9 +51,32 @@ class FindingsView {
     f.queues.slice(0, 8).forEach((q) => objects.appendChild(el("span", "chip", `queue ${queueLabel(m, q)}`)));
     f.threads.slice(0, 8).forEach((t) => objects.appendChild(el("span", "chip", threadName(m, t))));
     if (f.items.length) objects.appendChild(el("span", "chip", `${f.items.length} item${f.items.length > 1 ? "s" : ""}`));
+    (f.sites || []).slice(0, 8).forEach((s) => objects.appendChild(this.siteLink(s)));
     if (objects.childNodes.length) card.appendChild(objects);
     card.addEventListener("click", () => this.follow(k));
+    card.addEventListener("keydown", (e) => {
+      if (e.target === card && (e.key === "Enter" || e.key === " ")) {
+        e.preventDefault();
+        this.follow(k);
+      }
+    });
     return card;
+  }
+
+  /** A code site as a link: its items highlighted (a blocking call site: its blocked intervals). */
+  siteLink(s) {
+    const m = this.m;
+    const link = el("button", "chip site-link", siteText(m, s));
+    link.type = "button";
+    link.dataset.site = String(s);
+    const site = m.sites[s];
+    const code = site ? m.codes[site.code] : null;
+    link.title = (code && code.symbol) || (site && site.from && site.from.symbol) || siteText(m, s);
+    link.addEventListener("click", (e) => {
+      e.stopPropagation();
+      this.app.highlightSite(s);
+    });
+    return link;
   }
 
   /** Opens the timeline on finding k's range with its objects highlighted. */

@@ -19,6 +19,8 @@ class App {
     $("zoom-in").addEventListener("click", () => this.timeline.zoomAround((this.timeline.v0 + this.timeline.v1) / 2, 0.5));
     $("zoom-out").addEventListener("click", () => this.timeline.zoomAround((this.timeline.v0 + this.timeline.v1) / 2, 2));
     $("collapse-all").addEventListener("click", () => this.timeline.toggleTree());
+    $("filter-clear").addEventListener("click", () => this.clearFilter());
+    this.searchBox = new SearchBox(this);
     this.buildLegend();
     this.openTab("timeline");
     this.timeline.fit();
@@ -89,6 +91,47 @@ class App {
     $("view-range").textContent = `${fmtTime(t.v0, (t.v1 - t.v0) / 100)} → ${fmtTime(t.v1, (t.v1 - t.v0) / 100)}`;
   }
 
+  // MARK: Item filters (search, Code rows, findings' sites)
+
+  setFilter(filter) {
+    this.timeline.setFilter(filter);
+    this.stats.syncActiveRow(filter);
+    const info = $("filter-info");
+    info.hidden = !filter || filter.kind === "search";
+    if (filter && filter.kind !== "search") {
+      const what = filter.items ? `${fmtCount(filter.count)} item${filter.count === 1 ? "" : "s"}`
+        : `${fmtCount(filter.blockedCount)} blocked interval${filter.blockedCount === 1 ? "" : "s"}`;
+      $("filter-text").textContent = `${filter.label} · ${what}`;
+      $("filter-text").title = filter.label;
+    }
+  }
+
+  clearFilter() {
+    this.searchBox.clear();
+    this.setFilter(null);
+  }
+
+  highlightCode(c) {
+    const filter = codeFilter(this.m, c);
+    filter.object = c;
+    this.searchBox.clear();
+    this.setFilter(filter);
+    this.openTab("timeline");
+  }
+
+  /** A site's items; for a blocking call site, its blocked intervals (the first one selected). */
+  highlightSite(s) {
+    const filter = siteFilter(this.m, s);
+    filter.object = s;
+    this.searchBox.clear();
+    this.setFilter(filter);
+    this.openTab("timeline");
+    if (filter.blocked) {
+      const first = filter.blocked.indexOf(1);
+      if (first >= 0) this.timeline.selectBlocked(first, true);
+    }
+  }
+
   selectAndReveal(i) {
     const m = this.m;
     this.openTab("timeline");
@@ -112,6 +155,12 @@ class App {
       selectedRow: t.selected,
       children: t.selectedChildren ? t.selectedChildren.length : 0,
       range: t.range ? { t0: t.range.t0, t1: t.range.t1 } : null,
+      filter: t.filter ? {
+        kind: t.filter.kind, label: t.filter.label, count: t.filter.count, blocked: t.filter.blockedCount,
+        object: t.filter.object === undefined ? -1 : t.filter.object,
+      } : null,
+      search: $("search").value,
+      tasks: this.m.tasks.length,
       highlight: t.highlight ? {
         finding: t.highlight.finding, queues: [...t.highlight.queues], threads: [...t.highlight.threads],
         items: [...t.highlight.items].map((i) => inputIndexOf(this.m, i)),
@@ -202,6 +251,25 @@ window.qtrace = Object.freeze({
   },
   locate: (itemIndex) => app.timeline.itemScreenPoint(rowOfInputIndex(app.m, itemIndex)),
   followFinding: (k) => app.findings.follow(k),
+  /** Types `text` into the search box; returns the number of matching items. */
+  search: (text) => app.searchBox.apply(text),
+  highlightCode: (c) => app.highlightCode(c),
+  highlightSite: (s) => app.highlightSite(s),
+  clearFilter: () => app.clearFilter(),
+  /** The input indexes of the items the filter shows, sorted (tests: small reports only). */
+  filteredItems: () => {
+    const f = app.timeline.filter;
+    if (!f || !f.rows) return [];
+    return [...f.rows].map((row) => inputIndexOf(app.m, row)).sort((a, b) => a - b);
+  },
+  /** The blocked-interval rows the filter shows. */
+  filteredBlocked: () => {
+    const f = app.timeline.filter;
+    if (!f || !f.blocked) return [];
+    const out = [];
+    f.blocked.forEach((v, b) => { if (v) out.push(b); });
+    return out;
+  },
   replay: Object.freeze({
     play: () => app.replay.play(),
     pause: () => app.replay.pause(),

@@ -163,21 +163,14 @@ extension TaskStats {
     init(_ model: TraceModel, _ t: Int) {
         let task = model.tasks[t]
         var first = UInt64.max, last: UInt64 = 0, running: UInt64 = 0, waiting: UInt64 = 0
-        var functions: [String] = []
-        var seen = Set<Int>()
         for i in task.jobs {
             let item = model.items[i]
             if let e = item.enqueued ?? item.started { first = Swift.min(first, e) }
             if let end = item.ended { last = Swift.max(last, end) }
             running += item.runTime ?? 0
             waiting += item.wait ?? 0
-            // A task's first job enters through a reabstraction thunk: its async functions
-            // are what follows.
-            if let c = model.code(ofItem: i), let s = item.site, !c.name.contains("thunk"),
-               seen.insert(model.sites[s].codeIndex ?? -1).inserted {
-                functions.append(c.name)
-            }
         }
+        let functions = model.taskFunctionCodes(t).map { model.codes[$0].name }
         let lifetime = first == .max || last < first ? 0 : last - first
         self.init(task: t, id: task.id, parent: task.parent, jobs: task.jobs.count, lifetimeNs: lifetime,
                   runningNs: running, waitingNs: waiting,

@@ -50,6 +50,7 @@ struct ReportEncoder {
         writeSched()
         writeSources()
         writeAnnotations()
+        writeTaskJobs()
         let counters = writeCounters()
         addItemTracks()
         addBlockedTracks(blockedTable)
@@ -89,6 +90,7 @@ struct ReportEncoder {
             payload.column("inputIndex", .delta, as: .i32, order.lazy.map { Int64($0) })
         }
         writeItemSchedColumns(order: order)
+        writeItemSites(order: order)
     }
 
     /// The sorted row of input item `index`, or -1.
@@ -135,6 +137,9 @@ struct ReportEncoder {
         for b in blocked { labels.append(b.objectLabel.isEmpty ? -1 : strings.index(b.objectLabel)) }
         payload.column("label", .plus1, as: .i32, labels)
         payload.column("item", .plus1, as: .i32, blocked.map { sortedRow($0.item) })
+        if blocked.contains(where: { $0.site >= 0 }) {
+            payload.column("site", .plus1, as: .i32, blocked.map { Int64($0.site) })
+        }
         return blocked
     }
 
@@ -330,9 +335,12 @@ struct ReportEncoder {
                     ("id", .string(f.id)), ("severity", .string(f.severity.rawValue)), ("message", .string(f.message)),
                     ("start", .int(f.startNs)), ("end", .int(f.endNs)), ("queues", .ints(f.queues)),
                     ("threads", .ints(f.threads)), ("items", .array(f.items.map { .int(sortedRow($0)) })),
-                    ("process", .int(f.process)),
+                    ("sites", .ints(f.sites)), ("process", .int(f.process)),
                 ])
             })),
+            ("codes", .array(input.codes.map(codeJSON))),
+            ("sites", .array(input.sites.map(siteJSON))),
+            ("tasks", .array(input.tasks.map(taskJSON))),
             ("strings", .array(strings.strings.map { .string($0) })),
             ("lod", lod.headerJSON),
             ("tables", payload.tablesJSON),

@@ -24,7 +24,10 @@ extension ReportInput {
             annotations: builder.annotations(),
             counters: builder.counters(),
             stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)]
-                + [AnalysisReportBuilder.schedTable(analysis.statistics)].compactMap { $0 },
+                + [AnalysisReportBuilder.schedTable(analysis.statistics),
+                   AnalysisReportBuilder.codeTable(analysis.statistics, queueLabels: model.queues.map(queueName)),
+                   AnalysisReportBuilder.waitSiteTable(analysis.statistics),
+                   AnalysisReportBuilder.taskTable(analysis.statistics, model: model)].compactMap { $0 },
             histograms: builder.histograms(),
             findings: analysis.findings.map { AnalysisReportBuilder.finding($0, traceEnd: end) },
             processes: [ReportProcess(
@@ -33,6 +36,9 @@ extension ReportInput {
                 droppedEvents: Int64(header.droppedEvents))],
             sched: builder.sched()
         )
+        codes = builder.codes()
+        sites = builder.sites()
+        tasks = builder.tasks()
     }
 }
 
@@ -107,7 +113,7 @@ struct AnalysisReportBuilder {
                 thread: item.thread ?? -1, enqueueNs: enqueue, startNs: start,
                 endNs: item.ended.map(Int64.init) ?? -1,
                 parent: item.parent ?? -1, waitedBehind: item.waitedBehind ?? -1, group: item.group ?? -1,
-                source: item.source ?? -1))
+                source: item.source ?? -1, site: item.site ?? -1))
         }
         return columns
     }
@@ -116,7 +122,8 @@ struct AnalysisReportBuilder {
         model.threads.enumerated().flatMap { index, thread in
             thread.blocked.map { b in
                 ReportBlockedInterval(thread: index, startNs: Int64(b.start), endNs: Int64(b.end ?? model.endTime),
-                                      cause: Self.blockCause(b.cause), objectLabel: objectLabel(b), item: b.item ?? -1)
+                                      cause: Self.blockCause(b.cause), objectLabel: objectLabel(b), item: b.item ?? -1,
+                                      site: b.site ?? -1)
             }
         }
     }
@@ -268,7 +275,8 @@ struct AnalysisReportBuilder {
             id: f.id, severity: severity, message: f.message, startNs: Int64(f.start), endNs: endNs,
             queues: f.objects.filter { $0.kind == .queue }.map(\.index),
             threads: f.objects.filter { $0.kind == .thread }.map(\.index),
-            items: f.objects.filter { $0.kind == .item }.map(\.index))
+            items: f.objects.filter { $0.kind == .item }.map(\.index),
+            sites: f.objects.filter { $0.kind == .site }.map(\.index))
     }
 }
 

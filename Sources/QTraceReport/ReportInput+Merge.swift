@@ -14,16 +14,22 @@ extension ReportInput {
         let known = processes.map(\.realtimeStartNs).filter { $0 > 0 }
         let origin = known.min() ?? 0
         var merged = ReportInput(meta: mergedMeta(inputs, processes))
-        var tables = inputs.first!.stats.map { MergedTable(template: $0) }
+        // One table per id, in first-seen order (a process without code identity has no CODE table).
+        var tables: [MergedTable] = []
+        for table in inputs.flatMap(\.stats) where !tables.contains(where: { $0.table.id == table.id }) {
+            tables.append(MergedTable(template: table))
+        }
         for (p, input) in inputs.enumerated() {
             var process = processes[p]
             process.offsetNs = process.realtimeStartNs > 0 ? process.realtimeStartNs - origin : 0
             merged.processes.append(process)
             let shift = ProcessShift(process: p, offsetNs: process.offsetNs, threads: merged.threads.count,
                                      queues: merged.queues.count, items: merged.items.count,
-                                     sources: merged.sources.count, groups: merged.groups.count)
+                                     sources: merged.sources.count, groups: merged.groups.count,
+                                     codes: merged.codes.count, sites: merged.sites.count, tasks: merged.tasks.count)
             merged.append(input, shift: shift, title: process.title)
-            for (t, table) in input.stats.enumerated() where tables.indices.contains(t) {
+            for table in input.stats {
+                guard let t = tables.firstIndex(where: { $0.table.id == table.id }) else { continue }
                 tables[t].append(table, shift: shift, processTitle: process.title)
             }
         }
@@ -55,9 +61,10 @@ extension ReportInput {
         }
         appendSched(input, shift: s)
         appendItems(input.items, shift: s)
+        appendCode(input, shift: s)
         blocked += input.blocked.map { b in
             ReportBlockedInterval(thread: s.thread(b.thread), startNs: s.time(b.startNs), endNs: s.time(b.endNs),
-                                  cause: b.cause, objectLabel: b.objectLabel, item: s.item(b.item))
+                                  cause: b.cause, objectLabel: b.objectLabel, item: s.item(b.item), site: s.site(b.site))
         }
         sources += input.sources.map { source in
             ReportSource(
@@ -87,7 +94,7 @@ extension ReportInput {
         findings += input.findings.map { f in
             ReportFinding(id: f.id, severity: f.severity, message: "\(title): \(f.message)", startNs: s.time(f.startNs),
                           endNs: s.time(f.endNs), queues: f.queues.map(s.queue), threads: f.threads.map(s.thread),
-                          items: f.items.map(s.item), process: s.process)
+                          items: f.items.map(s.item), sites: f.sites.map(s.site), process: s.process)
         }
     }
 
@@ -116,7 +123,17 @@ extension ReportInput {
                 queue: s.queue(item.queue), kind: item.kind, submitterThread: s.thread(item.submitterThread),
                 thread: s.thread(item.thread), enqueueNs: s.time(item.enqueueNs), startNs: s.time(item.startNs),
                 endNs: s.time(item.endNs), parent: s.item(item.parent), waitedBehind: s.item(item.waitedBehind),
-                group: s.group(item.group), source: s.source(item.source)))
+                group: s.group(item.group), source: s.source(item.source), site: s.site(item.site)))
+        }
+    }
+
+    /// Codes, sites and tasks, their indexes moved past the processes before.
+    private mutating func appendCode(_ input: ReportInput, shift s: ProcessShift) {
+        codes += input.codes
+        sites += input.sites.map { ReportSite(code: s.code($0.code), kind: $0.kind, from: $0.from) }
+        tasks += input.tasks.map { t in
+            ReportTask(id: t.id, parent: s.task(t.parent), jobs: t.jobs.map(s.item), onMainActor: t.onMainActor,
+                       functions: t.functions.map(s.code))
         }
     }
 
@@ -153,6 +170,7 @@ private struct ProcessShift {
     var process: Int
     var offsetNs: Int64
     var threads: Int, queues: Int, items: Int, sources: Int, groups: Int
+    var codes: Int, sites: Int, tasks: Int
 
     /// -1 (none, never) stays -1.
     func time(_ t: Int64) -> Int64 { t < 0 ? t : t + offsetNs }
@@ -161,6 +179,9 @@ private struct ProcessShift {
     func item(_ i: Int) -> Int { i < 0 ? i : i + items }
     func source(_ i: Int) -> Int { i < 0 ? i : i + sources }
     func group(_ i: Int) -> Int { i < 0 ? i : i + groups }
+    func code(_ i: Int) -> Int { i < 0 ? i : i + codes }
+    func site(_ i: Int) -> Int { i < 0 ? i : i + sites }
+    func task(_ i: Int) -> Int { i < 0 ? i : i + tasks }
 }
 
 /// A stats table of several processes: the first process's columns behind a "Process" column.
@@ -181,6 +202,9 @@ private struct MergedTable {
             case .thread: object = shift.thread(row.objectIndex)
             case .source: object = shift.source(row.objectIndex)
             case .group: object = shift.group(row.objectIndex)
+            case .code: object = shift.code(row.objectIndex)
+            case .site: object = shift.site(row.objectIndex)
+            case .task: object = shift.task(row.objectIndex)
             case .none: object = row.objectIndex
             }
             return ReportRow(values: [.text(processTitle)] + row.values, objectIndex: object)

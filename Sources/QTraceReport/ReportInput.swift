@@ -26,6 +26,10 @@ public struct ReportInput: Sendable {
     public var processes: [ReportProcess]
     /// Kernel scheduling states (traces recorded with --sched), or nil.
     public var sched: ReportSched?
+    /// Code identity (traces with sites): what items ran, where they were enqueued, Swift tasks.
+    public var codes: [ReportCode] = []
+    public var sites: [ReportSite] = []
+    public var tasks: [ReportTask] = []
 
     public init(
         meta: ReportMeta,
@@ -211,11 +215,13 @@ public struct ReportItem: Sendable, Equatable {
     public var group: Int
     /// The source whose handler this item ran, or -1.
     public var source: Int
+    /// Where it was enqueued and what it ran (index into `ReportInput.sites`), or -1.
+    public var site: Int
 
     public init(
         queue: Int, kind: ReportItemKind, submitterThread: Int, thread: Int,
         enqueueNs: Int64, startNs: Int64, endNs: Int64,
-        parent: Int = -1, waitedBehind: Int = -1, group: Int = -1, source: Int = -1
+        parent: Int = -1, waitedBehind: Int = -1, group: Int = -1, source: Int = -1, site: Int = -1
     ) {
         self.queue = queue
         self.kind = kind
@@ -228,6 +234,7 @@ public struct ReportItem: Sendable, Equatable {
         self.waitedBehind = waitedBehind
         self.group = group
         self.source = source
+        self.site = site
     }
 }
 
@@ -245,6 +252,7 @@ public struct ReportItems: Sendable {
     public var waitedBehind: [Int32] = []
     public var group: [Int32] = []
     public var source: [Int32] = []
+    public var site: [Int32] = []
 
     public init() {}
 
@@ -262,6 +270,7 @@ public struct ReportItems: Sendable {
         waitedBehind.reserveCapacity(n)
         group.reserveCapacity(n)
         source.reserveCapacity(n)
+        site.reserveCapacity(n)
     }
 
     public mutating func append(_ item: ReportItem) {
@@ -276,13 +285,15 @@ public struct ReportItems: Sendable {
         waitedBehind.append(Int32(item.waitedBehind))
         group.append(Int32(item.group))
         source.append(Int32(item.source))
+        site.append(Int32(item.site))
     }
 
     public subscript(i: Int) -> ReportItem {
         ReportItem(
             queue: Int(queue[i]), kind: kind[i], submitterThread: Int(submitterThread[i]), thread: Int(thread[i]),
             enqueueNs: enqueueNs[i], startNs: startNs[i], endNs: endNs[i], parent: Int(parent[i]),
-            waitedBehind: Int(waitedBehind[i]), group: Int(group[i]), source: Int(source[i])
+            waitedBehind: Int(waitedBehind[i]), group: Int(group[i]), source: Int(source[i]),
+            site: i < site.count ? Int(site[i]) : -1
         )
     }
 }
@@ -311,14 +322,18 @@ public struct ReportBlockedInterval: Sendable {
     public var objectLabel: String
     /// The item waited for (e.g. the sync item), or -1.
     public var item: Int
+    /// The blocking call's site (index into `ReportInput.sites`), or -1.
+    public var site: Int
 
-    public init(thread: Int, startNs: Int64, endNs: Int64, cause: ReportBlockCause, objectLabel: String = "", item: Int = -1) {
+    public init(thread: Int, startNs: Int64, endNs: Int64, cause: ReportBlockCause, objectLabel: String = "", item: Int = -1,
+                site: Int = -1) {
         self.thread = thread
         self.startNs = startNs
         self.endNs = endNs
         self.cause = cause
         self.objectLabel = objectLabel
         self.item = item
+        self.site = site
     }
 }
 
@@ -480,6 +495,8 @@ public struct ReportColumn: Sendable {
 
 public enum ReportRowObject: String, Sendable {
     case queue, thread, source, group, none
+    /// Index into `ReportInput.codes`, `ReportInput.sites`, `ReportInput.tasks`.
+    case code, site, task
 }
 
 public struct ReportRow: Sendable {
@@ -544,13 +561,16 @@ public struct ReportFinding: Sendable {
     public var queues: [Int]
     public var threads: [Int]
     public var items: [Int]
+    /// Code sites it names (indexes into `ReportInput.sites`).
+    public var sites: [Int]
     /// Its process (index into `ReportInput.processes`).
     public var process: Int
 
     public init(
         id: String, severity: ReportSeverity, message: String, startNs: Int64, endNs: Int64,
-        queues: [Int] = [], threads: [Int] = [], items: [Int] = [], process: Int = 0
+        queues: [Int] = [], threads: [Int] = [], items: [Int] = [], sites: [Int] = [], process: Int = 0
     ) {
+        self.sites = sites
         self.process = process
         self.id = id
         self.severity = severity

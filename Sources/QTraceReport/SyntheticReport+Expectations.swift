@@ -31,7 +31,7 @@ extension SyntheticReport {
             case .missing: NSNull()
             }
         }
-        let object: [String: Any] = [
+        var object: [String: Any] = [
             "items": items.count,
             "durationNs": input.meta.durationNs,
             "events": eventCount(input),
@@ -54,6 +54,7 @@ extension SyntheticReport {
             "itemStarts": items.count <= 10_000 ? items.startNs : [],
             "itemQueues": items.count <= 10_000 ? items.queue.map(Int.init) : [],
         ]
+        object.merge(codeExpectations(input)) { $1 }
         return try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     }
 }

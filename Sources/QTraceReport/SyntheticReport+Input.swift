@@ -19,6 +19,7 @@ extension Simulation {
         input.stats = [queueTable(end: end), threadTable()]
         input.histograms = makeHistograms()
         input.findings = makeFindings(input)
+        if codeIdentity { addCodeIdentity(&input) }
         return input
     }
 

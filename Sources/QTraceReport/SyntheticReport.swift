@@ -17,11 +17,13 @@ public enum SyntheticReport {
     ]
 
     /// A report input with about `items` work items, at most `threads` worker threads and
-    /// `queues` queues (the main queue and the five global queues included).
+    /// `queues` queues (the main queue and the five global queues included); with
+    /// `codeIdentity`, the items' codes and call sites and Swift tasks too.
     public static func make(items: Int, threads: Int = 8, queues: Int = 12, seed: UInt64 = 1,
-                            hostile: Bool = false) -> ReportInput {
+                            hostile: Bool = false, codeIdentity: Bool = true) -> ReportInput {
         var simulation = Simulation(itemCount: max(items, 1), maxWorkers: max(threads, 1),
                                     queueCount: max(queues, 6), seed: seed, hostile: hostile)
+        simulation.codeIdentity = codeIdentity
         simulation.run()
         return simulation.makeInput()
     }
@@ -75,6 +77,7 @@ struct Simulation {
     let maxWorkers: Int
     let queueCount: Int
     let hostile: Bool
+    var codeIdentity = true
     var random: SyntheticRandom
 
     let ncpu = 2

@@ -408,9 +408,13 @@ function buildModel(report) {
     intervals: T.intervals,
     sourceRuns: T.sourceRuns,
     sourceEvents: T.sourceEvents,
+    // Code identity (reports of traces with sites): what ran, where it was enqueued, Swift tasks.
+    codes: h.codes || [],
+    sites: h.sites || [],
+    tasks: h.tasks || [],
   };
   // Columns only selections and details need are decoded when first used.
-  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex", "cpu", "runnable", "sleep"]) {
+  for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex", "cpu", "runnable", "sleep", "site"]) {
     Object.defineProperty(m, name, { get: () => (name in it ? it[name] : null), enumerable: true });
   }
   const run = it.run, wait = it.wait, start = it.start;
@@ -425,6 +429,7 @@ function buildModel(report) {
   m.prefixMaxEnd = prefixMax(m.end, null);
   timings.columns = performance.now();
   buildTracks(m, h, T);
+  buildTasks(m, T);
   timings.tracks = performance.now();
   buildCounters(m, h, T);
   m.queueBusy = queueBusyTimes(m);
@@ -776,6 +781,183 @@ function itemTitle(m, i) {
 }
 
 """#),
+        ("35-code.js", #"""
+// Code identity in the model: which code an item ran and where it was enqueued (its site),
+// the Swift tasks (their jobs as a box track each), and the item filters that search, the
+// Code table and findings apply (a byte per item, built from a per-site or per-queue answer
+// so that a million items cost one pass). Symbols are untrusted text, shown as text only.
+
+/** Builds the task tracks: jobs (item rows) per task from the taskJobs table, in run order. */
+function buildTasks(m, T) {
+  m.taskJobs = [];
+  m.taskTrack = [];
+  m.taskSpan = [];
+  m.taskOfRow = null;
+  const nTasks = m.tasks.length;
+  if (!nTasks) return;
+  const table = T.taskJobs;
+  const jobs = table ? groupRows(table.task, nTasks, null) : m.tasks.map(() => new Int32Array(0));
+  for (let t = 0; t < nTasks; t++) {
+    const rows = new Int32Array(jobs[t].length);
+    for (let k = 0; k < rows.length; k++) rows[k] = table.item[jobs[t][k]];
+    // Jobs run one after another: sorting by start keeps run order and lets BoxTrack search.
+    rows.sort();
+    m.taskJobs.push(rows);
+    m.taskTrack.push(new BoxTrack(rows, m.start, m.end, () => 0, (i) => m.queue[i], "begin", null));
+    let first = Infinity, last = -Infinity;
+    for (let k = 0; k < rows.length; k++) {
+      first = Math.min(first, m.enq[rows[k]]);
+      last = Math.max(last, m.end[rows[k]]);
+    }
+    m.taskSpan.push(rows.length ? [first, last] : [0, 0]);
+  }
+}
+
+/** The task whose job item row `i` is, or -1 (built on first use). */
+function taskOfItem(m, i) {
+  if (!m.tasks.length) return -1;
+  if (!m.taskOfRow) {
+    m.taskOfRow = new Int32Array(m.n).fill(-1);
+    m.taskJobs.forEach((rows, t) => rows.forEach((row) => (m.taskOfRow[row] = t)));
+  }
+  return m.taskOfRow[i];
+}
+
+/** The site of item row i, or -1. */
+function siteOfItem(m, i) {
+  const column = m.site;
+  return column ? column[i] : -1;
+}
+
+/** The code item row i ran, or -1. */
+function codeOfItem(m, i) {
+  const s = siteOfItem(m, i);
+  return s >= 0 && m.sites[s] ? m.sites[s].code : -1;
+}
+
+/** "Loader.swift:42" (the file's base name), or "" when unknown. */
+function fileLine(location) {
+  if (!location || !location.file || !(location.line > 0)) return "";
+  const base = location.file.split("/").pop();
+  return `${base}:${location.line}`;
+}
+
+function codeName(m, c) {
+  return m.codes[c] ? m.codes[c].name : "";
+}
+
+/** A site in one line, as the analysis writes it: "code at file:line", or the call site. */
+function siteText(m, s) {
+  const site = m.sites[s];
+  if (!site) return `site ${s}`;
+  const code = m.codes[site.code];
+  if (code) {
+    const where = fileLine(site.from) || fileLine(code);
+    return where ? `${code.name} at ${where}` : code.name;
+  }
+  if (site.from) return fileLine(site.from) ? `${site.from.name} at ${fileLine(site.from)}` : site.from.name;
+  return `site ${s}`;
+}
+
+function taskTitle(m, t) {
+  const task = m.tasks[t];
+  return task ? `Task #${task.id}` : `task ${t}`;
+}
+
+function taskSubtitle(m, t) {
+  const task = m.tasks[t];
+  const names = task.functions.map((c) => codeName(m, c)).filter(Boolean);
+  return [task.onMainActor ? "main actor" : "", names.join(", ")].filter(Boolean).join(" · ");
+}
+
+// MARK: Item filters
+
+/**
+ * A filter over items (and blocked intervals): `items` and `blocked` are byte masks (or null:
+ * not filtered), `rows` the matching item rows in start order (for Enter: next match).
+ */
+function makeFilter(kind, label, items, blocked) {
+  let rows = null;
+  if (items) {
+    let count = 0;
+    for (let i = 0; i < items.length; i++) count += items[i];
+    rows = new Int32Array(count);
+    for (let i = 0, k = 0; i < items.length; i++) if (items[i]) rows[k++] = i;
+  }
+  let blockedCount = 0;
+  if (blocked) for (let b = 0; b < blocked.length; b++) blockedCount += blocked[b];
+  return { kind, label, items, blocked, rows, count: rows ? rows.length : 0, blockedCount };
+}
+
+/** Items whose site passes `siteMatches` (a byte per site): one lookup per item. */
+function maskBySite(m, siteMatches) {
+  const mask = new Uint8Array(m.n);
+  const column = m.site;
+  if (!column) return mask;
+  for (let i = 0; i < m.n; i++) {
+    const s = column[i];
+    if (s >= 0 && siteMatches[s]) mask[i] = 1;
+  }
+  return mask;
+}
+
+function codeFilter(m, c) {
+  const matches = new Uint8Array(m.sites.length);
+  m.sites.forEach((site, s) => (matches[s] = site.code === c ? 1 : 0));
+  return makeFilter("code", codeName(m, c), maskBySite(m, matches), null);
+}
+
+/** A site's items, or for a blocking call site (no code) the intervals blocked there. */
+function siteFilter(m, s) {
+  const site = m.sites[s];
+  if (site && site.code < 0) {
+    const B = m.blocked;
+    const mask = new Uint8Array(B.rows);
+    const column = B.site;
+    if (column) for (let b = 0; b < B.rows; b++) mask[b] = column[b] === s ? 1 : 0;
+    return makeFilter("site", siteText(m, s), null, mask);
+  }
+  const matches = new Uint8Array(m.sites.length);
+  matches[s] = 1;
+  return makeFilter("site", siteText(m, s), maskBySite(m, matches), null);
+}
+
+/**
+ * Items whose code (short or full symbol), queue label or enclosing annotation interval
+ * contains `text` (case-insensitive). Matching is decided once per site, queue and interval.
+ */
+function searchFilter(m, text) {
+  const needle = text.toLowerCase();
+  const has = (value) => typeof value === "string" && value.toLowerCase().includes(needle);
+  const siteMatches = new Uint8Array(m.sites.length);
+  m.sites.forEach((site, s) => {
+    const code = m.codes[site.code];
+    siteMatches[s] = code && (has(code.name) || has(code.symbol)) ? 1 : 0;
+  });
+  const queueMatches = m.queues.map((q, i) => has(queueLabel(m, i)));
+  const mask = maskBySite(m, siteMatches);
+  for (let i = 0; i < m.n; i++) if (queueMatches[m.queue[i]]) mask[i] = 1;
+  markItemsInIntervals(m, mask, (name) => has(name));
+  return makeFilter("search", text, mask, null);
+}
+
+/** Marks the items that start on an interval's thread inside an interval whose name matches. */
+function markItemsInIntervals(m, mask, matches) {
+  const iv = m.intervals;
+  for (let k = 0; k < iv.rows; k++) {
+    if (!matches(m.strings[iv.name[k]] || "")) continue;
+    const track = m.threadRun[iv.thread[k]];
+    if (!track) continue;
+    const t0 = iv.start[k], t1 = t0 + iv.duration[k];
+    const [lo, hi] = track.range(t0, t1);
+    for (let j = lo; j < hi; j++) {
+      const i = track.idx[j];
+      if (m.start[i] >= t0 && m.start[i] <= t1) mask[i] = 1;
+    }
+  }
+}
+
+"""#),
         ("40-timeline.js", #"""
 // The canvas timeline: lanes for threads, queues (in their target tree), sources, groups and
 // annotations under a time axis. Each frame draws only what is visible: boxes narrower
@@ -821,7 +1003,11 @@ class Timeline {
     this.pendingColors = this.colors.map((c) => fade(c, 0.42));
     this.hatches = CAUSE_COLORS.map((c) => hatchPattern(this.ctx, c, null));
     this.suspendedHatch = hatchPattern(this.ctx, "#4a5467", null);
-        this.threadMax = Math.max(model.meta.ncpu, ...maxOfSeries(model.threadCounters.alive));
+    this.threadMax = Math.max(model.meta.ncpu, ...maxOfSeries(model.threadCounters.alive));
+    /** The item filter (search, a Code row, a finding's site), or null: see 45-timeline-code.js. */
+    this.filter = null;
+    this.alphaScale = 1;
+    if (model.tasks.length > TASKS_EXPANDED_MAX) this.collapsed.add("section:tasks");
     this.packGroups();
     this.packIntervals();
     this.buildLanes();
@@ -863,6 +1049,7 @@ class Timeline {
         for (const entry of this.queueTreeOrder()) lanes.push(this.queueLane(entry));
       }
     }
+    this.addTaskLanes(lanes, section);
     if (m.sources.length && !section("sources", "Sources", m.sources.length)) {
       m.sources.forEach((s, i) => {
         lanes.push({ kind: "source", key: `source:${i}`, obj: i, title: s.label, subtitle: s.type, height: 38 });
@@ -1072,12 +1259,19 @@ class Timeline {
 
   /** Scrolls so that the lane is visible and, if given, shows [t0, t1] with some margin. */
   reveal(key, t0, t1) {
-    const sectionOf = { thread: "threads", threadcount: "threads", queue: "queues", source: "sources" };
+    const sectionOf = { thread: "threads", threadcount: "threads", queue: "queues", source: "sources", task: "tasks" };
     const kind = key.split(":")[0];
     if (sectionOf[kind] && this.collapsed.has(`section:${sectionOf[kind]}`)) this.collapsed.delete(`section:${sectionOf[kind]}`);
     const object = kind === "thread" ? this.m.threads[Number(key.split(":")[1])]
       : kind === "queue" ? this.m.queues[Number(key.split(":")[1])] : null;
     if (object && this.m.processes.length > 1) this.collapsed.delete(`section:process:${object.process}`);
+    if (kind === "task") {
+      let t = this.m.tasks[Number(key.split(":")[1])]?.parent ?? -1;
+      for (let guard = 0; t >= 0 && guard < 64; guard++) {
+        this.collapsed.delete(`task:${t}`);
+        t = this.m.tasks[t].parent;
+      }
+    }
     if (kind === "queue") {
       let q = this.m.queues[Number(key.split(":")[1])]?.target ?? -1;
       for (let guard = 0; q >= 0 && guard < 64; guard++) {
@@ -1180,6 +1374,7 @@ class Timeline {
       case "thread": this.drawThreadLane(lane, y); break;
       case "threadcount": this.drawThreadCount(lane, y); break;
       case "queue": this.drawQueueLane(lane, y); break;
+      case "task": this.drawTaskLane(lane, y); break;
       case "source": this.drawSourceLane(lane, y); break;
       case "groups": this.drawGroups(lane, y); break;
       case "marks": this.drawMarks(lane, y); break;
@@ -1199,7 +1394,14 @@ class Timeline {
       ctx.fillRect(0, y, 3, lane.height - 1);
     }
     let x = 12 + (lane.depth || 0) * 13;
-    if (lane.kind === "queue") {
+    if (lane.kind === "task") {
+      if (lane.hasChildren) {
+        ctx.fillStyle = "#8d98aa";
+        ctx.font = "10px system-ui, sans-serif";
+        ctx.fillText(this.collapsed.has(lane.key) ? "▸" : "▾", x - 2, y + 11);
+      }
+      x += 10;
+    } else if (lane.kind === "queue") {
       if (lane.hasChildren) {
         ctx.fillStyle = "#8d98aa";
         ctx.font = "10px system-ui, sans-serif";
@@ -1276,10 +1478,16 @@ class Timeline {
    */
   drawBoxes(track, top, rowH, maxRows, style) {
     if (!track || track.length === 0) return;
-    const plotW = this.plotW;
-    const nsPerPx = (this.v1 - this.v0) / plotW;
     const [lo, hi] = track.range(this.v0, this.v1);
     if (hi <= lo) return;
+    const mask = this.filterMaskFor(style);
+    if (mask) this.drawFilteredBoxes(track, lo, hi, top, rowH, maxRows, style, mask);
+    else this.drawUnfilteredBoxes(track, lo, hi, top, rowH, maxRows, style);
+  }
+
+  drawUnfilteredBoxes(track, lo, hi, top, rowH, maxRows, style) {
+    const plotW = this.plotW;
+    const nsPerPx = (this.v1 - this.v0) / plotW;
     // Too many pending items to draw one by one: the backlog strip above shows them.
     if (style === "pending" && hi - lo > plotW * 2) return;
     if (hi - lo > plotW * 2 && track.lod) {
@@ -1292,7 +1500,8 @@ class Timeline {
     this.drawRawBoxes(track, lo, hi, top, rowH, maxRows, style);
   }
 
-  drawRawBoxes(track, lo, hi, top, rowH, maxRows, style) {
+  /** Boxes one by one (sub-pixel ones merged); with `mask`, only the items it marks. */
+  drawRawBoxes(track, lo, hi, top, rowH, maxRows, style, mask) {
     const ctx = this.ctx;
     const v0 = this.v0;
     const scale = this.plotW / (this.v1 - v0);
@@ -1306,6 +1515,7 @@ class Timeline {
     };
     for (let k = lo; k < hi; k++) {
       const i = track.idx[k];
+      if (mask && !mask[i]) continue;
       const b = track.begin[i];
       const e = track.end[i];
       if (e < this.v0 || b > this.v1) continue;
@@ -1352,11 +1562,15 @@ class Timeline {
       return `data=${data}`;
     }
     const kind = m.kinds[m.kind[i]];
+    // The code's short symbol, when the trace has it, says more than the kind or queue.
+    const code = codeOfItem(m, i);
+    const name = code >= 0 ? codeName(m, code) : "";
+    if (style === "task") return name || kind;
     if (style === "queue") {
-      return `${kind} ${fmtDuration(m.end[i] - m.start[i])}`;
+      return `${name || kind} ${fmtDuration(m.end[i] - m.start[i])}`;
     }
     const prefix = m.kind[i] === 0 ? "" : `${kind}: `;
-    return prefix + queueLabel(m, m.queue[i]);
+    return prefix + (name ? `${name} · ${queueLabel(m, m.queue[i])}` : queueLabel(m, m.queue[i]));
   }
 
   fillBox(x, y, w, h, color, style, i) {
@@ -1418,11 +1632,11 @@ class Timeline {
         const x1 = Math.min(GUTTER + this.plotW + 2, GUTTER + (t1 - this.v0) * scale);
         const coverage = table.coverage[k] / 255;
         // Blocked time is an overlay: only as strong as it is frequent.
-        ctx.globalAlpha = style === "blocked" ? coverage : 0.3 + 0.7 * coverage;
+        ctx.globalAlpha = (style === "blocked" ? coverage : 0.3 + 0.7 * coverage) * this.alphaScale;
         this.fillBox(x0, y, Math.max(0.8, x1 - x0), style === "blocked" ? rowH : rowH, table.color[k], style, -1);
       }
     }
-    ctx.globalAlpha = 1;
+    ctx.globalAlpha = this.alphaScale;
   }
 
   /** A step series as an area, scaled to `max`, in `height` px from `top`. */
@@ -1895,6 +2109,10 @@ class Timeline {
         const item = m.queueRun[lane.obj].find(t, row === lane.runRows - 1 ? -1 : row, tol);
         return item >= 0 ? { ...hit, item } : hit;
       }
+      case "task": {
+        const item = m.taskTrack[lane.obj].find(t, -1, tol);
+        return item >= 0 ? { ...hit, item } : hit;
+      }
       case "source": {
         const run = m.sourceRun[lane.obj].find(t, -1, tol);
         return run >= 0 ? { ...hit, sourceRun: run } : hit;
@@ -2015,7 +2233,10 @@ class Timeline {
   onClick(hit) {
     if (hit.area === "gutter") {
       const lane = hit.lane;
-      if (lane.kind === "section" || (lane.kind === "queue" && lane.hasChildren)) this.toggleCollapsed(lane.key);
+      if (lane.kind === "section" || ((lane.kind === "queue" || lane.kind === "task") && lane.hasChildren)) {
+        this.toggleCollapsed(lane.key);
+        if (lane.kind === "task") this.app.details.showTask(lane.obj);
+      } else if (lane.kind === "task") this.app.details.showTask(lane.obj);
       else if (lane.kind === "queue") this.app.details.showQueue(lane.obj);
       else if (lane.kind === "thread") this.app.details.showThread(lane.obj);
       return;
@@ -2030,11 +2251,7 @@ class Timeline {
       this.requestDraw();
     }
     if (hit.blocked >= 0 && !(hit.item >= 0 && this.m.blocked.item[hit.blocked] < 0)) {
-      this.selected = -1;
-      this.selectedChildren = null;
-      this.selectedBlocked = hit.blocked;
-      this.app.details.showBlocked(hit.blocked);
-      this.requestDraw();
+      this.selectBlocked(hit.blocked, false);
       return;
     }
     if (hit.item >= 0) this.select(hit.item);
@@ -2062,6 +2279,7 @@ class Timeline {
       case "escape":
         this.range = null;
         this.highlight = null;
+        this.app.clearFilter();
         this.select(-1);
         break;
       case "arrowdown": this.scrollY += 60; this.clampScroll(); this.requestDraw(); break;
@@ -2128,6 +2346,179 @@ function maxOfSeries(series) {
   for (let k = 0; k < series.max.length; k++) if (series.max[k] > best) best = series.max[k];
   return [best];
 }
+
+"""#),
+        ("45-timeline-code.js", #"""
+// The timeline's code-identity parts, added to the Timeline class: the Tasks lane group (one
+// lane per Swift task, children indented under their parent; jobs as boxes on a thin line
+// that spans the task's life, so the gaps read as awaiting) and the item filter (search,
+// a Code row, a finding's site) that dims everything it does not match.
+
+const TASK_ROW_H = 12;
+const TASK_LANE_H = LANE_PAD * 2 + TASK_ROW_H + 2;
+/** More tasks than this: the Tasks group starts collapsed. */
+const TASKS_EXPANDED_MAX = 50;
+/** How strongly what a filter leaves out is drawn. */
+const FILTER_DIM_ALPHA = 0.18;
+
+Object.assign(Timeline.prototype, {
+  // MARK: Task lanes
+
+  addTaskLanes(lanes, section) {
+    const m = this.m;
+    if (!m.tasks.length || section("tasks", "Tasks", m.tasks.length)) return;
+    for (const entry of this.taskTreeOrder()) lanes.push(this.taskLane(entry));
+  },
+
+  taskLane({ t, depth, hasChildren }) {
+    const m = this.m;
+    return {
+      // The lane is one row high: its async functions follow the title on the same line.
+      kind: "task", key: `task:${t}`, obj: t, title: [taskTitle(m, t), taskSubtitle(m, t)].filter(Boolean).join(" · "),
+      subtitle: taskSubtitle(m, t),
+      depth, hasChildren, height: TASK_LANE_H,
+    };
+  },
+
+  /** Tasks depth-first: each parent followed by its children (unless collapsed). */
+  taskTreeOrder() {
+    const tasks = this.m.tasks;
+    const children = tasks.map(() => []);
+    const roots = [];
+    tasks.forEach((task, t) => {
+      if (task.parent >= 0 && task.parent < tasks.length && task.parent !== t) children[task.parent].push(t);
+      else roots.push(t);
+    });
+    const out = [];
+    const seen = new Uint8Array(tasks.length);
+    const visit = (t, depth) => {
+      if (seen[t]) return;
+      seen[t] = 1;
+      out.push({ t, depth: Math.min(depth, 8), hasChildren: children[t].length > 0 });
+      if (this.collapsed.has(`task:${t}`)) return;
+      for (const c of children[t]) visit(c, depth + 1);
+    };
+    roots.forEach((t) => visit(t, 0));
+    // A parent cycle has no root: show its tasks anyway (a collapsed parent hides its own).
+    tasks.forEach((_, t) => { if (!seen[t] && !this.hiddenByCollapsedParent(t)) visit(t, 0); });
+    return out;
+  },
+
+  hiddenByCollapsedParent(t) {
+    const tasks = this.m.tasks;
+    for (let p = tasks[t].parent, guard = 0; p >= 0 && guard < 64; p = tasks[p].parent, guard++) {
+      if (this.collapsed.has(`task:${p}`)) return true;
+    }
+    return false;
+  },
+
+  drawTaskLane(lane, y) {
+    const m = this.m;
+    const ctx = this.ctx;
+    const t = lane.obj;
+    const [first, last] = m.taskSpan[t];
+    const top = y + LANE_PAD;
+    // The task's life as a thin line: between its jobs it is awaiting.
+    const x0 = Math.max(GUTTER, this.xOf(first)), x1 = Math.min(GUTTER + this.plotW, this.xOf(last));
+    if (x1 > x0) {
+      ctx.fillStyle = "#4a5568";
+      ctx.fillRect(x0, top + TASK_ROW_H / 2, x1 - x0, 1.5);
+    }
+    this.drawBoxes(m.taskTrack[t], top, TASK_ROW_H, 1, "task");
+  },
+
+  /** Selects blocked interval b (details below); with `reveal`, scrolls and zooms to it. */
+  selectBlocked(b, reveal) {
+    const B = this.m.blocked;
+    this.selected = -1;
+    this.selectedChildren = null;
+    this.selectedBlocked = b;
+    if (reveal) this.reveal(`thread:${B.thread[b]}`, B.start[b], B.end[b]);
+    this.app.details.showBlocked(b);
+    this.requestDraw();
+  },
+
+  // MARK: Filters
+
+  setFilter(filter) {
+    this.filter = filter;
+    this.requestDraw();
+  },
+
+  clearFilter() {
+    this.filter = null;
+    this.requestDraw();
+  },
+
+  /** The mask a box style is filtered by, or null (drawn as usual). */
+  filterMaskFor(style) {
+    const f = this.filter;
+    if (!f) return null;
+    if (style === "blocked") return f.blocked;
+    if (style === "run" || style === "queue" || style === "pending" || style === "task") return f.items;
+    return null;
+  },
+
+  /**
+   * Boxes under a filter: everything dimmed, then what matches drawn box by box on top (one
+   * pass over the boxes in view, a byte lookup each).
+   */
+  drawFilteredBoxes(track, lo, hi, top, rowH, maxRows, style, mask) {
+    const ctx = this.ctx;
+    ctx.globalAlpha = FILTER_DIM_ALPHA;
+    this.alphaScale = FILTER_DIM_ALPHA;
+    this.drawUnfilteredBoxes(track, lo, hi, top, rowH, maxRows, style);
+    this.alphaScale = 1;
+    ctx.globalAlpha = 1;
+    if (hi - lo > this.plotW * 2) this.drawMaskedPixels(track, lo, hi, top, rowH, maxRows, style, mask);
+    else this.drawRawBoxes(track, lo, hi, top, rowH, maxRows, style, mask);
+  },
+
+  /**
+   * Many boxes in view: the matching ones painted into one colour per pixel column and row
+   * first, then drawn as runs, so a frame costs at most a rectangle per pixel and row
+   * however many items match.
+   */
+  drawMaskedPixels(track, lo, hi, top, rowH, maxRows, style, mask) {
+    const width = Math.ceil(this.plotW);
+    const rows = Math.min(maxRows, 16);
+    if (!this.pixelColors || this.pixelColors.length < rows * width) this.pixelColors = new Int32Array(rows * width);
+    const colors = this.pixelColors;
+    colors.fill(-1, 0, rows * width);
+    const v0 = this.v0, scale = this.plotW / (this.v1 - v0);
+    const { idx, begin, end } = track;
+    for (let k = lo; k < hi; k++) {
+      const i = idx[k];
+      if (!mask[i]) continue;
+      if (style === "pending" && end[i] <= begin[i]) continue;
+      const x0 = Math.max(0, Math.floor((begin[i] - v0) * scale));
+      const x1 = Math.min(width - 1, Math.floor((end[i] - v0) * scale));
+      if (x1 < x0) continue;
+      const base = Math.min(track.rowOf(i), rows - 1) * width;
+      const color = track.colorOf(i);
+      for (let x = x0; x <= x1; x++) colors[base + x] = color;
+    }
+    for (let row = 0; row < rows; row++) {
+      const base = row * width;
+      for (let x = 0; x < width;) {
+        const color = colors[base + x];
+        let e = x + 1;
+        while (e < width && colors[base + e] === color) e++;
+        if (color >= 0) this.fillBox(GUTTER + x, top + row * rowH, e - x, rowH, color, style, -1);
+        x = e;
+      }
+    }
+  },
+
+  /** The next matching item after the selection (or the view's middle), wrapping around. */
+  nextFilterMatch() {
+    const f = this.filter;
+    if (!f || !f.rows || !f.rows.length) return -1;
+    const after = this.selected >= 0 ? this.selected : lowerBound(this.m.start, (this.v0 + this.v1) / 2) - 1;
+    const k = upperBound(f.rows, after);
+    return f.rows[k < f.rows.length ? k : 0];
+  },
+});
 
 """#),
         ("50-details.js", #"""
@@ -2213,12 +2604,13 @@ class Details {
     const started = !(flags & FLAG_NEVER_STARTED);
     const submitter = m.submitter[i] >= 0 ? this.threadLink(m.submitter[i]) : "unknown";
     const pairs = [
+      ...this.codePairs(i),
       ["Queue", this.queueLink(m.queue[i])],
       ["Ran on", started && m.thread[i] >= 0 ? this.threadLink(m.thread[i]) : "–"],
       ["Submitted by", submitter],
       ["Enqueued in", m.parent[i] >= 0 ? this.itemLink(m.parent[i]) : "– (not inside an item)"],
       ["Waited behind", m.behind[i] >= 0 ? this.itemLink(m.behind[i]) : "–"],
-      ["Enqueued at", fmtInstant(m.enq[i])],
+      ["Enqueued", fmtInstant(m.enq[i])],
       ["Started at", started ? fmtInstant(m.start[i]) : "–"],
       ["Ended at", flags & FLAG_NEVER_FINISHED ? "–" : fmtInstant(m.end[i])],
       ["Wait", fmtDuration(m.start[i] - m.enq[i])],
@@ -2230,6 +2622,8 @@ class Details {
     if (blockedInside.total > 0) pairs.push(["Blocked inside", `${fmtDuration(blockedInside.total)} (${blockedInside.causes.join(", ")})`]);
     if (started && m.cpu) pairs.push(...this.schedPairs(i));
     this.kv(pairs);
+    const chain = this.causalChain(i);
+    if (chain) this.root.appendChild(chain);
     if (children && children.length) {
       const list = el("div", "child-list");
       list.appendChild(el("span", "chip", `enqueued ${children.length} item${children.length > 1 ? "s" : ""}`));
@@ -2284,6 +2678,7 @@ class Details {
       ["From", fmtInstant(B.start[b])],
       ["To", fmtInstant(B.end[b])],
       ["For item", B.item[b] >= 0 ? this.itemLink(B.item[b]) : "–"],
+      ...this.blockedSitePairs(b),
     ]);
   }
 
@@ -2441,6 +2836,7 @@ class Details {
           ["on", B.label[b] >= 0 ? m.strings[B.label[b]] : "–"],
           ["for", fmtDuration(B.duration[b])],
           ["thread", threadName(m, B.thread[b])],
+          ...(B.site && B.site[b] >= 0 ? [["call site", siteText(m, B.site[b])]] : []),
         ],
       };
     }
@@ -2462,9 +2858,11 @@ class Details {
       const cpu = m.cpu && !neverStarted
         ? [["cpu", `${fmtDuration(m.cpu[i])} on CPU · ${fmtDuration(m.runnable[i])} runnable · ${fmtDuration(m.sleep[i])} sleeping`]]
         : [];
+      const code = codeOfItem(m, i);
       return {
         title: queueLabel(m, m.queue[i]),
         rows: [
+          ...(code >= 0 ? [["code", codeName(m, code)]] : []),
           ["kind", `${m.kinds[m.kind[i]]}  ·  item #${inputIndexOf(m, i)}`],
           ["wait", fmtDuration(m.start[i] - m.enq[i]) + (neverStarted ? " (never started)" : "")],
           ["run", neverStarted ? "–" : fmtDuration(m.end[i] - m.start[i]) + (m.flags[i] & FLAG_NEVER_FINISHED ? " (unfinished)" : "")],
@@ -2516,6 +2914,134 @@ class Details {
 }
 
 """#),
+        ("55-details-code.js", #"""
+// The details panel's code-identity parts, added to the Details class: what an item ran and
+// where it was enqueued, the chain of items that enqueued it, and a Swift task's details.
+// Symbols come from the traced program: set as textContent / title only.
+
+/** How many enqueuing items the causal chain follows back. */
+const CAUSAL_CHAIN_DEPTH = 3;
+
+Object.assign(Details.prototype, {
+  /** A symbol as text with its file:line after it; the full symbol and path on hover. */
+  codeLocationNode(location, className) {
+    const span = el("span", `code-location ${className || ""}`);
+    span.appendChild(el("span", "code-name", location.name));
+    const where = fileLine(location);
+    if (where) {
+      const file = el("span", "code-file", where);
+      file.title = location.file;
+      span.appendChild(file);
+    }
+    span.title = location.symbol || location.name;
+    return span;
+  },
+
+  /** "What ran", "Enqueued at" and "Task" rows of item i (none without code identity). */
+  codePairs(i) {
+    const m = this.m;
+    const s = siteOfItem(m, i);
+    const pairs = [];
+    if (s >= 0 && m.sites[s]) {
+      const site = m.sites[s];
+      const code = m.codes[site.code];
+      pairs.push(["What ran", code ? this.codeLocationNode(code, "what-ran") : "–"]);
+      pairs.push(["Enqueued at", site.from ? this.codeLocationNode(site.from, "enqueued-at") : "–"]);
+    } else if (m.sites.length) {
+      pairs.push(["What ran", "– (not recorded)"]);
+    }
+    const t = taskOfItem(m, i);
+    if (t >= 0) pairs.push(["Task", this.link(`${taskTitle(m, t)} · job ${this.jobNumber(t, i)} of ${m.taskJobs[t].length}`, () => this.revealTask(t))]);
+    return pairs;
+  },
+
+  /** Where the blocking call was made, with a link to every interval blocked there. */
+  blockedSitePairs(b) {
+    const m = this.m;
+    const s = m.blocked.site ? m.blocked.site[b] : -1;
+    const site = m.sites[s];
+    if (!site) return [];
+    const node = el("span");
+    if (site.from) node.appendChild(this.codeLocationNode(site.from, "call-site"));
+    node.appendChild(document.createTextNode(" "));
+    node.appendChild(this.link("all calls here", () => this.app.highlightSite(s)));
+    return [["Call site", node]];
+  },
+
+  jobNumber(t, i) {
+    return lowerBound(this.m.taskJobs[t], i) + 1;
+  },
+
+  /**
+   * Who asked: the item that enqueued this one, the one that enqueued that, ... each with
+   * what it ran and where it enqueued its child from.
+   */
+  causalChain(i) {
+    const m = this.m;
+    const chain = el("ol", "causal-chain");
+    let child = i;
+    for (let level = 0; level < CAUSAL_CHAIN_DEPTH; level++) {
+      const parent = m.parent[child];
+      if (parent < 0) break;
+      const li = el("li");
+      li.appendChild(el("span", "chain-label", level === 0 ? "enqueued by " : "← enqueued by "));
+      const code = codeOfItem(m, parent);
+      li.appendChild(this.itemLink(parent, `#${inputIndexOf(m, parent)} ${code >= 0 ? codeName(m, code) : itemTitle(m, parent)}`));
+      const s = siteOfItem(m, parent);
+      const from = s >= 0 && m.sites[s] ? m.sites[s].from : null;
+      if (from) {
+        li.appendChild(el("span", "chain-label", " itself enqueued at "));
+        li.appendChild(this.codeLocationNode(from, "chain-from"));
+      }
+      chain.appendChild(li);
+      child = parent;
+    }
+    if (!chain.childNodes.length) return null;
+    const wrap = el("div", "causal");
+    wrap.appendChild(el("span", "chip", "who asked"));
+    wrap.appendChild(chain);
+    return wrap;
+  },
+
+  revealTask(t) {
+    const [first, last] = this.m.taskSpan[t];
+    this.app.openTab("timeline");
+    this.app.timeline.reveal(`task:${t}`, first, last);
+    this.showTask(t);
+  },
+
+  showTask(t) {
+    const m = this.m;
+    const task = m.tasks[t];
+    if (!task) return;
+    clear(this.root);
+    const chips = [[`${task.jobs} job${task.jobs === 1 ? "" : "s"}`]];
+    if (task.onMainActor) chips.push(["main actor", "warning"]);
+    this.header(taskTitle(m, t), null, chips);
+    const jobs = m.taskJobs[t];
+    const [first, last] = m.taskSpan[t];
+    const functions = el("span");
+    task.functions.forEach((c, k) => {
+      if (k) functions.appendChild(document.createTextNode(", "));
+      functions.appendChild(this.codeLocationNode(m.codes[c] || { name: `code ${c}` }, "task-function"));
+    });
+    this.kv([
+      ["Parent", task.parent >= 0 ? this.link(taskTitle(m, task.parent), () => this.revealTask(task.parent)) : "–"],
+      ["Async functions", task.functions.length ? functions : "–"],
+      ["First job enqueued", jobs.length ? fmtInstant(first) : "–"],
+      ["Last job ended", jobs.length ? fmtInstant(last) : "–"],
+    ]);
+    if (jobs.length) {
+      const list = el("div", "child-list");
+      list.appendChild(el("span", "chip", "jobs"));
+      for (const j of jobs.slice(0, 16)) list.appendChild(this.itemLink(j));
+      if (jobs.length > 16) list.appendChild(el("span", "chip", `+${jobs.length - 16} more`));
+      this.root.appendChild(list);
+    }
+  },
+});
+
+"""#),
         ("60-stats.js", #"""
 // The Stats tab: the stats tables exactly as `qtrace stats --json` gives them (sortable; each
 // cell keeps its number in data-value), wait and run-time histograms per queue, and the
@@ -2537,6 +3063,7 @@ class StatsView {
     m.header.stats.forEach((table) => this.buildTable(table));
     this.buildHistograms();
     this.buildTree();
+    this.syncActiveRow(this.app.timeline.filter);
   }
 
   buildTable(table) {
@@ -2585,11 +3112,20 @@ class StatsView {
         }
         td.appendChild(document.createTextNode(value));
         td.title = value;
+        // A code's name: the full symbol on hover.
+        if (column.key === "name" && table.rowObject === "code" && this.m.codes[row.object]) {
+          td.title = this.m.codes[row.object].symbol || value;
+        }
       } else {
         td.textContent = "–";
       }
       tr.appendChild(td);
     });
+    if (row.object >= 0 && ["code", "site", "task"].includes(table.rowObject)) {
+      tr.classList.add("clickable");
+      tr.dataset.object = String(row.object);
+      tr.addEventListener("click", () => this.followCodeRow(table.rowObject, row.object, tr));
+    }
     if (row.object >= 0 && (table.rowObject === "queue" || table.rowObject === "thread")) {
       tr.addEventListener("click", () => {
         this.app.openTab("timeline");
@@ -2599,6 +3135,29 @@ class StatsView {
       });
     }
     return tr;
+  }
+
+  /**
+   * A Code row highlights that code's items on the timeline (clicking it again clears it); a
+   * blocking call site's row, the intervals blocked there; a task's row shows the task.
+   */
+  followCodeRow(kind, object, tr) {
+    if (kind === "task") {
+      this.app.details.revealTask(object);
+      return;
+    }
+    if (tr.classList.contains("active")) this.app.clearFilter();
+    else if (kind === "code") this.app.highlightCode(object);
+    else this.app.highlightSite(object);
+  }
+
+  /** Marks the row of what the timeline's filter shows (none when it shows something else). */
+  syncActiveRow(filter) {
+    this.root.querySelectorAll("tr.active").forEach((r) => r.classList.remove("active"));
+    if (!filter || (filter.kind !== "code" && filter.kind !== "site")) return;
+    const tableId = filter.kind === "code" ? "code" : "waitSites";
+    const rows = this.root.querySelectorAll(`table[data-table-id='${tableId}'] tr[data-object='${filter.object}']`);
+    rows.forEach((r) => r.classList.add("active"));
   }
 
   sortBy(t, table, k, th) {
@@ -2794,8 +3353,10 @@ class FindingsView {
 
   card(f, k) {
     const m = this.m;
-    const card = el("button", `finding ${f.severity}`);
-    card.type = "button";
+    // A div acting as a button: it holds links (a finding's code sites), which a <button> cannot.
+    const card = el("div", `finding ${f.severity}`);
+    card.tabIndex = 0;
+    card.setAttribute("role", "button");
     card.dataset.finding = String(k);
     const left = el("div");
     left.appendChild(el("span", `chip ${f.severity}`, f.severity));
@@ -2809,9 +3370,32 @@ class FindingsView {
     f.queues.slice(0, 8).forEach((q) => objects.appendChild(el("span", "chip", `queue ${queueLabel(m, q)}`)));
     f.threads.slice(0, 8).forEach((t) => objects.appendChild(el("span", "chip", threadName(m, t))));
     if (f.items.length) objects.appendChild(el("span", "chip", `${f.items.length} item${f.items.length > 1 ? "s" : ""}`));
+    (f.sites || []).slice(0, 8).forEach((s) => objects.appendChild(this.siteLink(s)));
     if (objects.childNodes.length) card.appendChild(objects);
     card.addEventListener("click", () => this.follow(k));
+    card.addEventListener("keydown", (e) => {
+      if (e.target === card && (e.key === "Enter" || e.key === " ")) {
+        e.preventDefault();
+        this.follow(k);
+      }
+    });
     return card;
+  }
+
+  /** A code site as a link: its items highlighted (a blocking call site: its blocked intervals). */
+  siteLink(s) {
+    const m = this.m;
+    const link = el("button", "chip site-link", siteText(m, s));
+    link.type = "button";
+    link.dataset.site = String(s);
+    const site = m.sites[s];
+    const code = site ? m.codes[site.code] : null;
+    link.title = (code && code.symbol) || (site && site.from && site.from.symbol) || siteText(m, s);
+    link.addEventListener("click", (e) => {
+      e.stopPropagation();
+      this.app.highlightSite(s);
+    });
+    return link;
   }
 
   /** Opens the timeline on finding k's range with its objects highlighted. */
@@ -3258,6 +3842,80 @@ function easeOut(f) {
 }
 
 """#),
+        ("85-search.js", #"""
+// The search box of the top bar: items whose code symbol, queue label or annotation contains
+// the text (case-insensitive) stay lit on the timeline, the others dim; Enter jumps to the
+// next match, Escape clears. Matching is decided per site and per queue, then one byte
+// lookup per item, so a million items filter in one pass (see searchFilter).
+
+/** Typing pauses this long before the items are filtered again. */
+const SEARCH_DEBOUNCE_MS = 150;
+
+class SearchBox {
+  constructor(app) {
+    this.app = app;
+    this.input = $("search");
+    this.count = $("search-count");
+    this.timer = 0;
+    this.input.addEventListener("input", () => this.schedule());
+    this.input.addEventListener("keydown", (e) => this.onKey(e));
+  }
+
+  schedule() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.apply(this.input.value), SEARCH_DEBOUNCE_MS);
+  }
+
+  onKey(e) {
+    if (e.key === "Escape") {
+      e.preventDefault();
+      this.app.clearFilter();
+      this.input.blur();
+      return;
+    }
+    if (e.key !== "Enter") return;
+    e.preventDefault();
+    if (this.timer || !this.isActive()) this.apply(this.input.value);
+    const next = this.app.timeline.nextFilterMatch();
+    if (next >= 0) this.app.selectAndReveal(next);
+  }
+
+  isActive() {
+    const f = this.app.timeline.filter;
+    return f && f.kind === "search" && f.label === this.input.value.trim();
+  }
+
+  /** Filters by `text` (the box shows it); returns the number of matching items. */
+  apply(text) {
+    clearTimeout(this.timer);
+    this.timer = 0;
+    if (this.input.value !== text) this.input.value = text;
+    const needle = text.trim();
+    if (!needle) {
+      this.count.textContent = "";
+      const f = this.app.timeline.filter;
+      if (f && f.kind === "search") this.app.setFilter(null);
+      return 0;
+    }
+    const filter = searchFilter(this.app.m, needle);
+    this.app.setFilter(filter);
+    if (this.app.activeTab !== "timeline") this.app.openTab("timeline");
+    this.count.textContent = `${fmtCount(filter.count)} match${filter.count === 1 ? "" : "es"}`;
+    this.count.dataset.count = String(filter.count);
+    return filter.count;
+  }
+
+  /** Empties the box (when another filter takes over, or on Escape). */
+  clear() {
+    clearTimeout(this.timer);
+    this.timer = 0;
+    this.input.value = "";
+    this.count.textContent = "";
+    delete this.count.dataset.count;
+  }
+}
+
+"""#),
         ("90-main.js", #"""
 // Start-up: decode the embedded data, build the model and the views, wire the tabs, and
 // expose `window.qtrace`, the small hook the browser tests (and curious users) drive.
@@ -3280,6 +3938,8 @@ class App {
     $("zoom-in").addEventListener("click", () => this.timeline.zoomAround((this.timeline.v0 + this.timeline.v1) / 2, 0.5));
     $("zoom-out").addEventListener("click", () => this.timeline.zoomAround((this.timeline.v0 + this.timeline.v1) / 2, 2));
     $("collapse-all").addEventListener("click", () => this.timeline.toggleTree());
+    $("filter-clear").addEventListener("click", () => this.clearFilter());
+    this.searchBox = new SearchBox(this);
     this.buildLegend();
     this.openTab("timeline");
     this.timeline.fit();
@@ -3350,6 +4010,47 @@ class App {
     $("view-range").textContent = `${fmtTime(t.v0, (t.v1 - t.v0) / 100)} → ${fmtTime(t.v1, (t.v1 - t.v0) / 100)}`;
   }
 
+  // MARK: Item filters (search, Code rows, findings' sites)
+
+  setFilter(filter) {
+    this.timeline.setFilter(filter);
+    this.stats.syncActiveRow(filter);
+    const info = $("filter-info");
+    info.hidden = !filter || filter.kind === "search";
+    if (filter && filter.kind !== "search") {
+      const what = filter.items ? `${fmtCount(filter.count)} item${filter.count === 1 ? "" : "s"}`
+        : `${fmtCount(filter.blockedCount)} blocked interval${filter.blockedCount === 1 ? "" : "s"}`;
+      $("filter-text").textContent = `${filter.label} · ${what}`;
+      $("filter-text").title = filter.label;
+    }
+  }
+
+  clearFilter() {
+    this.searchBox.clear();
+    this.setFilter(null);
+  }
+
+  highlightCode(c) {
+    const filter = codeFilter(this.m, c);
+    filter.object = c;
+    this.searchBox.clear();
+    this.setFilter(filter);
+    this.openTab("timeline");
+  }
+
+  /** A site's items; for a blocking call site, its blocked intervals (the first one selected). */
+  highlightSite(s) {
+    const filter = siteFilter(this.m, s);
+    filter.object = s;
+    this.searchBox.clear();
+    this.setFilter(filter);
+    this.openTab("timeline");
+    if (filter.blocked) {
+      const first = filter.blocked.indexOf(1);
+      if (first >= 0) this.timeline.selectBlocked(first, true);
+    }
+  }
+
   selectAndReveal(i) {
     const m = this.m;
     this.openTab("timeline");
@@ -3373,6 +4074,12 @@ class App {
       selectedRow: t.selected,
       children: t.selectedChildren ? t.selectedChildren.length : 0,
       range: t.range ? { t0: t.range.t0, t1: t.range.t1 } : null,
+      filter: t.filter ? {
+        kind: t.filter.kind, label: t.filter.label, count: t.filter.count, blocked: t.filter.blockedCount,
+        object: t.filter.object === undefined ? -1 : t.filter.object,
+      } : null,
+      search: $("search").value,
+      tasks: this.m.tasks.length,
       highlight: t.highlight ? {
         finding: t.highlight.finding, queues: [...t.highlight.queues], threads: [...t.highlight.threads],
         items: [...t.highlight.items].map((i) => inputIndexOf(this.m, i)),
@@ -3463,6 +4170,25 @@ window.qtrace = Object.freeze({
   },
   locate: (itemIndex) => app.timeline.itemScreenPoint(rowOfInputIndex(app.m, itemIndex)),
   followFinding: (k) => app.findings.follow(k),
+  /** Types `text` into the search box; returns the number of matching items. */
+  search: (text) => app.searchBox.apply(text),
+  highlightCode: (c) => app.highlightCode(c),
+  highlightSite: (s) => app.highlightSite(s),
+  clearFilter: () => app.clearFilter(),
+  /** The input indexes of the items the filter shows, sorted (tests: small reports only). */
+  filteredItems: () => {
+    const f = app.timeline.filter;
+    if (!f || !f.rows) return [];
+    return [...f.rows].map((row) => inputIndexOf(app.m, row)).sort((a, b) => a - b);
+  },
+  /** The blocked-interval rows the filter shows. */
+  filteredBlocked: () => {
+    const f = app.timeline.filter;
+    if (!f || !f.blocked) return [];
+    const out = [];
+    f.blocked.forEach((v, b) => { if (v) out.push(b); });
+    return out;
+  },
   replay: Object.freeze({
     play: () => app.replay.play(),
     pause: () => app.replay.pause(),
@@ -3499,6 +4225,10 @@ window.qtrace = Object.freeze({
     <button type="button" data-tab="findings">Findings <span id="findings-count" class="tab-count"></span></button>
     <button type="button" data-tab="replay">Replay</button>
   </nav>
+  <div class="search" role="search">
+    <input type="search" id="search" placeholder="Search code, queue, annotation" aria-label="Search items by code symbol, queue label or annotation" autocomplete="off" spellcheck="false">
+    <span id="search-count" class="search-count" aria-live="polite"></span>
+  </div>
   <dl id="run-facts" class="facts"></dl>
 </header>
 <main>
@@ -3509,6 +4239,7 @@ window.qtrace = Object.freeze({
       <button type="button" id="zoom-out" title="Zoom out (S)">&minus;</button>
       <button type="button" id="collapse-all" title="Collapse or expand every queue subtree">Tree</button>
       <span id="view-range" class="view-range"></span>
+      <span id="filter-info" class="filter-info" hidden><span id="filter-text"></span><button type="button" id="filter-clear" title="Show everything again (Esc)">&times;</button></span>
       <span class="spacer"></span>
       <span id="legend" class="legend"></span>
       <span class="hint">wheel: zoom &middot; drag: pan &middot; W/A/S/D &middot; shift-drag: measure &middot; click: details</span>
@@ -3640,7 +4371,7 @@ select {
   text-overflow: ellipsis;
 }
 .tabs { display: flex; gap: 2px; background: var(--bg); padding: 3px; border-radius: 8px; border: 1px solid var(--border); }
-.tabs button { border: none; background: none; border-radius: 5px; padding: 4px 14px; color: var(--muted); }
+.tabs button { white-space: nowrap; border: none; background: none; border-radius: 5px; padding: 4px 14px; color: var(--muted); }
 .tabs button:hover { color: var(--text); background: var(--panel-2); }
 .tabs button.active { background: var(--panel-3); color: var(--text); box-shadow: 0 1px 2px #0008; }
 .tab-count {
@@ -3852,6 +4583,40 @@ table.stats-table { border-collapse: collapse; width: 100%; font-size: 12px; }
 }
 .loading.failed .spinner { display: none; }
 @keyframes spin { to { transform: rotate(360deg); } }
+
+/* Code identity: search, filters, what ran, who asked, findings' sites */
+.search { display: flex; align-items: center; gap: 8px; }
+.search input {
+  font: 12px var(--sans);
+  color: var(--text);
+  background: var(--bg);
+  border: 1px solid var(--border);
+  border-radius: 6px;
+  padding: 4px 9px;
+  width: 190px;
+}
+.search input:focus { outline: none; border-color: var(--accent); }
+.search-count { font: 11px var(--mono); color: var(--muted); white-space: nowrap; min-width: 70px; }
+.filter-info {
+  display: inline-flex; align-items: center; gap: 6px; max-width: 420px;
+  font-size: 12px; color: #ffd58a; background: #33260b; border: 1px solid #6e5216; border-radius: 10px; padding: 0 4px 0 9px;
+}
+.filter-info span { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.filter-info button { border: none; background: none; padding: 0 4px; color: inherit; }
+.code-location { display: inline-flex; flex-wrap: wrap; gap: 0 8px; }
+.code-name { color: var(--text); }
+.code-file { color: var(--muted); }
+.causal { display: flex; align-items: baseline; gap: 10px; margin-top: 8px; font-size: 12px; }
+.causal-chain { margin: 0; padding: 0; list-style: none; display: flex; flex-direction: column; gap: 2px; }
+.causal-chain li { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 4px; }
+.chain-label { color: var(--faint); }
+.causal .code-location { font-family: var(--mono); }
+.stats-table tbody tr.active { background: #33260b; }
+.stats-table tbody tr.active td { color: #ffd58a; }
+.finding:focus-visible { outline: 2px solid var(--accent); }
+.chip.site-link { cursor: pointer; color: var(--accent); font: 500 11px var(--mono); padding: 0 7px; }
+.chip.site-link:hover { text-decoration: underline; }
+.filter-info[hidden] { display: none; }
 
 """#),
     ]

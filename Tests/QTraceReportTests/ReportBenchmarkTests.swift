@@ -13,14 +13,17 @@ final class ReportBenchmarkTests: XCTestCase {
         }
         let sizes = (environment["QTRACE_BENCH_EVENTS"] ?? "100000,1000000,10000000")
             .split(separator: ",").compactMap { Int($0) }
+        // QTRACE_BENCH_CODE=0: without code identity (sites, tasks), to measure what it costs.
+        let codeIdentity = environment["QTRACE_BENCH_CODE"] != "0"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         for events in sizes {
             let clock = ContinuousClock()
             var input: ReportInput!
             let generate = clock.measure {
-                input = SyntheticReport.make(items: events / 3, threads: 12, queues: 16, seed: 42)
+                input = SyntheticReport.make(items: events / 3, threads: 12, queues: 16, seed: 42,
+                                             codeIdentity: codeIdentity)
             }
-            let path = "\(dir)/bench-\(events).html"
+            let path = "\(dir)/bench-\(events)\(codeIdentity ? "" : "-nocode").html"
             let write = try clock.measure { try ReportWriter.write(input, to: path) }
             let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
             let actualEvents = SyntheticReport.eventCount(input)

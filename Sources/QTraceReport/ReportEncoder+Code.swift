@@ -1,0 +1,57 @@
+// Code identity in the report data: the items' `site` column, the `taskJobs` table, and the
+// header's `codes`, `sites` and `tasks` (docs/report-data.md).
+
+extension ReportEncoder {
+    /// The items' site column, in the items table's (sorted) order; called while that table
+    /// is open. Absent when no item has a site (traces without code identity cost nothing).
+    mutating func writeItemSites(order: [Int]) {
+        let sites = input.items.site
+        guard sites.count == input.items.count, sites.contains(where: { $0 >= 0 }) else { return }
+        // One byte per item up to 127 sites before deflate; runs of one site (a loop
+        // enqueuing the same closure) deflate to almost nothing. (Byte planes measured the same.)
+        payload.column("site", .plus1, as: .i32, order.lazy.map { Int64(max(-1, sites[$0])) })
+    }
+
+    /// The jobs of every task, as (task, item row) pairs in task order, jobs in run order.
+    mutating func writeTaskJobs() {
+        var task: [Int64] = [], item: [Int64] = []
+        for (t, swiftTask) in input.tasks.enumerated() {
+            for job in swiftTask.jobs where job >= 0 && job < input.items.count {
+                task.append(Int64(t))
+                item.append(Int64(layout.rank[job]))
+            }
+        }
+        guard !task.isEmpty else { return }
+        payload.beginTable("taskJobs", rows: task.count)
+        payload.column("task", .delta, as: .i32, task)
+        payload.column("item", .delta, as: .i32, item)
+    }
+
+    func locationJSON(_ location: ReportCodeLocation) -> JSONValue {
+        .object([
+            ("name", .string(location.name)), ("symbol", .string(location.symbol)),
+            ("file", .string(location.file)), ("line", .int(location.line)),
+        ])
+    }
+
+    func codeJSON(_ code: ReportCode) -> JSONValue {
+        .object([
+            ("kind", .string(code.kind)), ("name", .string(code.what.name)), ("symbol", .string(code.what.symbol)),
+            ("file", .string(code.what.file)), ("line", .int(code.what.line)),
+        ])
+    }
+
+    func siteJSON(_ site: ReportSite) -> JSONValue {
+        .object([
+            ("code", .int(site.code)), ("kind", .string(site.kind)),
+            ("from", site.from.map(locationJSON) ?? .null),
+        ])
+    }
+
+    func taskJSON(_ task: ReportTask) -> JSONValue {
+        .object([
+            ("id", .int(task.id)), ("parent", .int(task.parent)), ("onMainActor", .bool(task.onMainActor)),
+            ("jobs", .int(task.jobs.count)), ("functions", .ints(task.functions)),
+        ])
+    }
+}

@@ -1,0 +1,170 @@
+// The timeline's code-identity parts, added to the Timeline class: the Tasks lane group (one
+// lane per Swift task, children indented under their parent; jobs as boxes on a thin line
+// that spans the task's life, so the gaps read as awaiting) and the item filter (search,
+// a Code row, a finding's site) that dims everything it does not match.
+
+const TASK_ROW_H = 12;
+const TASK_LANE_H = LANE_PAD * 2 + TASK_ROW_H + 2;
+/** More tasks than this: the Tasks group starts collapsed. */
+const TASKS_EXPANDED_MAX = 50;
+/** How strongly what a filter leaves out is drawn. */
+const FILTER_DIM_ALPHA = 0.18;
+
+Object.assign(Timeline.prototype, {
+  // MARK: Task lanes
+
+  addTaskLanes(lanes, section) {
+    const m = this.m;
+    if (!m.tasks.length || section("tasks", "Tasks", m.tasks.length)) return;
+    for (const entry of this.taskTreeOrder()) lanes.push(this.taskLane(entry));
+  },
+
+  taskLane({ t, depth, hasChildren }) {
+    const m = this.m;
+    return {
+      // The lane is one row high: its async functions follow the title on the same line.
+      kind: "task", key: `task:${t}`, obj: t, title: [taskTitle(m, t), taskSubtitle(m, t)].filter(Boolean).join(" · "),
+      subtitle: taskSubtitle(m, t),
+      depth, hasChildren, height: TASK_LANE_H,
+    };
+  },
+
+  /** Tasks depth-first: each parent followed by its children (unless collapsed). */
+  taskTreeOrder() {
+    const tasks = this.m.tasks;
+    const children = tasks.map(() => []);
+    const roots = [];
+    tasks.forEach((task, t) => {
+      if (task.parent >= 0 && task.parent < tasks.length && task.parent !== t) children[task.parent].push(t);
+      else roots.push(t);
+    });
+    const out = [];
+    const seen = new Uint8Array(tasks.length);
+    const visit = (t, depth) => {
+      if (seen[t]) return;
+      seen[t] = 1;
+      out.push({ t, depth: Math.min(depth, 8), hasChildren: children[t].length > 0 });
+      if (this.collapsed.has(`task:${t}`)) return;
+      for (const c of children[t]) visit(c, depth + 1);
+    };
+    roots.forEach((t) => visit(t, 0));
+    // A parent cycle has no root: show its tasks anyway (a collapsed parent hides its own).
+    tasks.forEach((_, t) => { if (!seen[t] && !this.hiddenByCollapsedParent(t)) visit(t, 0); });
+    return out;
+  },
+
+  hiddenByCollapsedParent(t) {
+    const tasks = this.m.tasks;
+    for (let p = tasks[t].parent, guard = 0; p >= 0 && guard < 64; p = tasks[p].parent, guard++) {
+      if (this.collapsed.has(`task:${p}`)) return true;
+    }
+    return false;
+  },
+
+  drawTaskLane(lane, y) {
+    const m = this.m;
+    const ctx = this.ctx;
+    const t = lane.obj;
+    const [first, last] = m.taskSpan[t];
+    const top = y + LANE_PAD;
+    // The task's life as a thin line: between its jobs it is awaiting.
+    const x0 = Math.max(GUTTER, this.xOf(first)), x1 = Math.min(GUTTER + this.plotW, this.xOf(last));
+    if (x1 > x0) {
+      ctx.fillStyle = "#4a5568";
+      ctx.fillRect(x0, top + TASK_ROW_H / 2, x1 - x0, 1.5);
+    }
+    this.drawBoxes(m.taskTrack[t], top, TASK_ROW_H, 1, "task");
+  },
+
+  /** Selects blocked interval b (details below); with `reveal`, scrolls and zooms to it. */
+  selectBlocked(b, reveal) {
+    const B = this.m.blocked;
+    this.selected = -1;
+    this.selectedChildren = null;
+    this.selectedBlocked = b;
+    if (reveal) this.reveal(`thread:${B.thread[b]}`, B.start[b], B.end[b]);
+    this.app.details.showBlocked(b);
+    this.requestDraw();
+  },
+
+  // MARK: Filters
+
+  setFilter(filter) {
+    this.filter = filter;
+    this.requestDraw();
+  },
+
+  clearFilter() {
+    this.filter = null;
+    this.requestDraw();
+  },
+
+  /** The mask a box style is filtered by, or null (drawn as usual). */
+  filterMaskFor(style) {
+    const f = this.filter;
+    if (!f) return null;
+    if (style === "blocked") return f.blocked;
+    if (style === "run" || style === "queue" || style === "pending" || style === "task") return f.items;
+    return null;
+  },
+
+  /**
+   * Boxes under a filter: everything dimmed, then what matches drawn box by box on top (one
+   * pass over the boxes in view, a byte lookup each).
+   */
+  drawFilteredBoxes(track, lo, hi, top, rowH, maxRows, style, mask) {
+    const ctx = this.ctx;
+    ctx.globalAlpha = FILTER_DIM_ALPHA;
+    this.alphaScale = FILTER_DIM_ALPHA;
+    this.drawUnfilteredBoxes(track, lo, hi, top, rowH, maxRows, style);
+    this.alphaScale = 1;
+    ctx.globalAlpha = 1;
+    if (hi - lo > this.plotW * 2) this.drawMaskedPixels(track, lo, hi, top, rowH, maxRows, style, mask);
+    else this.drawRawBoxes(track, lo, hi, top, rowH, maxRows, style, mask);
+  },
+
+  /**
+   * Many boxes in view: the matching ones painted into one colour per pixel column and row
+   * first, then drawn as runs, so a frame costs at most a rectangle per pixel and row
+   * however many items match.
+   */
+  drawMaskedPixels(track, lo, hi, top, rowH, maxRows, style, mask) {
+    const width = Math.ceil(this.plotW);
+    const rows = Math.min(maxRows, 16);
+    if (!this.pixelColors || this.pixelColors.length < rows * width) this.pixelColors = new Int32Array(rows * width);
+    const colors = this.pixelColors;
+    colors.fill(-1, 0, rows * width);
+    const v0 = this.v0, scale = this.plotW / (this.v1 - v0);
+    const { idx, begin, end } = track;
+    for (let k = lo; k < hi; k++) {
+      const i = idx[k];
+      if (!mask[i]) continue;
+      if (style === "pending" && end[i] <= begin[i]) continue;
+      const x0 = Math.max(0, Math.floor((begin[i] - v0) * scale));
+      const x1 = Math.min(width - 1, Math.floor((end[i] - v0) * scale));
+      if (x1 < x0) continue;
+      const base = Math.min(track.rowOf(i), rows - 1) * width;
+      const color = track.colorOf(i);
+      for (let x = x0; x <= x1; x++) colors[base + x] = color;
+    }
+    for (let row = 0; row < rows; row++) {
+      const base = row * width;
+      for (let x = 0; x < width;) {
+        const color = colors[base + x];
+        let e = x + 1;
+        while (e < width && colors[base + e] === color) e++;
+        if (color >= 0) this.fillBox(GUTTER + x, top + row * rowH, e - x, rowH, color, style, -1);
+        x = e;
+      }
+    }
+  },
+
+  /** The next matching item after the selection (or the view's middle), wrapping around. */
+  nextFilterMatch() {
+    const f = this.filter;
+    if (!f || !f.rows || !f.rows.length) return -1;
+    const after = this.selected >= 0 ? this.selected : lowerBound(this.m.start, (this.v0 + this.v1) / 2) - 1;
+    const k = upperBound(f.rows, after);
+    return f.rows[k < f.rows.length ? k : 0];
+  },
+});
