@@ -23,6 +23,23 @@ extension StatsText {
             + table.render(width: width, leftAligned: [0, 1, 8]) + more(hidden, "codes")
     }
 
+    /// CODE BY WAIT: the codes whose items waited longest to start (p99), when that differs
+    /// from the run-time order's top.
+    static func codesByWait(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        let rows = stats.sites.filter { $0.wait.count > 0 }
+            .sorted { ($0.wait.p99Ns, $1.code) > ($1.wait.p99Ns, $0.code) }
+        guard !rows.isEmpty else { return "" }
+        var table = TextTable(["code", "items", "wait p50", "wait p99", "wait max", "queue"])
+        let (shown, hidden) = limited(rows, limit)
+        for c in shown {
+            let queue = c.queues.first.map { queueName(model.queues[$0]) } ?? "-"
+            table.add([c.name, "\(c.items)", d(c.wait.p50Ns, c.wait.count), d(c.wait.p99Ns, c.wait.count),
+                       d(c.wait.maxNs, c.wait.count), queue])
+        }
+        return section("CODE BY WAIT (longest ready-to-start wait first)")
+            + table.render(width: width, leftAligned: [0, 5]) + more(hidden, "codes")
+    }
+
     /// BLOCKING CALLS: where threads blocked (sync, waits, apply), most blocked time first.
     static func waitSites(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
         guard !stats.waitSites.isEmpty else { return "" }
