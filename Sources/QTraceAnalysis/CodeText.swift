@@ -37,7 +37,7 @@ extension StatsText {
                        d(c.wait.maxNs, c.wait.count), queue])
         }
         return section("CODE BY WAIT (longest ready-to-start wait first)")
-            + table.render(width: width, leftAligned: [0, 5]) + more(hidden, "codes")
+            + table.render(width: width, leftAligned: [0, 5], middleCut: [5]) + more(hidden, "codes")
     }
 
     /// BLOCKING CALLS: where threads blocked (sync, waits, apply), most blocked time first.

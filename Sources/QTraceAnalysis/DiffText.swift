@@ -13,7 +13,7 @@ public enum DiffText {
                            m.relativeChange.map(percent) ?? "-"])
             }
         }
-        out += c.queues.isEmpty ? "no queues with items in either run\n" : table.render(width: width, leftAligned: [0, 1])
+        out += c.queues.isEmpty ? "no queues with items in either run\n" : table.render(width: width, leftAligned: [0, 1], middleCut: [0])
         if !c.codes.isEmpty {
             var codes = TextTable(["code", "metric", "A", "B", "change"])
             for k in c.codes {

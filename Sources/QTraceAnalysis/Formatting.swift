@@ -99,6 +99,15 @@ func trimmedWhitespace(_ text: String) -> String {
 /// shrink, widest first, with "…" when the table is wider than `width`; the others hold
 /// numbers and are right-aligned, one space apart.
 public struct TextTable {
+    /// `text` in `width` characters with an ellipsis at the end or in the middle.
+    public static func shortened(_ text: String, to width: Int, inMiddle: Bool) -> String {
+        guard text.count > width else { return text }
+        let kept = Swift.max(width - 1, 0)
+        guard inMiddle, kept >= 4 else { return String(text.prefix(kept)) + "…" }
+        let head = (kept + 1) / 2
+        return String(text.prefix(head)) + "…" + String(text.suffix(kept - head))
+    }
+
     public var headers: [String]
     public var rows: [[String]] = []
     /// Text columns never shrink below this.
@@ -108,7 +117,9 @@ public struct TextTable {
 
     public mutating func add(_ row: [String]) { rows.append(row) }
 
-    public func render(width: Int = 100, leftAligned: Set<Int> = [0]) -> String {
+    /// `middleCut`: columns shortened in the middle when they must shrink (queue labels:
+    /// `org.swift.swiftpm…build-delegate` keeps both ends apart); others lose their end.
+    public func render(width: Int = 100, leftAligned: Set<Int> = [0], middleCut: Set<Int> = []) -> String {
         let cells = ([headers] + rows).map { $0.map(terminalSafe) }
         let n = headers.count
         var widths = (0..<n).map { c in cells.map { c < $0.count ? $0[c].count : 0 }.max() ?? 0 }
@@ -126,7 +137,7 @@ public struct TextTable {
             var line = ""
             for c in 0..<n {
                 var cell = c < row.count ? row[c] : ""
-                if cell.count > widths[c] { cell = String(cell.prefix(Swift.max(widths[c] - 1, 0))) + "…" }
+                if cell.count > widths[c] { cell = Self.shortened(cell, to: widths[c], inMiddle: middleCut.contains(c)) }
                 let pad = String(repeating: " ", count: widths[c] - cell.count)
                 line += leftAligned.contains(c) ? cell + pad : pad + cell
                 line += String(repeating: " ", count: gaps[c])

@@ -90,7 +90,7 @@ public enum StatsText {
                        formatPercent(q.busyShare), "\(q.widthMax)", "\(q.backlogMax)"])
         }
         return section("QUEUES (busiest first; wait = ready to start, run = start to end)")
-            + table.render(width: width, leftAligned: [0, 1]) + more(hidden, "queues")
+            + table.render(width: width, leftAligned: [0, 1], middleCut: [0]) + more(hidden, "queues")
     }
 
     static func waitCauses(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
@@ -111,7 +111,7 @@ public enum StatsText {
                        part(w.behindBarrierNs), part(w.suspendedNs), part(w.threadNs + w.unattributedNs), worst])
         }
         return section("WAIT BY CAUSE (behind the previous item or a barrier, suspended, for a thread)")
-            + table.render(width: width, leftAligned: [0, 6]) + more(hidden, "queues")
+            + table.render(width: width, leftAligned: [0, 6], middleCut: [0]) + more(hidden, "queues")
     }
 
     static func queueTree(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
@@ -126,7 +126,7 @@ public enum StatsText {
             table.add([name, "\(n.subtreeQueues)", "\(n.subtreeItems)", formatDuration(n.subtreeRunNs),
                        formatPercent(Double(n.subtreeBusyNs) / Double(max(stats.durationNs, 1)))])
         }
-        return section("TARGET QUEUES (rolled up)") + table.render(width: width) + more(hidden, "rows")
+        return section("TARGET QUEUES (rolled up)") + table.render(width: width, middleCut: [0]) + more(hidden, "rows")
     }
 
     static func threads(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
@@ -145,7 +145,7 @@ public enum StatsText {
                        "\(formatDuration(t.busyNs)) (\(formatPercent(t.busyShare)))", d(t.blockedNs, t.blockedNs > 0 ? 1 : 0),
                        served])
         }
-        return out + table.render(width: width, leftAligned: [0, 1, 5]) + more(hidden, "threads")
+        return out + table.render(width: width, leftAligned: [0, 1, 5], middleCut: [0]) + more(hidden, "threads")
     }
 
     static func mainThread(_ model: TraceModel, _ stats: TraceStatistics) -> String {
@@ -171,7 +171,7 @@ public enum StatsText {
                        "\(s.eventRuns)", "\(s.coalescedRuns)", "\(s.maxData)", d(s.handlerRun.p50Ns, s.handlerRun.count),
                        d(s.delay.p99Ns, s.delay.count), d(s.lateness.p99Ns, s.lateness.count)])
         }
-        return section("SOURCES") + table.render(width: width, leftAligned: [0, 1])
+        return section("SOURCES") + table.render(width: width, leftAligned: [0, 1], middleCut: [1])
     }
 
     static func groupsAndSemaphores(_ stats: TraceStatistics, width: Int) -> String {

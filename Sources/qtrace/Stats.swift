@@ -26,6 +26,9 @@ struct Stats: ParsableCommand {
     @Flag(help: "Show every queue and thread, not the busiest 20.")
     var all = false
 
+    @Flag(help: "Never shorten names to fit the terminal (tables as wide as their longest cell).")
+    var wide = false
+
     @Option(help: ArgumentHelp(
         "The tables to print: queue (queues, threads, the top code and tasks), code (every code site: what ran, where it was enqueued from, and the blocking call sites) or task (Swift Concurrency tasks).",
         valueName: "queue|code|task"))
@@ -54,7 +57,7 @@ struct Stats: ParsableCommand {
             let summary = AnalysisSummary(result: result, tracePath: trace, generator: "qtrace \(qtraceVersion)")
             return String(decoding: try summary.jsonData(), as: UTF8.self) + "\n"
         }
-        return StatsText.render(result, tracePath: trace, width: output == nil ? terminalWidth() : 120, limit: all ? 0 : 20, by: by)
+        return StatsText.render(result, tracePath: trace, width: wide ? Int.max / 2 : (output == nil ? terminalWidth() : 120), limit: all ? 0 : 20, by: by)
     }
 }
 extension StatsGrouping: ExpressibleByArgument {}
