@@ -135,6 +135,17 @@ final class SummaryTests: XCTestCase {
 
     // MARK: stats text
 
+    func testNamesAreShortenedInTheMiddleOrAtTheEnd() {
+        let label = "org.swift.swiftpm.build-delegate"
+        XCTAssertEqual(TextTable.shortened(label, to: 20, inMiddle: true), "org.swift.…-delegate")
+        XCTAssertEqual(TextTable.shortened(label, to: 20, inMiddle: false), "org.swift.swiftpm.b…")
+        XCTAssertEqual(TextTable.shortened(label, to: 40, inMiddle: true), label)
+        XCTAssertEqual(TextTable.shortened(label, to: 3, inMiddle: true), "or…")
+        var table = TextTable(["queue", "items"])
+        table.add([label, "3"])
+        XCTAssertTrue(table.render(width: 20, middleCut: [0]).contains("org.sw…legate"), table.render(width: 20, middleCut: [0]))
+    }
+
     func testStatsTextFitsAndEscapes() {
         var s = DiagnosticsTests.cleanProgram()
         s.queue(0x9900, "evil\u{1b}[2Jqueue\nlabel", at: ms(1))
