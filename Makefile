@@ -8,7 +8,7 @@ BIN := $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path 2>/dev/null)
 # recorder.c is the embedded recorder (the LTTng build replaces it with lttng/recorder_lttng.c).
 INTERPOSER_SOURCES := $(sort $(wildcard Sources/CQTraceShim/shim_*.c))
 SHIM_SOURCES := Sources/CQTraceShim/recorder.c $(INTERPOSER_SOURCES)
-SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/include/qtrace_shim.h \
+SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/qtrace_records.h Sources/CQTraceShim/include/qtrace_shim.h \
   $(wildcard Sources/CQTraceShim/shim_*.h)
 SHIM := $(BIN)/libqtrace-shim.so
 OUT := out
