@@ -17,7 +17,7 @@ struct EmbedViewer: BuildToolPlugin {
         let output = context.pluginWorkDirectoryURL.appending(path: "ViewerAssets.swift")
         return [
             .buildCommand(
-                displayName: "Embedding viewer/ into QTraceReport",
+                displayName: "Embedding the report viewer into QTraceReport",
                 executable: try context.tool(named: "qtrace-embed-viewer").url,
                 // The tool lists viewer/ itself: SwiftPM may reuse this command's arguments from
                 // an earlier build, but re-runs it when the directory (a file added or removed)
