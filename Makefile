@@ -8,15 +8,16 @@ BIN := $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path 2>/dev/null)
 # recorder.c is the embedded recorder (the LTTng build replaces it with lttng/recorder_lttng.c).
 INTERPOSER_SOURCES := $(sort $(wildcard Sources/CQTraceShim/shim_*.c))
 SHIM_SOURCES := Sources/CQTraceShim/recorder.c $(INTERPOSER_SOURCES)
-SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/include/qtrace_shim.h \
+SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/qtrace_records.h Sources/CQTraceShim/include/qtrace_shim.h \
   $(wildcard Sources/CQTraceShim/shim_*.h)
 SHIM := $(BIN)/libqtrace-shim.so
 OUT := out
 
-.PHONY: all deps test-deps build shim shim-lttng demo test bench clean
+.PHONY: all deps test-deps build shim shim-lttng demo check test bench clean
 
 all: build
 
+# Both only check when everything is installed (one dpkg-query): apt runs only for what is missing.
 deps:
 	@bash scripts/install-deps.sh
 
@@ -55,6 +56,13 @@ demo: build
 	@mkdir -p $(OUT)
 	$(BIN)/qtrace record -o $(OUT)/demo.qtrace -- $(BIN)/qtrace-samples app
 	@echo "open $(OUT)/demo.html in a browser"
+
+# The quick loop after `make build`: unit tests only (no recording, no shim, no LTTng, no
+# browser), under 30 s. `make test` runs everything.
+UNIT_TESTS := QTraceFormatTests|QTraceAnalysisTests|QTraceSymbolsTests|QTraceReportTests
+check:
+	$(SWIFT) build -c $(CONFIG) --build-tests
+	env -u QTRACE_BROWSER_FIXTURES $(SWIFT) test -c $(CONFIG) --skip-build --filter '$(UNIT_TESTS)'
 
 # Swift tests (unit, end to end), then the browser tests on the reports they wrote.
 BROWSER_FIXTURES := $(abspath $(OUT)/browser-fixtures)

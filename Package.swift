@@ -32,8 +32,16 @@ let package = Package(
             name: "QTraceAnalysis",
             dependencies: ["QTraceFormat", .product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
-        // The static HTML report (viewer/ is embedded via the generated ViewerAssets.swift).
-        .target(name: "QTraceReport", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"]),
+        // The static HTML report. Its viewer/ (HTML, JS, CSS) is embedded at build time by the
+        // EmbedViewer plugin (ViewerAssets.swift, written into the build directory): nothing
+        // generated is committed. viewer/ lives in the target so that adding or removing a file
+        // re-plans the build (SwiftPM watches target directories, not the package root).
+        .target(
+            name: "QTraceReport", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"],
+            exclude: ["viewer"], plugins: ["EmbedViewer"]
+        ),
+        .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["qtrace-embed-viewer"]),
+        .executableTarget(name: "qtrace-embed-viewer"),
         // zlib (Debian zlib1g-dev) for the report's compressed data columns.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // libbabeltrace2 (Debian libbabeltrace2-dev) for reading LTTng's CTF traces.

@@ -7,10 +7,14 @@
 set -euo pipefail
 packages=(gcc make zlib1g-dev python3 libbabeltrace2-dev liblttng-ust-dev lttng-tools systemtap-sdt-dev)
 if [ "${1:-}" = "--test" ]; then packages+=(chromium chromium-driver fonts-liberation babeltrace2 util-linux linux-perf); fi
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+# The packages of "$@" not installed, one per line. One dpkg-query for all of them: `make build`
+# runs this every time, and the usual answer is "none" (then nothing else runs: no apt, no sudo).
+missing_packages() {
+  local installed
+  installed=$(dpkg-query -W -f='${Package} ${Status}\n' "$@" 2>/dev/null | awk '/ install ok installed$/ {print $1}' || true)
+  for p in "$@"; do grep -qxF "$p" <<<"$installed" || echo "$p"; done
+}
+mapfile -t missing < <(missing_packages "${packages[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
   echo "qtrace: installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

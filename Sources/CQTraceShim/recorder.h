@@ -12,31 +12,9 @@
 #define QT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define QT_HIDDEN __attribute__((visibility("hidden")))
 
-enum {
-    QT_THREAD_START = 1, QT_THREAD_EXIT = 2, QT_THREAD_NAME = 3,
-    QT_QUEUE_CREATE = 10, QT_QUEUE_INFO = 11, QT_SET_TARGET = 12, QT_SUSPEND = 13, QT_RESUME = 14,
-    QT_ACTIVATE = 15,
-    QT_ENQUEUE = 20, QT_START = 21, QT_END = 22, QT_WORKITEM_CREATE = 23, QT_WORKITEM_PERFORM = 24,
-    QT_APPLY_BEGIN = 25, QT_APPLY_END = 26, QT_APPLY_ITER_START = 27, QT_APPLY_ITER_END = 28,
-    QT_GROUP_CREATE = 30, QT_GROUP_ENTER = 31, QT_GROUP_LEAVE = 32, QT_GROUP_WAIT_BEGIN = 33,
-    QT_GROUP_WAIT_END = 34,
-    QT_SEM_CREATE = 40, QT_SEM_WAIT_BEGIN = 41, QT_SEM_WAIT_END = 42, QT_SEM_SIGNAL = 43,
-    QT_SOURCE_CREATE = 50, QT_SOURCE_SET_TIMER = 51, QT_SOURCE_SET_HANDLER = 52,
-    QT_SOURCE_CANCEL = 53, QT_SOURCE_HANDLER_BEGIN = 54, QT_SOURCE_HANDLER_END = 55,
-    QT_SOURCE_MERGE_DATA = 56,
-    QT_IO_CREATE = 60, QT_IO_READ = 61, QT_IO_WRITE = 62, QT_IO_HANDLER_BEGIN = 63,
-    QT_IO_HANDLER_END = 64, QT_IO_BARRIER = 65, QT_IO_CLOSE = 66, QT_IO_CLEANUP_BEGIN = 67,
-    QT_IO_CLEANUP_END = 68,
-    QT_MARK = 70, QT_INTERVAL_BEGIN = 71, QT_INTERVAL_END = 72,
-    QT_DEADLOCK = 80,
-    // Code identity (format 1.4): a site's first use, the module map, Swift Concurrency jobs.
-    QT_SITE = 100, QT_MODULE = 101, QT_BUILD_ID = 102, QT_JOB = 103,
-    // Compact forms of ENQUEUE/START/END (format 1.2) for ids that fit 32 bits: 24 + 16 + 16
-    // bytes per item instead of 40 + 24 + 24 (every trace page is fresh memory to fault in).
-    QT_ENQUEUE_C = 120, QT_START_C = 121, QT_END_C = 122,
-    // ENQUEUE_C with a code site (1.4): queue bits 0..47 | kind << 48 | site << 52.
-    QT_ENQUEUE_CS = 123,
-};
+// The record types (QT_THREAD_START = 1, ...), their payload words and strings: one list,
+// shared with the Swift reader's tests and docs/trace-format.md.
+#include "qtrace_records.h"
 
 /// SITE flags8: what the site's code address is.
 enum { QT_CODE_NONE = 0, QT_CODE_BLOCK = 1, QT_CODE_FUNCTION = 2, QT_CODE_SWIFT_CLOSURE = 3, QT_CODE_JOB = 4 };

@@ -1,7 +1,8 @@
 // The decoded event model shared by the reader, the analysis and the report.
 // The binary layout is specified in docs/trace-format.md; this file is its Swift face.
 
-/// Record types of the embedded format (docs/trace-format.md, "Records").
+/// Record types of the embedded format (docs/trace-format.md, "Records"). The source of truth is
+/// Sources/CQTraceShim/qtrace_records.h; SchemaTests fails when this enum disagrees with it.
 public enum EventType: UInt8, Sendable, CaseIterable {
     case threadStart = 1, threadExit = 2, threadName = 3
     case queueCreate = 10, queueInfo = 11, setTarget = 12, suspend = 13, resume = 14, activate = 15

@@ -449,8 +449,9 @@ private struct EventFieldFormatter {
             pointer("channel", event.a)
             if event.arg != 0 { pointer("flags", UInt64(event.arg)) }
         case .ioCleanupBegin:
-            pointer("channel", event.a)
+            number("cleanup", event.a)
             if event.arg != 0 { number("error", event.arg) }
+        case .ioCleanupEnd: number("cleanup", event.a)
         default: pointer("channel", event.a)
         }
     }

@@ -52,6 +52,7 @@ public enum TraceLayout {
 }
 
 /// How a known record type lays out its payload: `words` u64 values, then optionally a string.
+/// Mirrors Sources/CQTraceShim/qtrace_records.h (the source of truth; SchemaTests compares).
 struct RecordLayout {
     let type: EventType
     let words: Int

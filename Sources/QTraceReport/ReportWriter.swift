@@ -1,6 +1,7 @@
 // The self-contained HTML report and the Chrome trace-event export.
 //
-// The HTML file is the viewer (viewer/, embedded through ViewerAssets.swift) plus the data:
+// The HTML file is the viewer (viewer/ in this target, embedded at build time as ViewerAssets by
+// the EmbedViewer plugin) plus the data:
 //   <script type="application/json" id="qtrace-header">  small objects, strings, table layout
 //   <script type="application/octet-stream" id="qtrace-data">  base64 of the deflated columns
 // Neither data block is executed. A Content-Security-Policy forbids every network request

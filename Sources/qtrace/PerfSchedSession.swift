@@ -117,7 +117,7 @@ final class PerfSchedSession {
         let output = Pipe()
         process.standardOutput = output
         let scriptErrors = directory + "/script.err"
-        FileManager.default.createFile(atPath: scriptErrors, contents: nil)
+        _ = FileManager.default.createFile(atPath: scriptErrors, contents: nil)  // else no handle: stderr is dropped
         process.standardError = FileHandle(forWritingAtPath: scriptErrors)
         try process.run()
         var records: [PerfSchedRecord] = []

@@ -135,7 +135,7 @@ final class TraceInputs {
     static let localHostName: String = {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
-        return String(cString: buffer)
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }()
 
     private static func makeTemporaryDirectory(command: String) throws -> String {

@@ -79,8 +79,8 @@ func runProgram(_ argv: [String], environment: [String: String] = [:], timeout: 
     let dir = FileManager.default.temporaryDirectory
     let outURL = dir.appendingPathComponent("qtrace-run-\(UUID().uuidString).out")
     let errURL = dir.appendingPathComponent("qtrace-run-\(UUID().uuidString).err")
-    FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    FileManager.default.createFile(atPath: errURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: outURL); try? FileManager.default.removeItem(at: errURL) }
     guard let outHandle = try? FileHandle(forWritingTo: outURL), let errHandle = try? FileHandle(forWritingTo: errURL) else {
         return RunResult(status: -1, stdout: "", stderr: "cannot create output files")

@@ -14,7 +14,7 @@ func allAPIs() {
     let concurrent = DispatchQueue(label: "fx.concurrent", qos: .utility, attributes: .concurrent)
     let child = DispatchQueue(label: "fx.child", target: serial)
     let group = DispatchGroup()
-    var counter = 0
+    nonisolated(unsafe) var counter = 0  // only touched on the serial queue
 
     for _ in 0..<10 { serial.async { counter += 1 } }                 // 10 async
     for _ in 0..<5 { serial.sync { counter += 1 } }                   // 5 sync
@@ -143,7 +143,7 @@ func dispatchIO() {
 func stress(threads: Int, perThread: Int) {
     let queue = DispatchQueue(label: "fx.stress")
     let group = DispatchGroup()
-    var ran = 0
+    nonisolated(unsafe) var ran = 0  // only touched on the serial queue
     let submitters = (0..<threads).map { _ in
         Thread {
             for _ in 0..<perThread { queue.async { ran += 1 } }
@@ -263,7 +263,7 @@ func benchEmpty(items: Int) {
 /// Items of about 10 µs of computation each, on a serial queue.
 func benchRealistic(items: Int) {
     let queue = DispatchQueue(label: "fx.bench.realistic")
-    var sink: UInt64 = 0
+    nonisolated(unsafe) var sink: UInt64 = 0  // only touched on the serial queue
     let start = DispatchTime.now().uptimeNanoseconds
     for _ in 0..<items {
         queue.async {
@@ -280,7 +280,7 @@ func benchRealistic(items: Int) {
 
 /// Which root queue (by its worker thread's name) runs items submitted with different QoS.
 func qos() {
-    func workerName() -> String {
+    @Sendable func workerName() -> String {
         let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
         // /proc/thread-self/stat: field 19 is the nice value (fields after "(comm)" start at 3).
         let stat = (try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)) ?? ""
@@ -291,7 +291,7 @@ func qos() {
     let queue = DispatchQueue(label: "fx.utility", qos: .utility)
     queue.sync { }
     let plain = DispatchSemaphore(value: 0)
-    var names: [String] = []
+    nonisolated(unsafe) var names: [String] = []  // one item at a time: the semaphore orders them
     queue.async { names.append("plain: " + workerName()); plain.signal() }
     plain.wait()
     let item = DispatchWorkItem(qos: .userInteractive, flags: .enforceQoS) { names.append("enforced: " + workerName()) }
