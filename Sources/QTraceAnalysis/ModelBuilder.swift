@@ -67,9 +67,8 @@ public struct ModelBuilder {
 
     /// Bumped when a target changes, invalidating cached serial domains and QoS.
     var topologyVersion: Int32 = 0
-    /// Queues with a suspend count above 0, and those suspended through a target.
-    var suspendedQueues = 0
-    var effectivelySuspendedQueues = 0
+    /// Marks the queues of one target-chain walk (`chainSuspended`).
+    var chainWalkStamp: UInt32 = 0
     var defaultRoot: Int32 = -1
     var mainQueue: Int32 = -1
     var plainIOChannel: Int32 = -1
@@ -322,6 +321,11 @@ struct QueueState {
     var suspendCount: Int32 = 0
     var inactive = false
     var effectivelySuspended = false
+    /// The queues that target this one (first of a list linked through their siblings).
+    var firstChild: Int32 = -1
+    var nextSibling: Int32 = -1
+    var previousSibling: Int32 = -1
+    var chainWalkStamp: UInt32 = 0
     var barriersOutstanding: Int32 = 0
     /// Time with one of its own items running; with one item of its serial domain running;
     /// with a barrier outstanding; suspended (itself or through a target).
