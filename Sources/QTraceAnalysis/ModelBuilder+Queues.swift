@@ -151,7 +151,7 @@ extension ModelBuilder {
         var cur = queueState[Int(q)].target
         while cur >= 0 && path.count <= 64 {
             if cur == q {
-                appendObservation(&model.targetLoops, TargetLoop(time: now, queues: path.map { Int($0) }))
+                Self.appendObservation(&model.targetLoops, TargetLoop(time: now, queues: path.map { Int($0) }))
                 return
             }
             if path.contains(cur) { return } // a loop that does not pass through q: already reported
@@ -238,7 +238,7 @@ extension ModelBuilder {
             }
             queueState[q].suspendCount -= 1
             if queueState[q].suspendCount == 0 {
-                closeLastSuspension(&queues[q].suspensions)
+                Self.closeLastSuspension(&queues[q].suspensions, at: now)
                 updateSuspension(from: ref.index)
             }
         case .source:
@@ -250,13 +250,16 @@ extension ModelBuilder {
                 return
             }
             sourceState[s].suspendCount -= 1
-            if sourceState[s].suspendCount == 0 { closeLastSuspension(&model.sources[s].suspensions) }
+            if sourceState[s].suspendCount == 0 { Self.closeLastSuspension(&model.sources[s].suspensions, at: now) }
         default: break
         }
     }
 
-    func closeLastSuspension(_ list: inout [SuspendInterval]) {
-        if let last = list.indices.last, list[last].end == nil { list[last].end = now }
+    /// Static, as `appendObservation`: a method of self given an inout part of self makes
+    /// Swift copy the builder for the call, and the copy shares the model's arrays, so the
+    /// write then copied all of them (all sources, per source activation: quadratic).
+    static func closeLastSuspension(_ list: inout [SuspendInterval], at time: UInt64) {
+        if let last = list.indices.last, list[last].end == nil { list[last].end = time }
     }
 
     /// A queue is effectively suspended when it or any queue on its target chain is suspended

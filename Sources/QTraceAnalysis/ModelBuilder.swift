@@ -203,7 +203,7 @@ public struct ModelBuilder {
         for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
         if var x = explosion {
             x.end = end
-            if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&model.threadExplosions, x) }
+            if x.end - x.start >= Thresholds.threadExplosionMinNs { Self.appendObservation(&model.threadExplosions, x) }
             explosion = nil
         }
     }
@@ -219,7 +219,8 @@ public struct ModelBuilder {
         return model
     }
 
-    func appendObservation<T>(_ list: inout [T], _ value: T) {
+    /// Static: see `closeLastSuspension`.
+    static func appendObservation<T>(_ list: inout [T], _ value: T) {
         if list.count < Self.maxObservations { list.append(value) }
     }
 }
