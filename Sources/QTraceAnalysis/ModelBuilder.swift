@@ -275,9 +275,16 @@ public struct AnalysisResult: Sendable {
     public var findings: [Finding]
 
     public init(model: TraceModel) {
+        let statistics = TraceStatistics(model: model)
+        self.init(model: model, statistics: statistics,
+                  findings: Diagnostics.findings(model: model, statistics: statistics))
+    }
+
+    /// From parts computed one by one (e.g. to show each phase's progress).
+    public init(model: TraceModel, statistics: TraceStatistics, findings: [Finding]) {
         self.model = model
-        statistics = TraceStatistics(model: model)
-        findings = Diagnostics.findings(model: model, statistics: statistics)
+        self.statistics = statistics
+        self.findings = findings
     }
 }
 
