@@ -28,6 +28,7 @@ over a few queues, so the event count stays comparable):
 import argparse
 import os
 import pathlib
+import signal
 import struct
 import subprocess
 import sys
@@ -52,6 +53,7 @@ SEM_CREATE, SEM_WAIT_BEGIN, SEM_WAIT_END, SEM_SIGNAL = 40, 41, 42, 43
 SOURCE_CREATE, SOURCE_SET_TIMER, SOURCE_SET_HANDLER = 50, 51, 52
 SOURCE_HANDLER_BEGIN, SOURCE_HANDLER_END = 54, 55
 KIND_ASYNC, KIND_GROUP_ASYNC = 1, 6
+FOREVER = 2**64 - 1  # a dispatch_time_t without timeout
 
 
 class TraceFile:
@@ -210,34 +212,36 @@ def gen_groups(w, n, items):
         t.record(MAIN_TID, GROUP_ENTER, 0, (group,))
         w.item(w.base[g % len(w.base)], worker, KIND_GROUP_ASYNC, group)
         t.record(worker, GROUP_LEAVE, 0, (group,))
-        t.record(MAIN_TID, GROUP_WAIT_BEGIN, 0, (group, 2**64 - 1))
+        t.record(MAIN_TID, GROUP_WAIT_BEGIN, 0, (group, FOREVER))
         t.record(MAIN_TID, GROUP_WAIT_END, 0, (group,))
     w.items(items)
 
 
-def gen_semaphores(w, n, items):
-    t = w.t
-    for s in range(n):
-        sem = 0x30000000 + s * 0x100
-        t.record(MAIN_TID, SEM_CREATE, 0, (sem, 0))
-        t.record(MAIN_TID, SEM_WAIT_BEGIN, 0, (sem, 2**64 - 1))
-        t.record(w.workers[s % len(w.workers)], SEM_SIGNAL, 1, (sem,))
-        t.record(MAIN_TID, SEM_WAIT_END, 2, (sem,))
+# The records of one semaphore's and one source's life: (thread, type, arg, payload), with
+# OBJECT for the object's address and WORKER for a worker thread.
+OBJECT, WORKER = "object", "worker"
+SEMAPHORE_LIFE = [(MAIN_TID, SEM_CREATE, 0, (OBJECT, 0)), (MAIN_TID, SEM_WAIT_BEGIN, 0, (OBJECT, FOREVER)),
+                  (WORKER, SEM_SIGNAL, 1, (OBJECT,)), (MAIN_TID, SEM_WAIT_END, 2, (OBJECT,))]
+SOURCE_LIFE = [(MAIN_TID, SOURCE_CREATE, 1, (OBJECT, 0, 0, "queue")), (MAIN_TID, SOURCE_SET_TIMER, 0, (OBJECT, 0, 1_000_000, 0)),
+               (MAIN_TID, SOURCE_SET_HANDLER, 0, (OBJECT,)), (MAIN_TID, ACTIVATE, 0, (OBJECT,)),
+               (WORKER, SOURCE_HANDLER_BEGIN, 0, (OBJECT, 1)), (WORKER, SOURCE_HANDLER_END, 0, (OBJECT,))]
+
+
+def gen_lives(w, n, items, life, base):
+    """n objects living `life` each (their handlers on the base queues), then the items."""
+    for k in range(n):
+        names = {OBJECT: base + k * 0x100, WORKER: w.workers[k % len(w.workers)], "queue": w.base[k % len(w.base)]}
+        for tid, rtype, arg, words in life:
+            w.t.record(names.get(tid, tid), rtype, arg, tuple(names.get(x, x) if isinstance(x, str) else x for x in words))
     w.items(items)
+
+
+def gen_semaphores(w, n, items):
+    gen_lives(w, n, items, SEMAPHORE_LIFE, 0x30000000)
 
 
 def gen_sources(w, n, items):
-    t = w.t
-    for s in range(n):
-        source = 0x40000000 + s * 0x100
-        worker = w.workers[s % len(w.workers)]
-        t.record(MAIN_TID, SOURCE_CREATE, 1, (source, 0, 0, w.base[s % len(w.base)]))
-        t.record(MAIN_TID, SOURCE_SET_TIMER, 0, (source, 0, 1_000_000, 0))
-        t.record(MAIN_TID, SOURCE_SET_HANDLER, 0, (source,))
-        t.record(MAIN_TID, ACTIVATE, 0, (source,))
-        t.record(worker, SOURCE_HANDLER_BEGIN, 0, (source, 1))
-        t.record(worker, SOURCE_HANDLER_END, 0, (source,))
-    w.items(items)
+    gen_lives(w, n, items, SOURCE_LIFE, 0x40000000)
 
 
 def gen_pending(w, n, items):
@@ -306,24 +310,25 @@ def write_traces(dim, n, items, out):
     return [str(path)], trace.events
 
 
-def measure(command, timeout):
-    """Wall seconds and peak RSS (MiB) of one run, or None after `timeout` seconds."""
+def measure(command, timeout, out):
+    """Wall seconds and peak RSS (MiB) of one run, or None after `timeout` seconds. The RSS
+    comes from /usr/bin/time: a child forked from this script starts with the script's own
+    peak (Linux keeps the high-water mark across exec), its grandchild does not."""
+    usage = out / "time.txt"
     start = time.monotonic()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid != 0:
-            break
-        if time.monotonic() > deadline:
-            process.kill()
-            os.wait4(process.pid, 0)
-            return None
-        time.sleep(0.01)
+    # A session of its own: on a timeout the whole group goes (time and qtrace).
+    process = subprocess.Popen(["/usr/bin/time", "-o", str(usage), "-f", "%M", *command], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        return None
     elapsed = time.monotonic() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit("failed: %s\n%s" % (" ".join(command), process.stderr.read().decode(errors="replace")))
-    return elapsed, usage.ru_maxrss / 1024
+    if process.returncode != 0:
+        sys.exit("failed: %s\n%s" % (" ".join(command), stderr.decode(errors="replace")))
+    return elapsed, int(usage.read_text().split()[-1]) / 1024
 
 
 def fmt(result, previous):
@@ -360,8 +365,8 @@ def main():
             paths, events = write_traces(dim, n, args.items, out)
             stats = None
             if dim != "processes":
-                stats = measure([args.qtrace, "stats", "--json", paths[0], "-o", str(out / "stats.json")], args.timeout)
-            report = measure([args.qtrace, "report", *paths, "-o", str(out / "report.html")], args.timeout)
+                stats = measure([args.qtrace, "stats", "--json", paths[0], "-o", str(out / "stats.json")], args.timeout, out)
+            report = measure([args.qtrace, "report", *paths, "-o", str(out / "report.html")], args.timeout, out)
             s = fmt(stats, previous_stats) if dim != "processes" else ("–", "", "")
             r = fmt(report, previous_report)
             print("| %s | %s %s | %s | %s | %s | %s | %s | %s | %s |" % (
