@@ -178,7 +178,7 @@ extension ModelBuilder {
         }
         let itemQoS = items[i].qosRaw, blockerQoS = items[Int(blocker)].qosRaw
         if itemQoS != 0 && blockerQoS != 0 && itemQoS > blockerQoS && blockedFor >= Thresholds.priorityInversionMinWaitNs {
-            appendObservation(&model.priorityInversions,
+            Self.appendObservation(&model.priorityInversions,
                               PriorityInversion(item: i, blocker: Int(blocker), queue: q, waitNs: blockedFor,
                                                 itemQoS: itemQoS, blockerQoS: blockerQoS))
         }
@@ -287,7 +287,7 @@ extension ModelBuilder {
         while cur >= 0 && steps < 64 {
             let needsExclusive = queues[Int(cur)].kind.isSerial || (steps == 0 && exclusive)
             if needsExclusive && holds(t, cur) {
-                appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
+                Self.appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
                                                                    queue: Int(q), heldQueue: Int(cur),
                                                                    item: item < 0 ? nil : Int(item)))
                 return
@@ -319,7 +319,7 @@ extension ModelBuilder {
             guard holder >= 0 else { return }
             if holder == t {
                 if cycleThreads.count > 1 {
-                    appendObservation(&model.syncCycles, SyncCycle(time: now, threads: cycleThreads.map { Int($0) },
+                    Self.appendObservation(&model.syncCycles, SyncCycle(time: now, threads: cycleThreads.map { Int($0) },
                                                                    queues: cycleQueues.map { Int($0) }))
                 }
                 return
@@ -337,7 +337,7 @@ extension ModelBuilder {
         let q: Int32? = e.a == 0 ? nil : queue(address: e.a)
         let held: Int32? = e.b == 0 ? nil : queue(address: e.b)
         let waiting = threadState[Int(t)].stack.last { $0.kind == .blocked && $0.cause == .sync }
-        appendObservation(&model.deadlocks, DeadlockReport(
+        Self.appendObservation(&model.deadlocks, DeadlockReport(
             time: now, thread: Int(t), kind: e.arg == 2 ? .apply : .sync, origin: .shim,
             queue: q.map { Int($0) }, heldQueue: held.map { Int($0) },
             item: waiting.map { Int(threads[Int(t)].blocked[Int($0.index)].item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))

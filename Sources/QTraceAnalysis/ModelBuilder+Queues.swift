@@ -28,10 +28,11 @@ extension ModelBuilder {
             queues[Int(q)].suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
         }
         queueState.append(state)
+        linkToTarget(q)
         if origin != .defaultRoot { objects.store(ObjectRef(kind: .queue, index: q), at: address) }
-        topologyVersion &+= 1
-        if inactive { suspendedQueues += 1 }
-        // Nothing targets a new queue yet: only its own state can be suspended.
+        // Nothing targets a new queue yet: no cached chain changes (no topology bump, which
+        // would make every queue's cache miss in a trace that keeps creating queues), and its
+        // target's suspension state already holds for it.
         let suspended = inactive || (target >= 0 && queueState[Int(target)].effectivelySuspended)
         if suspended {
             queueState[Int(q)].effectivelySuspended = true
@@ -130,12 +131,14 @@ extension ModelBuilder {
         case .queue:
             let q = Int(ref.index)
             let old = queueState[q].target
+            unlinkFromTarget(ref.index)
             queueState[q].target = newTarget
+            linkToTarget(ref.index)
             queues[q].target = opt(newTarget)
             queues[q].targetChanges.append(TargetChange(time: now, from: opt(old), to: opt(newTarget)))
             topologyVersion &+= 1
             checkTargetLoop(ref.index)
-            recomputeSuspension()
+            updateSuspension(from: ref.index)
         case .source:
             model.sources[Int(ref.index)].queue = Int(newTarget)
         default: break
@@ -148,7 +151,7 @@ extension ModelBuilder {
         var cur = queueState[Int(q)].target
         while cur >= 0 && path.count <= 64 {
             if cur == q {
-                appendObservation(&model.targetLoops, TargetLoop(time: now, queues: path.map { Int($0) }))
+                Self.appendObservation(&model.targetLoops, TargetLoop(time: now, queues: path.map { Int($0) }))
                 return
             }
             if path.contains(cur) { return } // a loop that does not pass through q: already reported
@@ -208,9 +211,8 @@ extension ModelBuilder {
             let q = Int(ref.index)
             queueState[q].suspendCount += 1
             if queueState[q].suspendCount == 1 {
-                suspendedQueues += 1
                 queues[q].suspensions.append(SuspendInterval(start: now, end: nil, initial: false))
-                recomputeSuspension()
+                updateSuspension(from: ref.index)
             }
         case .source:
             let s = Int(ref.index)
@@ -236,9 +238,8 @@ extension ModelBuilder {
             }
             queueState[q].suspendCount -= 1
             if queueState[q].suspendCount == 0 {
-                suspendedQueues -= 1
-                closeLastSuspension(&queues[q].suspensions)
-                recomputeSuspension()
+                Self.closeLastSuspension(&queues[q].suspensions, at: now)
+                updateSuspension(from: ref.index)
             }
         case .source:
             let s = Int(ref.index)
@@ -249,46 +250,80 @@ extension ModelBuilder {
                 return
             }
             sourceState[s].suspendCount -= 1
-            if sourceState[s].suspendCount == 0 { closeLastSuspension(&model.sources[s].suspensions) }
+            if sourceState[s].suspendCount == 0 { Self.closeLastSuspension(&model.sources[s].suspensions, at: now) }
         default: break
         }
     }
 
-    func closeLastSuspension(_ list: inout [SuspendInterval]) {
-        if let last = list.indices.last, list[last].end == nil { list[last].end = now }
+    /// Static, as `appendObservation`: a method of self given an inout part of self makes
+    /// Swift copy the builder for the call, and the copy shares the model's arrays, so the
+    /// write then copied all of them (all sources, per source activation: quadratic).
+    static func closeLastSuspension(_ list: inout [SuspendInterval], at time: UInt64) {
+        if let last = list.indices.last, list[last].end == nil { list[last].end = time }
     }
 
-    /// A queue is effectively suspended when it or any queue it targets is suspended. After
-    /// a suspend, resume or retarget, one memoised pass over the queues (skipped when nothing
-    /// is or was suspended, the common case).
-    mutating func recomputeSuspension() {
-        guard suspendedQueues > 0 || effectivelySuspendedQueues > 0 else { return }
-        // 0 unknown, 1 running, 2 suspended.
-        var memo = [UInt8](repeating: 0, count: queueState.count)
-        var path: [Int32] = []
-        for q in queueState.indices where memo[q] == 0 {
-            path.removeAll(keepingCapacity: true)
-            var cur = Int32(q)
-            var result: UInt8 = 1
-            while cur >= 0 && path.count < 64 {
-                if memo[Int(cur)] != 0 { result = memo[Int(cur)]; break }
-                path.append(cur)
-                if queueState[Int(cur)].suspendCount > 0 { result = 2; break }
-                cur = queueState[Int(cur)].target
-            }
-            // Every queue on the path shares the result of the first suspended or known queue
-            // above it (queues above a suspended one keep their own: they were not walked).
-            for p in path { memo[Int(p)] = result }
-        }
-        effectivelySuspendedQueues = 0
-        for q in queueState.indices {
-            let suspended = memo[q] == 2
-            if suspended { effectivelySuspendedQueues += 1 }
-            if suspended != queueState[q].effectivelySuspended {
-                queueState[q].effectivelySuspended = suspended
-                queueState[q].suspended.set(suspended, at: now)
+    /// A queue is effectively suspended when it or any queue on its target chain is suspended
+    /// (or inactive). Kept incrementally: after a change to `q`'s own count or target, only
+    /// `q` and the queues below it can change, and a queue whose state stays as it was shields
+    /// everything below it. Cost: the length of `q`'s chain plus the queues that flip.
+    mutating func updateSuspension(from q: Int32) {
+        let suspended = chainSuspended(q)
+        guard suspended != queueState[Int(q)].effectivelySuspended else { return }
+        setEffectivelySuspended(q, suspended)
+        // Every queue reached below q flips to q's new state unless its own count keeps it
+        // suspended; q itself is reached again only through a target loop.
+        var stack: [Int32] = [q]
+        while let parent = stack.popLast() {
+            var child = queueState[Int(parent)].firstChild
+            while child >= 0 {
+                let next = queueState[Int(child)].nextSibling
+                let childSuspended = suspended || queueState[Int(child)].suspendCount > 0
+                if child != q && childSuspended != queueState[Int(child)].effectivelySuspended {
+                    setEffectivelySuspended(child, childSuspended)
+                    stack.append(child)
+                }
+                child = next
             }
         }
+    }
+
+    /// Whether `q` or a queue on its target chain has a suspend count (a target loop is walked once).
+    mutating func chainSuspended(_ q: Int32) -> Bool {
+        chainWalkStamp &+= 1
+        var cur = q
+        while cur >= 0 && queueState[Int(cur)].chainWalkStamp != chainWalkStamp {
+            if queueState[Int(cur)].suspendCount > 0 { return true }
+            queueState[Int(cur)].chainWalkStamp = chainWalkStamp
+            cur = queueState[Int(cur)].target
+        }
+        return false
+    }
+
+    mutating func setEffectivelySuspended(_ q: Int32, _ suspended: Bool) {
+        queueState[Int(q)].effectivelySuspended = suspended
+        queueState[Int(q)].suspended.set(suspended, at: now)
+    }
+
+    /// Adds `q` to its target's list of the queues that target it (an intrusive doubly linked
+    /// list: relinking on a retarget is O(1)).
+    mutating func linkToTarget(_ q: Int32) {
+        let parent = queueState[Int(q)].target
+        guard parent >= 0 else { return }
+        let head = queueState[Int(parent)].firstChild
+        queueState[Int(q)].nextSibling = head
+        queueState[Int(q)].previousSibling = -1
+        if head >= 0 { queueState[Int(head)].previousSibling = q }
+        queueState[Int(parent)].firstChild = q
+    }
+
+    mutating func unlinkFromTarget(_ q: Int32) {
+        let parent = queueState[Int(q)].target
+        guard parent >= 0 else { return }
+        let previous = queueState[Int(q)].previousSibling, next = queueState[Int(q)].nextSibling
+        if previous >= 0 { queueState[Int(previous)].nextSibling = next } else { queueState[Int(parent)].firstChild = next }
+        if next >= 0 { queueState[Int(next)].previousSibling = previous }
+        queueState[Int(q)].previousSibling = -1
+        queueState[Int(q)].nextSibling = -1
     }
 
     // MARK: Backlog

@@ -255,7 +255,7 @@ extension ModelBuilder {
             explosion!.peakBlockedWorkers = Swift.max(explosion!.peakBlockedWorkers, Int(blockedWorkers))
         } else if var x = explosion {
             x.end = now
-            if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&model.threadExplosions, x) }
+            if x.end - x.start >= Thresholds.threadExplosionMinNs { Self.appendObservation(&model.threadExplosions, x) }
             explosion = nil
         }
     }

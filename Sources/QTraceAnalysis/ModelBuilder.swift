@@ -67,9 +67,8 @@ public struct ModelBuilder {
 
     /// Bumped when a target changes, invalidating cached serial domains and QoS.
     var topologyVersion: Int32 = 0
-    /// Queues with a suspend count above 0, and those suspended through a target.
-    var suspendedQueues = 0
-    var effectivelySuspendedQueues = 0
+    /// Marks the queues of one target-chain walk (`chainSuspended`).
+    var chainWalkStamp: UInt32 = 0
     var defaultRoot: Int32 = -1
     var mainQueue: Int32 = -1
     var plainIOChannel: Int32 = -1
@@ -204,7 +203,7 @@ public struct ModelBuilder {
         for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
         if var x = explosion {
             x.end = end
-            if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&model.threadExplosions, x) }
+            if x.end - x.start >= Thresholds.threadExplosionMinNs { Self.appendObservation(&model.threadExplosions, x) }
             explosion = nil
         }
     }
@@ -220,7 +219,8 @@ public struct ModelBuilder {
         return model
     }
 
-    func appendObservation<T>(_ list: inout [T], _ value: T) {
+    /// Static: see `closeLastSuspension`.
+    static func appendObservation<T>(_ list: inout [T], _ value: T) {
         if list.count < Self.maxObservations { list.append(value) }
     }
 }
@@ -275,9 +275,16 @@ public struct AnalysisResult: Sendable {
     public var findings: [Finding]
 
     public init(model: TraceModel) {
+        let statistics = TraceStatistics(model: model)
+        self.init(model: model, statistics: statistics,
+                  findings: Diagnostics.findings(model: model, statistics: statistics))
+    }
+
+    /// From parts computed one by one (e.g. to show each phase's progress).
+    public init(model: TraceModel, statistics: TraceStatistics, findings: [Finding]) {
         self.model = model
-        statistics = TraceStatistics(model: model)
-        findings = Diagnostics.findings(model: model, statistics: statistics)
+        self.statistics = statistics
+        self.findings = findings
     }
 }
 
@@ -322,6 +329,11 @@ struct QueueState {
     var suspendCount: Int32 = 0
     var inactive = false
     var effectivelySuspended = false
+    /// The queues that target this one (first of a list linked through their siblings).
+    var firstChild: Int32 = -1
+    var nextSibling: Int32 = -1
+    var previousSibling: Int32 = -1
+    var chainWalkStamp: UInt32 = 0
     var barriersOutstanding: Int32 = 0
     /// Time with one of its own items running; with one item of its serial domain running;
     /// with a barrier outstanding; suspended (itself or through a target).

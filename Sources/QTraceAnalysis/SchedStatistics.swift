@@ -108,11 +108,16 @@ extension RuleContext {
     /// the kernel (sleep, blocking I/O, locks) holds threads without using a CPU.
     mutating func schedBlockedInItems() {
         guard let sched = stats.sched else { return }
-        for q in sched.queues where q.mostlySleepingItems > 0 && q.sleepShare >= SchedStatistics.mostlySleepingShare
-            && q.sleepingNs >= Thresholds.blockedInItemsMinNs {
+        let flagged = sched.queues.filter {
+            $0.mostlySleepingItems > 0 && $0.sleepShare >= SchedStatistics.mostlySleepingShare
+                && $0.sleepingNs >= Thresholds.blockedInItemsMinNs
+        }
+        guard !flagged.isEmpty else { return }
+        let spans = itemSpans(ofQueues: Set(flagged.map(\.queue)))
+        for q in flagged {
             let queue = model.queues[q.queue]
             let severity: Severity = queue.kind == .main ? .error : .warning
-            let span = itemSpan(ofQueue: q.queue)
+            let span = spans[q.queue] ?? (0, model.endTime)
             add("sched.blocked-in-items", severity, span.start, span.end, [queueRef(q.queue)],
                 "items of \(self.q(q.queue)) were blocked (sleeping in the kernel) \(formatPercent(q.sleepShare)) of their "
                     + "\(formatDuration(q.wallNs)) run time (\(q.mostlySleepingItems) of \(q.items) items mostly slept): "
@@ -121,14 +126,21 @@ extension RuleContext {
         }
     }
 
-    private func itemSpan(ofQueue q: Int) -> (start: UInt64, end: UInt64) {
-        var start = UInt64.max, end: UInt64 = 0
-        for item in model.items where item.queueIndex == Int32(q) {
-            guard let s = item.started else { continue }
-            start = Swift.min(start, s)
-            end = Swift.max(end, item.ended ?? model.endTime)
+    /// From the first start to the last end of each queue's started items, in one pass over
+    /// the items for all the queues (not one per queue).
+    private func itemSpans(ofQueues queues: Set<Int>) -> [Int: (start: UInt64, end: UInt64)] {
+        var spans: [Int: (start: UInt64, end: UInt64)] = [:]
+        for item in model.items where item.queueIndex >= 0 && queues.contains(Int(item.queueIndex)) {
+            guard let start = item.started else { continue }
+            let end = item.ended ?? model.endTime
+            let q = Int(item.queueIndex)
+            if let span = spans[q] {
+                spans[q] = (Swift.min(span.start, start), Swift.max(span.end, end))
+            } else {
+                spans[q] = (start, end)
+            }
         }
-        return start == .max ? (0, model.endTime) : (start, end)
+        return spans
     }
 }
 

@@ -103,34 +103,38 @@ public struct QueueStats: Sendable, Codable {
     public var busyShare: Double = 0
     public var threadsServed = 0
 
-    /// Queues with items are processed in batches: each batch is one sequential pass over the
-    /// items (cache-friendly) with one set of recorders per queue of the batch, which bounds
-    /// the histograms alive at once.
-    static let queuesPerPass = 64
-
+    /// Each queue's items in one run over them, through an index of the items grouped by
+    /// queue: one set of recorders alive at a time, and no pass over all the items per queue
+    /// (a trace of many queues would make that quadratic).
     static func all(_ model: TraceModel) -> [QueueStats] {
-        var itemCounts = [Int](repeating: 0, count: model.queues.count)
-        for item in model.items where item.queueIndex >= 0 { itemCounts[Int(item.queueIndex)] += 1 }
         var out = model.queues.indices.map { QueueStats(model, $0) }
-        let active = model.queues.indices.filter { itemCounts[$0] > 0 }
-        var slotOfQueue = [Int32](repeating: -1, count: model.queues.count)
-        var batch = [Accumulation](repeating: Accumulation(), count: Swift.min(queuesPerPass, active.count))
+        let grouped = itemsByQueue(model)
+        var accumulation = Accumulation()
         var threadQueuePairs = ThreadQueuePairs(model) // distinct (thread, queue) pairs seen
-        var first = 0
-        while first < active.count {
-            let queues = active[first..<Swift.min(first + queuesPerPass, active.count)]
-            for (slot, q) in queues.enumerated() { slotOfQueue[q] = Int32(slot) }
-            for item in model.items where item.queueIndex >= 0 {
-                let slot = slotOfQueue[Int(item.queueIndex)]
-                if slot >= 0 { batch[Int(slot)].add(item, &threadQueuePairs) }
+        for q in model.queues.indices where grouped.starts[q] < grouped.starts[q + 1] {
+            for i in grouped.items[grouped.starts[q]..<grouped.starts[q + 1]] {
+                accumulation.add(model.items[Int(i)], &threadQueuePairs)
             }
-            for (slot, q) in queues.enumerated() {
-                out[q].apply(&batch[slot], model)
-                slotOfQueue[q] = -1
-            }
-            first += queuesPerPass
+            out[q].apply(&accumulation, model)
         }
         return out
+    }
+
+    /// Item indices grouped by queue, each queue's in item order (a counting sort); queue q's
+    /// are `items[starts[q]..<starts[q + 1]]`.
+    static func itemsByQueue(_ model: TraceModel) -> (items: [Int32], starts: [Int]) {
+        let n = model.queues.count
+        var starts = [Int](repeating: 0, count: n + 1)
+        for item in model.items where item.queueIndex >= 0 { starts[Int(item.queueIndex) + 1] += 1 }
+        for q in 0..<n { starts[q + 1] += starts[q] }
+        var next = starts
+        var items = [Int32](repeating: 0, count: starts[n])
+        for (i, item) in model.items.enumerated() where item.queueIndex >= 0 {
+            let q = Int(item.queueIndex)
+            items[next[q]] = Int32(i)
+            next[q] += 1
+        }
+        return (items, starts)
     }
 
     /// Identity and build-time facts; item statistics come from `apply`.
@@ -182,6 +186,14 @@ public struct QueueStats: Sendable, Codable {
                 threads += 1
             }
         }
+
+        /// Ready for the next queue, keeping the recorders (a new one allocates a histogram).
+        mutating func reset() {
+            waits.reset(); runs.reset(); syncs.reset()
+            queue = -1
+            items = 0; completed = 0; pending = 0; running = 0; sync = 0; barrier = 0; handlers = 0; threads = 0
+            runSum = 0
+        }
     }
 
     mutating func apply(_ a: inout Accumulation, _ model: TraceModel) {
@@ -199,7 +211,7 @@ public struct QueueStats: Sendable, Codable {
         let duration = model.duration
         throughputPerSecond = duration == 0 ? 0 : Double(completed) * 1e9 / Double(duration)
         widthMean = share(a.runSum, of: busyNs)
-        a = Accumulation()
+        a.reset()
     }
 }
 

@@ -214,9 +214,10 @@ struct ReportEncoder {
     /// Writes one table per counter series and returns their header entries.
     private mutating func writeCounters() -> [JSONValue] {
         var out: [JSONValue] = []
+        let rows = input.counters.contains { $0.kind == .backlog } ? rowsByQueue() : []
         for (k, series) in input.counters.enumerated() {
             if series.kind == .backlog, input.queues.indices.contains(series.queueIndex),
-               CounterSteps.normalized(series.timesNs, series.values) == derivedBacklog(series.queueIndex)
+               CounterSteps.normalized(series.timesNs, series.values) == derivedBacklog(rows[series.queueIndex])
             {
                 // The viewer recomputes it from the items: no bytes needed.
                 out.append(.object([
@@ -252,10 +253,20 @@ struct ReportEncoder {
         return out
     }
 
-    /// A queue's backlog as the items give it: +1 at each enqueue, -1 at each start.
-    private func derivedBacklog(_ queue: Int) -> CounterSteps.Normalized {
+    /// The layout rows of each queue's items, in one pass (not one pass per queue).
+    private func rowsByQueue() -> [[Int32]] {
+        var rows = [[Int32]](repeating: [], count: input.queues.count)
+        for row in layout.order.indices {
+            let queue = Int(input.items.queue[Int(layout.order[row])])
+            if rows.indices.contains(queue) { rows[queue].append(Int32(row)) }
+        }
+        return rows
+    }
+
+    /// A queue's backlog as its items' rows give it: +1 at each enqueue, -1 at each start.
+    private func derivedBacklog(_ rows: [Int32]) -> CounterSteps.Normalized {
         var changes: [(time: Int64, delta: Int64)] = []
-        for row in layout.order.indices where input.items.queue[Int(layout.order[row])] == Int32(queue) {
+        for row in rows.lazy.map({ Int($0) }) {
             changes.append((layout.enqueue[row], 1))
             if layout.flags[row] & ItemFlags.neverStarted == 0 { changes.append((layout.start[row], -1)) }
         }

@@ -18,6 +18,7 @@ let badInputExitCode: Int32 = 2
 
 /// Prints `qtrace COMMAND: error: MESSAGE` on stderr and exits with `badInputExitCode`.
 func fail(_ command: String, _ message: String) -> ExitCode {
+    ProgressLine.shared.finish()
     writeStderr("qtrace \(command): error: \(terminalSafe(message))\n")
     return ExitCode(badInputExitCode)
 }
@@ -76,37 +77,16 @@ func openTrace(_ path: String, named name: String? = nil, command: String) throw
 
 /// Analyses an open trace, with progress on a terminal.
 func analyse(_ file: TraceFile, command: String) -> AnalysisResult {
-    var progress = Progress(total: file.eventCount)
-    var model = Analysis.buildModel(file: file, progressEvery: Progress.every) { progress.update($0) }
-    progress.finish()
+    let progress = ProgressLine.shared
+    progress.phase("analysing", total: file.eventCount)
+    var model = Analysis.buildModel(file: file, progressEvery: 1 << 20) { progress.events($0) }
+    progress.phase("symbolizing")
     symbolize(&model, command: command)
-    return AnalysisResult(model: model)
-}
-
-/// "analysing 42% (1.2M of 3.0M events)" on stderr, only on a terminal and only once the
-/// work has taken a second.
-struct Progress {
-    let total: Int
-    let enabled = isatty(STDERR_FILENO) == 1
-    let startedAt = ContinuousClock.now
-    var shown = false
-    /// Events between two looks at the clock (a power of two).
-    static let every = 1 << 20
-
-    init(total: Int) { self.total = total }
-
-    mutating func update(_ done: Int) {
-        guard enabled, ContinuousClock.now - startedAt > .seconds(1) else { return }
-        shown = true
-        let percent = total > 0 ? min(100, done * 100 / total) : 0
-        writeStderr("\rqtrace: analysing \(percent)% (\(millions(done)) of \(millions(total)) events)")
-    }
-
-    mutating func finish() {
-        if shown { writeStderr("\r\u{1b}[K") }
-    }
-
-    private func millions(_ n: Int) -> String { "\(n / 1_000_000).\((n / 100_000) % 10)M" }
+    progress.phase("computing statistics")
+    let statistics = TraceStatistics(model: model)
+    progress.phase("looking for findings")
+    let findings = Diagnostics.findings(model: model, statistics: statistics)
+    return AnalysisResult(model: model, statistics: statistics, findings: findings)
 }
 
 /// A trace (a .qtrace file or an LTTng trace directory: process `pid`, or its only one) or a
@@ -124,6 +104,7 @@ func loadSummary(_ path: String, command: String, pid: Int32? = nil) throws -> A
     let inputs = try TraceInputs.open([path], command: command)
     defer { inputs.removeTemporaryFiles() }
     let process = try inputs.single(pid: pid, command: command)
+    defer { ProgressLine.shared.finish() }
     return AnalysisSummary(result: try analyseTrace(process, command: command), tracePath: path,
                            generator: "qtrace \(qtraceVersion)")
 }
@@ -148,14 +129,20 @@ private func readIfJSON(_ path: String) -> Data? {
     return nil
 }
 
-/// Writes `text` to `path` (nil or "-": stdout).
+/// Writes `text` to `path` (nil or "-": stdout); a file only once complete (`writeAtomically`).
 func writeOutput(_ text: String, to path: String?, command: String) throws {
     guard let path, path != "-" else {
         writeStdout(text)
         return
     }
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    guard fd >= 0 else { throw fail(command, "cannot write '\(path)': \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    guard writeAll(fd, text) else { throw fail(command, "cannot write '\(path)': \(String(cString: strerror(errno)))") }
+    do {
+        try writeAtomically(path) { target in
+            let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            guard fd >= 0 else { throw AtomicWriteError(errno: errno) }
+            defer { close(fd) }
+            guard writeAll(fd, text) else { throw AtomicWriteError(errno: errno) }
+        }
+    } catch {
+        throw fail(command, "cannot write '\(path)': \(error)")
+    }
 }

@@ -34,12 +34,16 @@ struct Export: ParsableCommand {
         let trace = Report.withoutTrailingSlash(traces[0])
         let base = trace.hasSuffix(".qtrace") ? String(trace.dropLast(7)) : trace
         let path = output ?? base + ".json"
+        Interruption.install(command: "export")
         let input = try ReportGeneration.input(tracePaths: traces, command: "export")
+        ProgressLine.shared.phase("writing the Chrome trace")
         do {
-            try ReportWriter.exportChromeJSON(input, to: path)
+            try writeAtomically(path) { try ReportWriter.exportChromeJSON(input, to: $0) }
         } catch {
+            ProgressLine.shared.finish()
             throw fail("export", "cannot write '\(path)': \(error)")
         }
+        ProgressLine.shared.finish()
         writeStderr("qtrace: exported: \(path)\n")
     }
 }

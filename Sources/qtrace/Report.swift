@@ -31,13 +31,17 @@ struct Report: ParsableCommand {
     }
 
     func run() throws {
+        Interruption.install(command: "report")
         let path = output ?? Record.reportPath(for: Report.withoutTrailingSlash(traces[0]))
         let input = try ReportGeneration.input(tracePaths: traces, command: "report")
+        ProgressLine.shared.phase("writing the report")
         do {
-            try ReportWriter.write(input, to: path)
+            try writeAtomically(path) { try ReportWriter.write(input, to: $0) }
         } catch {
+            ProgressLine.shared.finish()
             throw fail("report", "cannot write '\(path)': \(error)")
         }
+        ProgressLine.shared.finish()
         writeStderr("qtrace: report: \(path)\n")
     }
 

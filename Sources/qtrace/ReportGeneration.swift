@@ -17,8 +17,9 @@ enum ReportGeneration {
     /// The report input of one process.
     static func input(process: TraceInput, command: String) throws -> ReportInput {
         let file = try openTrace(process.path, named: process.source, command: command)
-        return ReportInput(analysis: analyse(file, command: command), header: file.header, qtraceVersion: qtraceVersion,
-                           host: process.host)
+        let analysis = analyse(file, command: command)
+        ProgressLine.shared.phase("preparing the report")
+        return ReportInput(analysis: analysis, header: file.header, qtraceVersion: qtraceVersion, host: process.host)
     }
 
     /// Writes one HTML report of all the traces of a recording (the program and every child
@@ -27,11 +28,13 @@ enum ReportGeneration {
     /// rather than costing the program's own.
     static func write(tracePaths: [String], to reportPath: String, progress: Bool) throws {
         guard let main = tracePaths.first else { return }
+        defer { ProgressLine.shared.finish() }
         var perProcess = [try input(process: process(main), command: "record")]
         for path in tracePaths.dropFirst() {
             do { perProcess.append(try input(process: process(path), command: "record")) } catch {}
         }
-        try ReportWriter.write(ReportInput.merged(perProcess), to: reportPath)
+        ProgressLine.shared.phase("writing the report")
+        try writeAtomically(reportPath) { try ReportWriter.write(ReportInput.merged(perProcess), to: $0) }
     }
 
     /// A .qtrace file that `qtrace record` wrote here.

@@ -35,11 +35,14 @@ struct Stats: ParsableCommand {
     var by: StatsGrouping = .queue
 
     func run() throws {
+        Interruption.install(command: "stats")
         let inputs = try TraceInputs.open([trace], command: "stats")
         defer { inputs.removeTemporaryFiles() }
         if json || pid != nil || inputs.processes.count == 1 {
             let process = try inputs.single(pid: pid, command: "stats")
-            try writeOutput(try render(process), to: output, command: "stats")
+            let text = try render(process)
+            ProgressLine.shared.finish()
+            try writeOutput(text, to: output, command: "stats")
             return
         }
         // Several processes: each one's tables under a heading naming it.
@@ -48,11 +51,13 @@ struct Stats: ParsableCommand {
             let name = "process \(process.pid.map(String.init) ?? "?")" + (process.host.isEmpty ? "" : " @ \(process.host)")
             text += "== \(name) ==\n" + (try render(process)) + "\n"
         }
+        ProgressLine.shared.finish()
         try writeOutput(text, to: output, command: "stats")
     }
 
     private func render(_ process: TraceInput) throws -> String {
         let result = try analyseTrace(process, command: "stats")
+        ProgressLine.shared.phase("writing the summary")
         if json {
             let summary = AnalysisSummary(result: result, tracePath: trace, generator: "qtrace \(qtraceVersion)")
             return String(decoding: try summary.jsonData(), as: UTF8.self) + "\n"
