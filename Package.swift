@@ -32,6 +32,8 @@ let package = Package(
             name: "QTraceAnalysis",
             dependencies: ["QTraceFormat", .product(name: "Histogram", package: "hdrhistogram-swift")]
         ),
+        // Terminal rendering of the analysis: the tables of `qtrace stats`, `diff` and `check`.
+        .target(name: "QTraceText", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
         // The static HTML report. Its viewer/ (HTML, JS, CSS) is embedded at build time by the
         // EmbedViewer plugin (ViewerAssets.swift, written into the build directory): nothing
         // generated is committed. viewer/ lives in the target so that adding or removing a file
@@ -57,7 +59,7 @@ let package = Package(
         .executableTarget(
             name: "qtrace",
             dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "QTraceSched", "QTraceSymbols", "CQTraceSys",
+                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "QTraceSched", "QTraceSymbols", "QTraceText", "CQTraceSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -72,7 +74,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
-        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
+        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText"]),
         .testTarget(
             name: "QTraceRecordTests",
             dependencies: [

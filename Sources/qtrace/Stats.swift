@@ -1,5 +1,6 @@
 import ArgumentParser
 import QTraceAnalysis
+import QTraceText
 
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@
 import QTraceFormat
 import XCTest
 @testable import QTraceAnalysis
+import QTraceText
 
 final class CodeIdentityTests: XCTestCase {
     let serial: UInt64 = 0x5000

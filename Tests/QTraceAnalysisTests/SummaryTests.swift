@@ -1,6 +1,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceText
 
 final class SummaryTests: XCTestCase {
     func summary(_ s: TraceScript) -> AnalysisSummary {

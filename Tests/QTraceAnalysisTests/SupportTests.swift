@@ -1,6 +1,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceText
 
 final class SupportTests: XCTestCase {
     func testStepSeriesExactThenCompacted() {

@@ -1,4 +1,5 @@
 // The terminal tables of code identity: CODE (what items ran), BLOCKING CALLS and TASKS.
+import QTraceAnalysis
 import QTraceFormat
 
 /// What `qtrace stats --by` puts first.

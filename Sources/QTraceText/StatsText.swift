@@ -1,5 +1,6 @@
 // The terminal rendering of `qtrace stats`: short tables that fit `width` columns. All text
 // from the trace goes through terminalSafe (TextTable does it for cells).
+import QTraceAnalysis
 import QTraceFormat
 
 public enum StatsText {

@@ -1,4 +1,5 @@
 // The terminal rendering of `qtrace diff`: one block of rows per queue.
+import QTraceAnalysis
 
 public enum DiffText {
     public static func render(_ c: RunComparison, width: Int = 100) -> String {
