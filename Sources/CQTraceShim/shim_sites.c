@@ -249,6 +249,18 @@ static uint32_t site_insert(qt_thread_t *t, unsigned kind, uintptr_t code, uintp
     return e ? e->id : 0;
 }
 
+void qt_sites_after_fork_child(void) {
+    pthread_mutex_init(&g_site_lock, NULL);
+    pthread_mutex_init(&g_scan_lock, NULL);
+    if (g_next_site > 1) memset(g_sites, 0, sizeof g_sites);  // untouched pages stay untouched
+    g_next_site = 1;
+    g_emitted_count = 0;
+    qt_thread_t *t = &qt_tls;
+    t->site_code = t->site_ra = t->site_capture = 0;
+    t->site_id = 0;
+    t->site_is_closure = 0;
+}
+
 uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uintptr_t capture, uintptr_t ra) {
     // A Swift closure's block (generic thunk + closure) is keyed by its capture; a C block's
     // capture is data (a loop index, say) and must not split its site.

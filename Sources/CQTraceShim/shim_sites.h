@@ -36,6 +36,10 @@ static inline void qt_rec_job(qt_thread_t *t, uint64_t id, const void *job, cons
 /// Blocks runtime, the preloaded shim). Called once when the real functions are resolved.
 QT_HIDDEN void qt_sites_init(void);
 
+/// A forked child writes a trace of its own: its sites and modules are announced again there
+/// (the parent's SITE records are in the parent's file), and the locks start free.
+QT_HIDDEN void qt_sites_after_fork_child(void);
+
 /// First captured word of a heap or stack block, 0 when the block captures nothing.
 static inline uintptr_t qt_block_capture(const void *block) {
     const qt_site_block_t *b = block;

@@ -83,7 +83,10 @@ void qtrace_name_thread(const char *name) {
 
 // ---- process life cycle ----
 
-static void after_fork_child(void) { qt_recorder_after_fork_child(); }
+static void after_fork_child(void) {
+    qt_recorder_after_fork_child();
+    qt_sites_after_fork_child();
+}
 
 static void at_exit(void) { qtrace_finish(); }
 

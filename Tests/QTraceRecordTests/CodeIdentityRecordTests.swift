@@ -111,6 +111,24 @@ final class CodeIdentityRecordTests: XCTestCase {
                       "\(s.statistics.waitSites.map(\.location))")
     }
 
+    /// A forked child writes its own trace: its sites must be announced there again, or its
+    /// items would name sites whose records are in the parent's file.
+    func testForkedChildAnnouncesItsOwnSites() throws {
+        let dir = Paths.tempDir("fork-sites")
+        let (run, parent) = record([Paths.fixtures, "fork"], in: dir, name: "fork")
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let childName = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: dir.path)
+            .first { $0.hasPrefix("fork.") && $0 != "fork.qtrace" && $0.hasSuffix(".qtrace") })
+        for trace in [parent, dir.appendingPathComponent(childName).path] {
+            let (s, _) = try summary(trace, cache: dir)
+            XCTAssertFalse(s.statistics.sites.isEmpty, "\(trace): no code sites")
+            XCTAssertTrue(s.statistics.sites.allSatisfy { $0.symbolStatus == "ok" || $0.symbolStatus == "noDebugInfo" },
+                          "\(trace): \(s.statistics.sites.map { ($0.name, $0.symbolStatus) })")
+            XCTAssertTrue(s.statistics.sites.contains { $0.callers.contains { $0.location.contains("main.swift:") } },
+                          "\(trace): \(s.statistics.sites.map(\.callers))")
+        }
+    }
+
     func testStrippedAndRebuiltBinariesAreReportedNotMisnamed() throws {
         let dir = Paths.tempDir("c-stripped")
         let exe = buildCProgram("Tests/Fixtures/c/code_sites.c", in: dir, extraFlags: ["-g", "-Wl,--build-id=0x1111"])
