@@ -138,6 +138,40 @@ final class CodeIdentityTests: XCTestCase {
         XCTAssertEqual(decoded.schema, "qtrace-summary/1.1")
     }
 
+    /// Damaged code identity records: ids 0, huge or repeated, sites nobody announced, jobs of
+    /// unknown items, tasks that are their own or each other's parents.
+    func testHostileCodeIdentityRecordsBuildAModel() {
+        var s = script()
+        s.add(.site, us(2), tid: mainTid, arg: 0, a: 0x1)                           // id 0
+        s.add(.site, us(2), tid: mainTid, arg: .max, a: 0x2)                        // beyond 24 bits
+        s.add(.site, us(2), tid: mainTid, arg: 1, flags: 200, a: 0x3)               // repeated id, unknown kind
+        s.add(.site, us(2), tid: mainTid, arg: 0xFF_FFFF, a: 0x4)                   // sparse, widest kept
+        s.add(.enqueue, us(3), tid: mainTid, arg: ItemKind.async.rawValue, a: 500, b: serial, d: 77)  // unknown site
+        s.add(.enqueue, us(3), tid: mainTid, arg: ItemKind.async.rawValue, a: 501, b: serial, d: .max) // too wide
+        s.add(.job, us(4), tid: mainTid, arg: 9, a: 12345, b: 0xA0)                 // no such item
+        s.add(.enqueue, us(5), tid: mainTid, arg: ItemKind.async.rawValue, a: 502, b: serial)
+        s.add(.job, us(5), tid: mainTid, arg: 9, a: 502, b: 0xA0, d: 0xA0)          // its own parent
+        s.add(.enqueue, us(6), tid: mainTid, arg: ItemKind.async.rawValue, a: 503, b: serial)
+        s.add(.job, us(6), tid: mainTid, arg: 10, a: 503, b: 0xB0, d: 0xA0)
+        s.add(.enqueue, us(7), tid: mainTid, arg: ItemKind.async.rawValue, a: 504, b: serial)
+        s.add(.job, us(7), tid: mainTid, arg: 11, a: 504, b: 0xC0, d: 0xB0)
+        s.add(.module, us(8), tid: mainTid, a: 0, b: .max, c: 0, string: "<img src=x onerror=alert(1)>")
+        s.add(.buildID, us(8), tid: mainTid, a: 0x999, string: "zz")               // unknown module
+        let result = s.analysis()
+        let model = result.model
+        XCTAssertEqual(model.sites.map(\.traceID), [1, 2, 3, 0xFF_FFFF], "0 and out-of-range ids dropped, the first of a repeat kept")
+        XCTAssertNil(model.items.first { $0.id == 500 }?.site)
+        XCTAssertNil(model.items.first { $0.id == 501 }?.site)
+        XCTAssertEqual(model.tasks.map(\.id), [9, 10, 11])
+        XCTAssertNil(model.tasks[0].parent, "not its own parent")
+        XCTAssertEqual(model.tasks[1].parent, 0)
+        XCTAssertEqual(model.tasks[2].parent, 1)
+        XCTAssertEqual(model.modules.last?.path, "<img src=x onerror=alert(1)>")
+        XCTAssertEqual(result.statistics.tasks.tasks, 3)
+        _ = StatsText.render(result, tracePath: nil, by: .code)
+        _ = StatsText.render(result, tracePath: nil, by: .task)
+    }
+
     func testFormatRoundTripOfCodeIdentityRecords() throws {
         let path = NSTemporaryDirectory() + "code-identity-\(getpid()).qtrace"
         defer { unlink(path) }
