@@ -21,7 +21,7 @@ void dispatch_group_async(void *g, void *q, void *block) {
         t->depth++; real.group_async(g, q, block); t->depth--;
         return;
     }
-    group_submit(t, QT_KIND_GROUP_ASYNC, qt_caller_flags(ra), g, q, block, NULL, 1, ra, real.group_async_f);
+    group_submit(t, QT_KIND_GROUP_ASYNC, 0, g, q, block, NULL, 1, ra, real.group_async_f);
 }
 
 void dispatch_group_async_f(void *g, void *q, void *ctx, qt_fn_t fn) {

@@ -90,6 +90,9 @@ static inline int qt_is_user_call(qt_thread_t *t, void *ra) {
     return qt_enabled && t->depth == 0 && !(a >= g_dispatch_lo && a < g_dispatch_hi);
 }
 
+/// QT_EF_CONCURRENCY for a call from libswift_Concurrency. Only the `_f` entry points ask: the
+/// runtime submits every job as a function (dispatch_async_f, dispatch_after_f; verified in
+/// ../shared/notes/platform-facts.md §1), so the block entry points skip the two compares.
 static inline unsigned qt_caller_flags(void *ra) {
     uintptr_t a = (uintptr_t)ra;
     return (a >= g_concurrency_lo && a < g_concurrency_hi) ? QT_EF_CONCURRENCY : 0;

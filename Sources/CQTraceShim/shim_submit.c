@@ -98,7 +98,7 @@ static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, un
             t->depth++; real.field(q, block); t->depth--;                                \
             return;                                                                      \
         }                                                                                \
-        submit_async(t, kind, flags8 | qt_caller_flags(ra), q, block, NULL, 1, 0, ra, real.field_f); \
+        submit_async(t, kind, flags8, q, block, NULL, 1, 0, ra, real.field_f);         \
     }
 
 #define ASYNC_FN_API(name, field_f, kind, flags8)                                        \
@@ -166,7 +166,7 @@ void dispatch_after(uint64_t when, void *q, void *block) {
         t->depth++; real.after(when, q, block); t->depth--;
         return;
     }
-    submit_after(t, qt_caller_flags(ra), when, q, block, NULL, 1, ra);
+    submit_after(t, 0, when, q, block, NULL, 1, ra);
 }
 
 void dispatch_after_f(uint64_t when, void *q, void *ctx, qt_fn_t fn) {
