@@ -33,23 +33,28 @@ enum { QT_EF_BARRIER = 1, QT_EF_WORKITEM = 2, QT_EF_FUNCTION = 4, QT_EF_CONCURRE
 #define QT_MAX_STRING 4096
 #define QT_HELD_MAX 16
 
-/// Per-thread recorder state. Zero-initialised TLS: the first record claims a chunk.
+/// Per-thread recorder state. Zero-initialised TLS: the first record claims a chunk. What an
+/// enqueue reads is in the first 64 bytes (one cache line: a context switch between the
+/// submitter and the worker on one CPU must not cost an extra line per item).
 typedef struct {
     uint8_t *pos, *end;     // free space in the current chunk
     uint64_t id_next, id_limit;
-    uint32_t chunk_seq;
-    uint32_t generation;    // g_recorder.generation when the chunk was claimed (fork resets)
-    pid_t tid;
-    int depth;              // > 0 while the shim is calling into libdispatch (internal calls)
-    int held_count;         // queues of the items running on this thread (innermost last)
-    void *held[QT_HELD_MAX];
     void *last_noted_queue; // the queue this thread last looked up in the first-seen table
     // The code site this thread last used (shim_sites.c): a loop enqueuing the same closure
     // from the same place finds its site id here without touching the shared table.
-    uintptr_t site_code, site_ra, site_capture;
-    uint32_t site_id;
-    int site_is_closure;    // the capture word is part of the key (a Swift closure's block)
+    uintptr_t site_code, site_ra;
+    uint32_t site;          // its id | QT_SITE_CLOSURE: the capture word is part of the key
+    int depth;              // > 0 while the shim is calling into libdispatch (internal calls)
+    uintptr_t site_capture; // the Swift closure, for a closure's site
+    uint32_t chunk_seq;
+    uint32_t generation;    // g_recorder.generation when the chunk was claimed (fork resets)
+    pid_t tid;
+    int held_count;         // queues of the items running on this thread (innermost last)
+    void *held[QT_HELD_MAX];
 } qt_thread_t;
+
+/// qt_thread_t.site's flag: the cached site is a Swift closure's (its capture must match too).
+#define QT_SITE_CLOSURE 0x80000000u
 
 extern __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
 

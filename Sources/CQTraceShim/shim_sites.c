@@ -220,8 +220,8 @@ static void remember(qt_thread_t *t, const qt_site_entry_t *e, uintptr_t capture
     t->site_code = e->code;
     t->site_ra = e->ra;
     t->site_capture = capture;
-    t->site_is_closure = (int)e->is_closure;
-    t->site_id = e->id;
+    // Ids stay far below the flag bit (the table holds QT_SITES_SIZE sites).
+    t->site = e->id | (e->is_closure ? QT_SITE_CLOSURE : 0);
 }
 
 /// Inserts a new site and writes its SITE record (and the modules it needs) unless another
@@ -257,8 +257,7 @@ void qt_sites_after_fork_child(void) {
     g_emitted_count = 0;
     qt_thread_t *t = &qt_tls;
     t->site_code = t->site_ra = t->site_capture = 0;
-    t->site_id = 0;
-    t->site_is_closure = 0;
+    t->site = 0;
 }
 
 uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uintptr_t capture, uintptr_t ra) {
@@ -370,6 +369,6 @@ uint32_t qt_job_site(qt_thread_t *t, const void *job, uintptr_t ra, qt_job_t *ou
     out->code = code;
     if (flags & QT_JOB_FLAG_CHILD) out->parent = (uintptr_t)words[QT_TASK_WORD_PARENT];
     if (code == 0) return 0;
-    if (QT_LIKELY(code == t->site_code && ra == t->site_ra && !t->site_is_closure)) return t->site_id;
+    if (QT_LIKELY(code == t->site_code && ra == t->site_ra && !(t->site & QT_SITE_CLOSURE))) return t->site;
     return qt_site_lookup(t, QT_CODE_JOB, code, 0, ra);
 }

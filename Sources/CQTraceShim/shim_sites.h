@@ -52,17 +52,19 @@ static inline uint32_t qt_block_site(qt_thread_t *t, const void *block, void *ra
     uintptr_t code = (uintptr_t)b->invoke;
     // site_code starts at 0, which no invoke is: no separate "cache valid" test.
     if (QT_LIKELY(code == t->site_code && (uintptr_t)ra == t->site_ra)) {
+        uint32_t site = t->site;
         // The same invoke means the same block layout, which held a capture when the site
         // was made: no need to read the descriptor again.
-        if (!t->site_is_closure || b->capture0 == t->site_capture) return t->site_id;
+        if (!(site & QT_SITE_CLOSURE)) return site;
+        if (b->capture0 == t->site_capture) return site & ~QT_SITE_CLOSURE;
     }
     return qt_site_lookup(t, QT_CODE_BLOCK, code, qt_block_capture(block), (uintptr_t)ra);
 }
 
 /// Site of a function (`_f` variants) submitted from `ra`.
 static inline uint32_t qt_function_site(qt_thread_t *t, const void *fn, void *ra) {
-    if (QT_LIKELY((uintptr_t)fn == t->site_code && (uintptr_t)ra == t->site_ra && !t->site_is_closure))
-        return t->site_id;
+    if (QT_LIKELY((uintptr_t)fn == t->site_code && (uintptr_t)ra == t->site_ra && !(t->site & QT_SITE_CLOSURE)))
+        return t->site;
     return qt_site_lookup(t, QT_CODE_FUNCTION, (uintptr_t)fn, 0, (uintptr_t)ra);
 }
 
