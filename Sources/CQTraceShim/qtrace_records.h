@@ -55,6 +55,9 @@
     QT_RECORD(SEM_WAIT_BEGIN, 41, 2, "sem,timeout", QT_NO_SITE, QT_NO_STRING) \
     QT_RECORD(SEM_WAIT_END, 42, 1, "sem", QT_OPT_SITE, QT_NO_STRING) \
     QT_RECORD(SEM_SIGNAL, 43, 1, "sem", QT_NO_SITE, QT_NO_STRING) \
+    /* dispatch_once (1.4): only calls that found the predicate not done yet */ \
+    QT_RECORD(ONCE_BEGIN, 45, 1, "predicate", QT_NO_SITE, QT_NO_STRING) \
+    QT_RECORD(ONCE_END, 46, 1, "predicate", QT_OPT_SITE, QT_NO_STRING) \
     /* Sources */ \
     QT_RECORD(SOURCE_CREATE, 50, 4, "source,handle,mask,queue", QT_NO_SITE, QT_NO_STRING) \
     QT_RECORD(SOURCE_SET_TIMER, 51, 4, "source,start,interval,leeway", QT_NO_SITE, QT_NO_STRING) \

@@ -18,7 +18,7 @@
 // The files, by role: shim_resolve.c (the real functions, code ranges), shim_blocks.c (item
 // trampolines, wrapper blocks), shim_submit.c (async/sync/after/apply, deadlock detection),
 // shim_queues.c (queues, object tables, DispatchWorkItem), shim_groups.c (groups,
-// semaphores), shim_sources.c (sources, Dispatch I/O), shim_threads.c (threads, annotations,
+// semaphores), shim_once.c (dispatch_once waits), shim_sources.c (sources, Dispatch I/O), shim_threads.c (threads, annotations,
 // process life cycle). Helpers that hot paths inline stay `static inline` here.
 #ifndef QTRACE_SHIM_INTERNAL_H
 #define QTRACE_SHIM_INTERNAL_H

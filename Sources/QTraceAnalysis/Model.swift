@@ -278,8 +278,9 @@ public struct Span: Sendable, Codable, Equatable {
 
 public enum BlockCause: String, Sendable, Codable, CaseIterable {
     /// sync / barrier sync / async_and_wait onto `object` (a queue); in apply (`object` = apply);
-    /// semaphore wait (`object` = semaphore); group wait (`object` = group).
-    case sync, apply, semaphore, groupWait
+    /// semaphore wait (`object` = semaphore); group wait (`object` = group); dispatch_once
+    /// waiting for another thread's initializer (no object: -1).
+    case sync, apply, semaphore, groupWait, once
 }
 
 /// One blocking call. Stored in 32 bytes (there can be one per sync); the Int and optional
@@ -290,16 +291,17 @@ public struct BlockedInterval: Sendable, Equatable {
     var threadIndex: Int32
     var objectIndex: Int32
     var itemIndex: Int32
-    /// cause (bits 0..1), timed out (bit 2), site (bits 8..31; as WorkItem.siteRaw): one word,
+    /// cause (bits 0..2), timed out (bit 3), site (bits 8..31; as WorkItem.siteRaw): one word,
     /// so that a blocked interval stays 32 bytes.
     private var packed: UInt32
+    private static let causeMask: UInt32 = 7, timedOutBit: UInt32 = 8
     public var cause: BlockCause {
-        get { BlockCause.allCases[Int(packed & 3)] }
-        set { packed = (packed & ~3) | UInt32(BlockCause.allCases.firstIndex(of: newValue)!) }
+        get { BlockCause.allCases[Int(packed & Self.causeMask)] }
+        set { packed = (packed & ~Self.causeMask) | Self.causeBits(newValue) }
     }
     public var timedOut: Bool {
-        get { packed & 4 != 0 }
-        set { packed = newValue ? packed | 4 : packed & ~4 }
+        get { packed & Self.timedOutBit != 0 }
+        set { packed = newValue ? packed | Self.timedOutBit : packed & ~Self.timedOutBit }
     }
     var siteRaw: UInt32 {
         get { packed >> 8 }
@@ -310,7 +312,11 @@ public struct BlockedInterval: Sendable, Equatable {
                 timedOut: Bool = false) {
         self.start = start; endTime = end ?? noTime; threadIndex = Int32(thread); objectIndex = Int32(object)
         itemIndex = idx(item)
-        packed = UInt32(BlockCause.allCases.firstIndex(of: cause)!) | (timedOut ? 4 : 0)
+        packed = Self.causeBits(cause) | (timedOut ? Self.timedOutBit : 0)
+    }
+
+    private static func causeBits(_ cause: BlockCause) -> UInt32 {
+        UInt32(BlockCause.allCases.firstIndex(of: cause)!)
     }
 
     public var thread: Int { Int(threadIndex) }

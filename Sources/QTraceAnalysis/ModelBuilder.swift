@@ -57,6 +57,8 @@ public struct ModelBuilder {
     var applyById = IdMap<Int32>()
     var ioOpById = IdMap<Int32>()
     var intervalById = IdMap<Int32>()
+    /// dispatch_once calls under way: when each began (ModelBuilder+Once.swift).
+    var onceBegins: [OnceCall: UInt64] = [:]
     /// Sync items that run on another thread than their caller: item → caller thread.
     var syncWaiter = IdMap<Int32>()
     var applyRunning: [Int32] = []
@@ -142,6 +144,8 @@ public struct ModelBuilder {
         case .semWaitBegin: semaphoreWaitBegin(e, thread: t)
         case .semWaitEnd: semaphoreWaitEnd(e, thread: t)
         case .semSignal: semaphoreSignal(e)
+        case .onceBegin: onceBegin(e, thread: t)
+        case .onceEnd: onceEnd(e, thread: t)
         case .sourceCreate: sourceCreated(e)
         case .sourceSetTimer: sourceSetTimer(e)
         case .sourceSetHandler: sourceSetHandler(e)

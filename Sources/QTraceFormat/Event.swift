@@ -10,6 +10,8 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     case applyBegin = 25, applyEnd = 26, applyIterStart = 27, applyIterEnd = 28
     case groupCreate = 30, groupEnter = 31, groupLeave = 32, groupWaitBegin = 33, groupWaitEnd = 34
     case semCreate = 40, semWaitBegin = 41, semWaitEnd = 42, semSignal = 43
+    /// dispatch_once calls that found the predicate not done (ONCE_END `arg`: `OnceOutcome`).
+    case onceBegin = 45, onceEnd = 46
     case sourceCreate = 50, sourceSetTimer = 51, sourceSetHandler = 52, sourceCancel = 53
     case sourceHandlerBegin = 54, sourceHandlerEnd = 55, sourceMergeData = 56
     case ioCreate = 60, ioRead = 61, ioWrite = 62, ioHandlerBegin = 63, ioHandlerEnd = 64
@@ -39,6 +41,13 @@ public enum SiteCodeKind: UInt8, Sendable, CaseIterable {
         case .job: "job"
         }
     }
+}
+
+/// ONCE_END `arg`: what the calling thread did in a dispatch_once whose predicate was not done.
+public enum OnceOutcome: UInt32, Sendable, CaseIterable {
+    /// It ran the initializer; it waited for another thread's initializer to finish.
+    case ran = 1, waited = 2
+    public var name: String { self == .ran ? "ran" : "waited" }
 }
 
 /// SCHED_STATE `arg`: what a thread is doing from the record's time on.

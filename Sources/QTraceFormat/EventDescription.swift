@@ -32,6 +32,8 @@ extension EventType {
         case .semWaitBegin: "sem_wait_begin"
         case .semWaitEnd: "sem_wait_end"
         case .semSignal: "sem_signal"
+        case .onceBegin: "once_begin"
+        case .onceEnd: "once_end"
         case .sourceCreate: "source_create"
         case .sourceSetTimer: "source_set_timer"
         case .sourceSetHandler: "source_set_handler"
@@ -137,7 +139,7 @@ extension Event {
         let word: UInt64
         switch type {
         case .enqueue, .applyBegin: word = d
-        case .sourceSetHandler, .groupWaitEnd, .semWaitEnd: word = b
+        case .sourceSetHandler, .groupWaitEnd, .semWaitEnd, .onceEnd: word = b
         default: return nil
         }
         return word == 0 || word > UInt32.max ? nil : UInt32(word)
@@ -227,6 +229,7 @@ private struct EventFieldFormatter {
         case .applyBegin, .applyEnd, .applyIterStart, .applyIterEnd: formatApply()
         case .groupCreate, .groupEnter, .groupLeave, .groupWaitBegin, .groupWaitEnd: formatGroup()
         case .semCreate, .semWaitBegin, .semWaitEnd, .semSignal: formatSemaphore()
+        case .onceBegin, .onceEnd: formatOnce()
         case .sourceCreate, .sourceSetTimer, .sourceSetHandler, .sourceCancel, .sourceHandlerBegin,
              .sourceHandlerEnd, .sourceMergeData: formatSource()
         case .ioCreate, .ioRead, .ioWrite, .ioHandlerBegin, .ioHandlerEnd, .ioBarrier, .ioClose,
@@ -402,6 +405,11 @@ private struct EventFieldFormatter {
         case .semSignal: if event.arg & 1 != 0 { parts.append("woke") }
         default: break
         }
+    }
+
+    private mutating func formatOnce() {
+        pointer("predicate", event.a)
+        if event.type == .onceEnd { field("outcome", OnceOutcome(rawValue: event.arg)?.name ?? "\(event.arg)") }
     }
 
     private mutating func formatSource() {

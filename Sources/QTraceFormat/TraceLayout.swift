@@ -73,7 +73,7 @@ struct RecordLayout {
         self.type = type
         compact = nil
         switch type {
-        case .enqueue, .applyBegin, .sourceSetHandler, .groupWaitEnd, .semWaitEnd: hasOptionalSite = true
+        case .enqueue, .applyBegin, .sourceSetHandler, .groupWaitEnd, .semWaitEnd, .onceEnd: hasOptionalSite = true
         default: hasOptionalSite = false
         }
         switch type {
@@ -82,7 +82,8 @@ struct RecordLayout {
         case .threadStart, .suspend, .resume, .activate, .start, .end, .workItemPerform, .applyEnd,
              .applyIterStart, .applyIterEnd, .groupCreate, .groupEnter, .groupLeave, .groupWaitEnd,
              .semWaitEnd, .semSignal, .sourceSetHandler, .sourceCancel, .sourceHandlerEnd,
-             .ioHandlerEnd, .ioBarrier, .ioClose, .ioCleanupBegin, .ioCleanupEnd, .intervalEnd:
+             .ioHandlerEnd, .ioBarrier, .ioClose, .ioCleanupBegin, .ioCleanupEnd, .intervalEnd,
+             .onceBegin, .onceEnd:
             words = 1; hasString = false
         case .queueInfo, .intervalBegin: words = 1; hasString = true
         case .setTarget, .workItemCreate, .groupWaitBegin, .semCreate, .semWaitBegin,

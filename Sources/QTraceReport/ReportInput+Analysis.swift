@@ -134,6 +134,7 @@ struct AnalysisReportBuilder {
         case .apply: .apply
         case .semaphore: .semaphore
         case .groupWait: .groupWait
+        case .once: .other
         }
     }
 
@@ -143,6 +144,7 @@ struct AnalysisReportBuilder {
         case .apply: "concurrentPerform"
         case .semaphore: "semaphore #\(b.object)"
         case .groupWait: "group #\(b.object)"
+        case .once: "dispatch_once"
         }
     }
 

@@ -105,6 +105,12 @@ struct TraceScript {
         add(.groupWaitEnd, t1, tid: tid, arg: timedOut ? 1 : 0, a: group)
     }
 
+    /// A dispatch_once call that found `predicate` not done: it ran the initializer or waited.
+    mutating func once(_ predicate: UInt64, from t0: UInt64, to t1: UInt64, on tid: Int32, outcome: OnceOutcome) {
+        add(.onceBegin, t0, tid: tid, a: predicate)
+        add(.onceEnd, t1, tid: tid, arg: outcome.rawValue, a: predicate)
+    }
+
     mutating func source(_ address: UInt64, type: SourceType, queue: UInt64, at t: UInt64, handle: UInt64 = 0) {
         add(.sourceCreate, t, tid: mainTid, arg: type.rawValue, a: address, b: handle, c: 0, d: queue)
         add(.sourceSetHandler, t, tid: mainTid, arg: 0, a: address)

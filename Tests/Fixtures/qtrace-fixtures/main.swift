@@ -343,10 +343,67 @@ func schedStates() {
     print("sched done")
 }
 
+// MARK: dispatch_once
+
+/// dispatch_once and dispatch_once_f are not in Swift's Dispatch (which offers lazy globals
+/// instead), and on Linux `static let` does not use them (swift_once is the Swift runtime's
+/// own once): C callers are what uses them, so the fixture calls them as C does, by symbol.
+typealias OnceFunction = @convention(c) (UnsafeMutablePointer<Int>, UnsafeMutableRawPointer?,
+                                         @convention(c) (UnsafeMutableRawPointer?) -> Void) -> Void
+typealias OnceBlock = @convention(c) (UnsafeMutablePointer<Int>, @convention(block) () -> Void) -> Void
+
+func dispatchSymbol<T>(_ name: String, as type: T.Type) -> T {
+    guard let symbol = dlsym(nil, name) else { fatalError("no \(name)") }
+    return unsafeBitCast(symbol, to: type)
+}
+
+
+/// A fresh dispatch_once_t (zero: not done), at an address that stays put.
+func newOncePredicate() -> UnsafeMutablePointer<Int> {
+    let predicate = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+    predicate.initialize(to: 0)
+    return predicate
+}
+
+/// The scenario's state, made on first use (static lets): other scenarios create nothing.
+enum OnceFixture {
+    nonisolated(unsafe) static let slowPredicate = newOncePredicate()
+    nonisolated(unsafe) static let blockPredicate = newOncePredicate()
+    /// Signalled by the slow initializer once it runs, so that main calls while it still runs.
+    static let initializerStarted = DispatchSemaphore(value: 0)
+}
+
+/// Lazy globals use swift_once, not dispatch_once: touching this records no ONCE event.
+enum LazyTable { static let value: Int = { usleep(1_000); return 42 }() }
+
+/// A worker runs a 50 ms dispatch_once_f initializer; main calls the same once meanwhile and
+/// waits for it. Then main runs a dispatch_once (block) initializer itself, and calls both
+/// again (done: nothing recorded).
+func onceWait() {
+    let onceF = dispatchSymbol("dispatch_once_f", as: OnceFunction.self)
+    let once = dispatchSymbol("dispatch_once", as: OnceBlock.self)
+    let slowPredicate = OnceFixture.slowPredicate, blockPredicate = OnceFixture.blockPredicate
+    let slowInitializer: @convention(c) (UnsafeMutableRawPointer?) -> Void = { _ in
+        OnceFixture.initializerStarted.signal()
+        usleep(50_000)
+    }
+    let worker = DispatchGroup()
+    DispatchQueue(label: "fx.once").async(group: worker) { onceF(OnceFixture.slowPredicate, nil, slowInitializer) }
+    OnceFixture.initializerStarted.wait()
+    onceF(slowPredicate, nil, slowInitializer)  // waits for the worker's initializer
+    worker.wait()
+    var ranBlock = 0
+    once(blockPredicate) { ranBlock += 1 }
+    onceF(slowPredicate, nil, slowInitializer)
+    once(blockPredicate) { ranBlock += 1 }
+    print("once done block=\(ranBlock) lazy=\(LazyTable.value)")
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 switch args.first ?? "" {
 case "all-apis": allAPIs()
 case "qos": qos()
+case "once-wait": onceWait()
 case "hostile-labels": hostileLabels()
 case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250_000)
 case "spin": spin()

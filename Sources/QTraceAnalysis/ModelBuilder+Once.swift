@@ -1,0 +1,51 @@
+// dispatch_once calls that found the predicate not done (ONCE_BEGIN/ONCE_END). The thread
+// that runs the initializer is working, not blocked: only a thread that waited for another
+// thread's initializer gets a blocked interval (cause `.once`), so the long-wait and
+// blocked-main-thread findings apply to it as to any other wait.
+//
+// Which of the two a call was is known only at ONCE_END, so the interval is added then, from
+// the ONCE_BEGIN time, and the thread's busy and blocked totals are corrected for it. It is
+// not a frame of the thread's stack: the thread-activity series (blocked threads over time)
+// does not count once waits, rather than count the initializer's runner as blocked while it
+// works. A call still under way at the end of the trace adds nothing.
+import QTraceFormat
+
+/// One thread's dispatch_once call on one predicate.
+struct OnceCall: Hashable {
+    var thread: Int32
+    var predicate: UInt64
+}
+
+extension ModelBuilder {
+    mutating func onceBegin(_ e: Event, thread t: Int32) {
+        onceBegins[OnceCall(thread: t, predicate: e.a)] = now
+    }
+
+    mutating func onceEnd(_ e: Event, thread t: Int32) {
+        guard let start = onceBegins.removeValue(forKey: OnceCall(thread: t, predicate: e.a)) else {
+            model.anomalies.unmatchedWaitEnds += 1
+            return
+        }
+        guard OnceOutcome(rawValue: e.arg) == .waited else { return }
+        var interval = BlockedInterval(thread: Int(t), start: start, end: now, cause: .once, object: -1)
+        if e.b != 0 { interval.siteRaw = siteID(e.b) }
+        // Nothing ran on the thread while it waited: appending keeps `blocked` in start order.
+        threads[Int(t)].blocked.append(interval)
+        countAsBlocked(t, since: start)
+    }
+
+    /// Moves the thread's time since `start` from busy (or idle) to blocked. The thread
+    /// recorded nothing meanwhile, so its state was the same all along.
+    private mutating func countAsBlocked(_ t: Int32, since start: UInt64) {
+        let i = Int(t)
+        closeStateTime(t)
+        let waited = now - start
+        if threadState[i].state == .running, let last = threads[i].busy.last, last.end == now {
+            let moved = Swift.min(waited, last.duration)
+            threads[i].busyNs -= moved
+            threads[i].busy[threads[i].busy.count - 1].end = now - moved
+            if moved == last.duration { threads[i].busy.removeLast() }
+        }
+        threads[i].blockedNs += waited
+    }
+}
