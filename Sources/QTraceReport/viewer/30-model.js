@@ -67,7 +67,7 @@ function buildModel(report) {
   buildTasks(m, T);
   timings.tracks = performance.now();
   buildCounters(m, h, T);
-  m.queueBusy = queueBusyTimes(m);
+  setFigures(m);
   timings.counters = performance.now();
   return m;
 }
@@ -372,10 +372,110 @@ function valueAt(series, t) {
   return k >= 0 ? series.value[k] : 0;
 }
 
-function queueBusyTimes(m) {
+// Busy, blocked and the target-queue tree come from the analysis (docs/report-data.md,
+// Definitions): the viewer shows its figures. Reports without them (synthetic ones) get the
+// same definitions computed here over the whole trace.
+
+/** Per queue: items, busy ns and share of the trace; per thread: items, busy and blocked ns. */
+function setFigures(m) {
+  m.queueItems = m.queues.map((q, i) => (q.items >= 0 ? q.items : (m.queueRows[i] || []).length));
+  m.threadItems = m.threads.map((t, i) => (t.items >= 0 ? t.items : m.threadRows[i].length));
+  const whole = m.queues.some((q) => !(q.busy >= 0)) ? queueBusyInRange(m, 0, Infinity) : null;
+  m.queueBusy = m.queues.map((q, i) => (q.busy >= 0 ? q.busy : whole[i]));
+  m.queueShare = m.queues.map((q, i) => (q.busyShare >= 0 ? q.busyShare : m.queueBusy[i] / m.duration));
+  m.threadBusy = m.threads.map((t, i) => (t.busy >= 0 ? t.busy : threadBusyFallback(m, i)));
+  m.threadBlockedNs = m.threads.map((t, i) => (t.blocked >= 0 ? t.blocked : sumOf(m.blocked.duration, m.threadBlocked[i].idx)));
+  m.queueForest = queueForest(m);
+}
+
+/**
+ * Each queue's busy time within [t0, t1]: the time with at least one of its items running
+ * (overlapping items count once). Items are in start order, so a frontier per queue suffices.
+ */
+function queueBusyInRange(m, t0, t1) {
   const busy = new Float64Array(m.queues.length);
-  for (let i = 0; i < m.n; i++) if (m.queue[i] >= 0) busy[m.queue[i]] += m.end[i] - m.start[i];
+  const frontier = new Float64Array(m.queues.length).fill(-Infinity);
+  const hi = upperBound(m.start, t1);
+  const lo = lowerBound(m.prefixMaxEnd, t0, 0, hi);
+  for (let i = lo; i < hi; i++) {
+    const q = m.queue[i];
+    if (q < 0 || q >= m.queues.length || (m.flags[i] & FLAG_NEVER_STARTED)) continue;
+    const a = Math.max(m.start[i], t0, frontier[q]);
+    const b = Math.min(m.end[i], t1);
+    if (b > a) busy[q] += b - a;
+    if (b > frontier[q]) frontier[q] = b;
+  }
   return busy;
+}
+
+/** A thread's time running its outermost items, less the time blocked inside them. */
+function threadBusyFallback(m, t) {
+  const rows = m.threadRows[t];
+  let busy = 0;
+  for (const i of rows) if (m.depth[i] === 0) busy += m.end[i] - m.start[i];
+  const B = m.blocked;
+  for (const b of m.threadBlocked[t].idx) {
+    for (const i of rows) {
+      if (m.depth[i] !== 0) continue;
+      const overlap = Math.min(B.end[b], m.end[i]) - Math.max(B.start[b], m.start[i]);
+      if (overlap > 0) busy -= overlap;
+    }
+  }
+  return Math.max(0, busy);
+}
+
+function sumOf(column, idx) {
+  let total = 0;
+  for (const k of idx) total += column[k];
+  return total;
+}
+
+/**
+ * The target-queue forest, depth-first: { roots, children, subtreeBusy }. The analysis' own
+ * (header.queueTree) when the report has it; queues it leaves out (the placeholder for items
+ * of no recorded queue) become roots after it.
+ */
+function queueForest(m) {
+  const n = m.queues.length;
+  const tree = m.header.queueTree || [];
+  if (!tree.length) return queueForestFromTargets(m);
+  const children = m.queues.map(() => []);
+  const roots = [];
+  const subtreeBusy = Float64Array.from(m.queueBusy);
+  const seen = new Uint8Array(n);
+  for (const node of tree) {
+    if (node.queue < 0 || node.queue >= n || seen[node.queue]) continue;
+    seen[node.queue] = 1;
+    subtreeBusy[node.queue] = node.subtreeBusy;
+    if (node.parent >= 0 && node.parent < n) children[node.parent].push(node.queue); else roots.push(node.queue);
+  }
+  for (let q = 0; q < n; q++) if (!seen[q]) roots.push(q);
+  return { roots, children, subtreeBusy };
+}
+
+/** The analysis' forest rules (QueueTreeNode.forest) for reports without it. */
+function queueForestFromTargets(m) {
+  const n = m.queues.length;
+  const children = m.queues.map(() => []);
+  const roots = [];
+  m.queues.forEach((q, i) => (q.target >= 0 && q.target < n && q.target !== i ? children[q.target].push(i) : roots.push(i)));
+  const rank = (q) => (q.kind === "main" ? 0 : q.kind === "global" ? 1 : 2);
+  const order = (a, b) => {
+    const qa = m.queues[a], qb = m.queues[b];
+    return (rank(qa) - rank(qb)) || (qa.label < qb.label ? -1 : qa.label > qb.label ? 1 : a - b);
+  };
+  roots.sort(order);
+  children.forEach((c) => c.sort(order));
+  const subtreeBusy = new Float64Array(n);
+  const visiting = new Uint8Array(n);
+  const total = (q) => {
+    if (visiting[q]) return 0;
+    visiting[q] = 1;
+    subtreeBusy[q] = m.queueBusy[q] + children[q].reduce((s, c) => s + total(c), 0);
+    return subtreeBusy[q];
+  };
+  roots.forEach(total);
+  return { roots, children, subtreeBusy };
 }
 
 /** The items enqueued from within item `row` (its flows out). */

@@ -147,17 +147,10 @@ class Timeline {
     });
   }
 
-  /** Queues depth-first through the target tree: main, then global roots by QoS, then the rest. */
+  /** Queues depth-first through the analysis' target-queue tree (m.queueForest), in its order. */
   queueTreeOrder() {
     const m = this.m;
-    const children = m.queues.map(() => []);
-    const roots = [];
-    m.queues.forEach((q, i) => {
-      if (q.target >= 0 && q.target < m.queues.length && q.target !== i) children[q.target].push(i);
-      else roots.push(i);
-    });
-    const kindRank = { main: 0, global: 1, serial: 2, concurrent: 2 };
-    roots.sort((a, b) => (kindRank[m.queues[a].kind] - kindRank[m.queues[b].kind]) || a - b);
+    const { roots, children } = m.queueForest;
     const out = [];
     const seen = new Uint8Array(m.queues.length);
     const visit = (q, depth) => {
