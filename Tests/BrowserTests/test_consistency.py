@@ -204,6 +204,7 @@ def test_details_and_tree_show_the_stats_figures(outputs):
         cells = by_queue[q]
         assert details["Items"] == cells["items"]["text"]
         assert details["Busy"].endswith(f"({cells['busyShare']['text']} of the trace)"), (details, cells["busyShare"])
+        assert details["Backlog max"] == cells["backlogMax"]["text"]
     tree = {row["queue"]: row["busy"] for row in shown["tree"]}
     for q, cells in by_queue.items():
         assert tree[q] == cells["busyShare"]["text"]

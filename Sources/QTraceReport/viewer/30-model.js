@@ -388,6 +388,15 @@ function setFigures(m) {
   m.queueForest = queueForest(m);
 }
 
+/** A figure of the Stats tables (object's row, column key), or undefined: details show it as is. */
+function statsValue(m, tableId, object, key) {
+  const table = m.header.stats.find((t) => t.id === tableId);
+  if (!table) return undefined;
+  const k = table.columns.findIndex((c) => c.key === key);
+  const row = k >= 0 ? table.rows.find((r) => r.object === object) : null;
+  return row ? row.values[k] : undefined;
+}
+
 /**
  * Each queue's busy time within [t0, t1]: the time with at least one of its items running
  * (overlapping items count once). Items are in start order, so a frontier per queue suffices.

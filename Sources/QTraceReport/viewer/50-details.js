@@ -168,8 +168,16 @@ class Details {
       ["Items", fmtCount(m.queueItems[q])],
       // The Stats table's figures (docs/report-data.md, Definitions).
       ["Busy", `${fmtDuration(m.queueBusy[q])} (${fmtShare(m.queueShare[q])} of the trace)`],
-      ["Backlog max", backlogOf(m, q) ? fmtCount(backlogMaxOf(this.m, q)) : "–"],
+      ["Backlog max", this.backlogMaxText(q)],
     ]);
+  }
+
+  /** The Queues table's backlog max; from the backlog series when the report has no table. */
+  backlogMaxText(q) {
+    const m = this.m;
+    const shown = statsValue(m, "queues", q, "backlogMax");
+    if (typeof shown === "number") return fmtValue(shown, "count");
+    return backlogOf(m, q) ? fmtCount(backlogMaxOf(m, q)) : "–";
   }
 
   showThread(t) {

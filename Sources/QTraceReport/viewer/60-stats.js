@@ -301,7 +301,7 @@ function shownFigures(app) {
     });
     return out;
   };
-  const queues = app.m.queues.map((_, q) => details(() => app.details.showQueue(q), ["Items", "Busy"]));
+  const queues = app.m.queues.map((_, q) => details(() => app.details.showQueue(q), ["Items", "Busy", "Backlog max"]));
   const threads = app.m.threads.map((_, t) => details(() => app.details.showThread(t), ["Items run", "Busy", "Blocked"]));
   return { tables, tree, queues, threads };
 }
