@@ -242,3 +242,15 @@ def test_range_over_the_whole_trace_equals_the_stats(outputs):
     # out calls without a site or still blocked at the end: its total is at most the range's.
     calls = sum(w["blocked"]["totalNs"] for w in stats.get("waitSites", []))
     assert agg["blocked"] >= calls - len(stats.get("waitSites", []))
+
+
+def test_section_counts_are_the_analysis_counts(outputs):
+    summary, text, report = outputs
+    stats = summary["statistics"]
+    report.js("window.qtrace.openTab('timeline')")
+    sections = {lane["key"]: lane.get("count") for lane in report.state()["lanes"] if lane["kind"] == "section"}
+    assert sections["section:threads"] == len(stats["threads"])
+    if stats["queues"]:
+        assert sections["section:queues"] == len(stats["queues"])
+    # The CLI's header line says the same.
+    assert f"{len(stats['queues'])} queues, {len(stats['threads'])} threads" in text

@@ -386,6 +386,15 @@ function setFigures(m) {
   m.threadBusy = m.threads.map((t, i) => (t.busy >= 0 ? t.busy : threadBusyFallback(m, i)));
   m.threadBlockedNs = m.threads.map((t, i) => (t.blocked >= 0 ? t.blocked : sumOf(m.blocked.duration, m.threadBlocked[i].idx)));
   m.queueForest = queueForest(m);
+  // The queues `qtrace stats` counts: not the report's placeholder for items of no recorded
+  // queue (the one queue without the analysis' figures).
+  const analysed = m.queues.some((q) => q.items >= 0);
+  m.queueCounted = m.queues.map((q) => !analysed || q.items >= 0);
+}
+
+/** How many queues the analysis found (in process `process`, or in all when undefined). */
+function queueCount(m, process) {
+  return m.queues.filter((q, i) => m.queueCounted[i] && (process === undefined || q.process === process)).length;
 }
 
 /** A figure of the Stats tables (object's row, column key), or undefined: details show it as is. */

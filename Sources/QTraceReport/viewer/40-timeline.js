@@ -74,7 +74,7 @@ class Timeline {
         const threads = threadOrder.filter((t) => m.threads[t].process === pi);
         const queues = queueOrder.filter(({ q }) => m.queues[q].process === pi);
         lanes.push({ kind: "section", key: `section:process:${pi}`, process: pi, title: p.title,
-          count: `${threads.length} threads · ${queues.length} queues`, height: SECTION_H });
+          count: `${threads.length} threads · ${queueCount(m, pi)} queues`, height: SECTION_H });
         if (this.collapsed.has(`section:process:${pi}`)) return;
         threads.forEach((t) => lanes.push(this.threadLane(t)));
         queues.forEach((entry) => lanes.push(this.queueLane(entry)));
@@ -84,7 +84,7 @@ class Timeline {
         if (m.threadCounters.alive) lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", height: COUNT_H });
         for (const t of this.threadOrder()) lanes.push(this.threadLane(t));
       }
-      if (m.queues.length && !section("queues", "Queues", m.queues.length)) {
+      if (m.queues.length && !section("queues", "Queues", queueCount(m))) {
         for (const entry of this.queueTreeOrder()) lanes.push(this.queueLane(entry));
       }
     }
@@ -1365,6 +1365,7 @@ class Timeline {
   laneNames() {
     return this.lanes.map((l) => {
       const lane = { kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height };
+      if (l.count !== undefined) lane.count = l.count;
       // Where the scheduling strip is drawn (canvas px), for the browser tests.
       if (l.kind === "thread" && this.m.threadSched) lane.schedStrip = lane.top + LANE_PAD + l.rows * THREAD_ROW_H + 1;
       return lane;
