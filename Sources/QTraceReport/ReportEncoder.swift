@@ -312,13 +312,18 @@ struct ReportEncoder {
                 .object([
                     ("tid", .int(t.tid)), ("name", .string(t.name)), ("kind", .string(t.kind.rawValue)),
                     ("start", .int(t.startNs)), ("end", .int(t.endNs)), ("process", .int(t.process)),
+                    ("items", .int(t.items)), ("busy", .int(t.busyNs)), ("blocked", .int(t.blockedNs)),
                 ])
             })),
             ("queues", .array(input.queues.map { q in
                 .object([
                     ("label", .string(q.label)), ("kind", .string(q.kind.rawValue)), ("qos", .string(q.qosName)),
                     ("target", .int(q.targetIndex)), ("process", .int(q.process)),
+                    ("items", .int(q.items)), ("busy", .int(q.busyNs)), ("busyShare", .number(q.busyShare)),
                 ])
+            })),
+            ("queueTree", .array(input.queueTree.map { n in
+                .object([("queue", .int(n.queue)), ("parent", .int(n.parent)), ("subtreeBusy", .int(n.subtreeBusyNs))])
             })),
             ("sources", .array(input.sources.map { s in
                 .object([

@@ -39,6 +39,25 @@ extension ReportInput {
         codes = builder.codes()
         sites = builder.sites()
         tasks = builder.tasks()
+        setFigures(analysis.statistics)
+    }
+
+    /// The analysis' busy and blocked figures and target-queue forest, so that the viewer shows
+    /// them rather than computing its own (docs/report-data.md, Definitions).
+    mutating func setFigures(_ stats: TraceStatistics) {
+        for q in stats.queues where queues.indices.contains(q.queue) {
+            queues[q.queue].items = q.items
+            queues[q.queue].busyNs = Int64(q.busyNs)
+            queues[q.queue].busyShare = q.busyShare
+        }
+        for t in stats.threads where threads.indices.contains(t.thread) {
+            threads[t.thread].items = t.items
+            threads[t.thread].busyNs = Int64(t.busyNs)
+            threads[t.thread].blockedNs = Int64(t.blockedNs)
+        }
+        queueTree = stats.queueTree.map {
+            ReportQueueTreeNode(queue: $0.queue, parent: $0.parent ?? -1, subtreeBusyNs: Int64($0.subtreeBusyNs))
+        }
     }
 }
 
@@ -240,10 +259,11 @@ struct AnalysisReportBuilder {
         ]
         let rows = stats.queues.map { q in
             ReportRow(values: [
+                // Percentiles of no durations are missing ("-"), as in `qtrace stats`.
                 .text(q.label), .text(q.kind.rawValue), .text(q.qos), .number(Double(q.items)),
-                .number(Double(q.wait.p50Ns)), .number(Double(q.wait.p90Ns)), .number(Double(q.wait.p99Ns)),
-                .number(Double(q.wait.maxNs)), .number(Double(q.run.p50Ns)), .number(Double(q.run.p90Ns)),
-                .number(Double(q.run.p99Ns)), .number(Double(q.run.maxNs)), .number(Double(q.widthMax)),
+                ns(q.wait.p50Ns, q.wait.count), ns(q.wait.p90Ns, q.wait.count), ns(q.wait.p99Ns, q.wait.count),
+                ns(q.wait.maxNs, q.wait.count), ns(q.run.p50Ns, q.run.count), ns(q.run.p90Ns, q.run.count),
+                ns(q.run.p99Ns, q.run.count), ns(q.run.maxNs, q.run.count), .number(Double(q.widthMax)),
                 .number(Double(q.backlogMax)), .number(q.busyShare * 100), .number(q.throughputPerSecond),
             ], objectIndex: q.queue)
         }

@@ -52,12 +52,20 @@ extension ReportInput {
     /// Appends one process's input, moved by `shift`.
     private mutating func append(_ input: ReportInput, shift s: ProcessShift, title: String) {
         threads += input.threads.map { t in
-            ReportThread(index: s.thread(t.index), tid: t.tid, name: t.name, kind: t.kind, startNs: s.time(t.startNs),
-                         endNs: s.time(t.endNs), process: s.process)
+            var thread = ReportThread(index: s.thread(t.index), tid: t.tid, name: t.name, kind: t.kind,
+                                      startNs: s.time(t.startNs), endNs: s.time(t.endNs), process: s.process)
+            (thread.items, thread.busyNs, thread.blockedNs) = (t.items, t.busyNs, t.blockedNs)
+            return thread
         }
         queues += input.queues.map { q in
-            ReportQueue(index: s.queue(q.index), label: q.label, kind: q.kind, qosName: q.qosName,
-                        targetIndex: s.queue(q.targetIndex), process: s.process)
+            var queue = ReportQueue(index: s.queue(q.index), label: q.label, kind: q.kind, qosName: q.qosName,
+                                    targetIndex: s.queue(q.targetIndex), process: s.process)
+            // The share stays over the queue's own process' trace (its Stats table's figure).
+            (queue.items, queue.busyNs, queue.busyShare) = (q.items, q.busyNs, q.busyShare)
+            return queue
+        }
+        queueTree += input.queueTree.map {
+            ReportQueueTreeNode(queue: s.queue($0.queue), parent: s.queue($0.parent), subtreeBusyNs: $0.subtreeBusyNs)
         }
         appendSched(input, shift: s)
         appendItems(input.items, shift: s)

@@ -30,6 +30,9 @@ public struct ReportInput: Sendable {
     public var codes: [ReportCode] = []
     public var sites: [ReportSite] = []
     public var tasks: [ReportTask] = []
+    /// The analysis' target-queue forest, depth-first in its order (docs/report-data.md,
+    /// Definitions); empty when the input has no analysis (the viewer then builds it the same way).
+    public var queueTree: [ReportQueueTreeNode] = []
 
     public init(
         meta: ReportMeta,
@@ -137,6 +140,10 @@ public struct ReportThread: Sendable {
     public var endNs: Int64
     /// Its process (index into `ReportInput.processes`).
     public var process: Int
+    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed.
+    public var items = -1
+    public var busyNs: Int64 = -1
+    public var blockedNs: Int64 = -1
 
     public init(index: Int, tid: Int64, name: String, kind: ReportThreadKind, startNs: Int64, endNs: Int64, process: Int = 0) {
         self.process = process
@@ -163,6 +170,10 @@ public struct ReportQueue: Sendable {
     public var targetIndex: Int
     /// Its process (index into `ReportInput.processes`).
     public var process: Int
+    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed.
+    public var items = -1
+    public var busyNs: Int64 = -1
+    public var busyShare: Double = -1
 
     public init(index: Int, label: String, kind: ReportQueueKind, qosName: String = "", targetIndex: Int = -1, process: Int = 0) {
         self.process = process
@@ -171,6 +182,20 @@ public struct ReportQueue: Sendable {
         self.kind = kind
         self.qosName = qosName
         self.targetIndex = targetIndex
+    }
+}
+
+/// One queue of the target-queue forest: its parent (-1 for a root) and the busy time of its
+/// subtree (its own plus every queue below it).
+public struct ReportQueueTreeNode: Sendable, Equatable {
+    public var queue: Int
+    public var parent: Int
+    public var subtreeBusyNs: Int64
+
+    public init(queue: Int, parent: Int, subtreeBusyNs: Int64) {
+        self.queue = queue
+        self.parent = parent
+        self.subtreeBusyNs = subtreeBusyNs
     }
 }
 

@@ -171,11 +171,11 @@ struct Record: ParsableCommand {
         for path in traces {
             do {
                 let trace = try TraceFile(path: path)
-                var queues = 0
-                trace.forEachEvent { e in if e.type == .queueCreate || e.type == .queueInfo { queues += 1 } }
+                // The counts `qtrace stats` prints: the analysis' queues and threads, not raw events.
+                let model = analyse(trace, command: "record").model
                 printErr("qtrace: trace: \(path)")
                 let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
-                printErr("qtrace: \(trace.eventCount) events\(sched), \(queues) queues, \(trace.threads.count) threads, \(trace.header.droppedEvents) dropped")
+                printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped")
             } catch {
                 printErr("qtrace: error: \(path): \(error)")
             }

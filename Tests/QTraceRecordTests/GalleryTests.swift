@@ -21,8 +21,24 @@ final class GalleryTests: XCTestCase {
         XCTAssertEqual(plain.status, 0, "\(sample) untraced: \(plain.stderr)", file: file, line: line)
         XCTAssertEqual(traced.status, plain.status, "\(sample): exit status", file: file, line: line)
         XCTAssertEqual(traced.stdout, plain.stdout, "\(sample): output changed under tracing", file: file, line: line)
-        let result = Analysis.run(file: try TraceFile(path: path))
+        let file = try TraceFile(path: path)
+        let result = Analysis.run(file: file)
+        try writeGalleryOutputs(sample, result, file)
         return (result, path)
+    }
+
+    /// With QTRACE_BROWSER_FIXTURES set, the three outputs of each gallery trace for the
+    /// consistency test (Tests/BrowserTests/test_consistency.py): the report, `qtrace stats
+    /// --json` and the table `qtrace stats --wide --all` prints.
+    func writeGalleryOutputs(_ sample: String, _ result: AnalysisResult, _ file: TraceFile) throws {
+        guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else { return }
+        let base = "\(dir)/gallery-\(sample)"
+        let input = ReportInput(analysis: result, header: file.header, qtraceVersion: "test")
+        try ReportWriter.write(input, to: base + ".html")
+        try AnalysisSummary(result: result, tracePath: sample, generator: "test").jsonData()
+            .write(to: URL(fileURLWithPath: base + ".summary.json"))
+        let table = StatsText.render(result, tracePath: nil, width: Int.max / 2, limit: 0)
+        try Data(table.utf8).write(to: URL(fileURLWithPath: base + ".stats.txt"))
     }
 
     func queue(_ label: String, in model: TraceModel) throws -> Int {

@@ -59,9 +59,15 @@ function fmtCount(n) {
   return Math.round(n).toLocaleString("en-US");
 }
 
+/** A share (0..1) as the Stats tables show it: percent, as fmtValue(…, "%"). */
+function fmtShare(fraction) {
+  return fmtValue(fraction * 100, "%");
+}
+
 /** A stats value in its unit, as a person reads it. */
 function fmtValue(value, unit) {
-  if (value === null || value === undefined) return "–";
+  // No value (percentiles of no durations): "-", as `qtrace stats` prints it.
+  if (value === null || value === undefined) return "-";
   if (typeof value === "string") return value;
   switch (unit) {
     case "ns": return fmtDuration(value);

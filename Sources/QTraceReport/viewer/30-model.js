@@ -67,7 +67,7 @@ function buildModel(report) {
   buildTasks(m, T);
   timings.tracks = performance.now();
   buildCounters(m, h, T);
-  m.queueBusy = queueBusyTimes(m);
+  setFigures(m);
   timings.counters = performance.now();
   return m;
 }
@@ -372,10 +372,137 @@ function valueAt(series, t) {
   return k >= 0 ? series.value[k] : 0;
 }
 
-function queueBusyTimes(m) {
+// Busy, blocked and the target-queue tree come from the analysis (docs/report-data.md,
+// Definitions): the viewer shows its figures. Reports without them (synthetic ones) get the
+// same definitions computed here over the whole trace.
+
+/** Per queue: items, busy ns and share of the trace; per thread: items, busy and blocked ns. */
+function setFigures(m) {
+  m.queueItems = m.queues.map((q, i) => (q.items >= 0 ? q.items : (m.queueRows[i] || []).length));
+  m.threadItems = m.threads.map((t, i) => (t.items >= 0 ? t.items : m.threadRows[i].length));
+  const whole = m.queues.some((q) => !(q.busy >= 0)) ? queueBusyInRange(m, 0, Infinity) : null;
+  m.queueBusy = m.queues.map((q, i) => (q.busy >= 0 ? q.busy : whole[i]));
+  m.queueShare = m.queues.map((q, i) => (q.busyShare >= 0 ? q.busyShare : m.queueBusy[i] / m.duration));
+  m.threadBusy = m.threads.map((t, i) => (t.busy >= 0 ? t.busy : threadBusyFallback(m, i)));
+  m.threadBlockedNs = m.threads.map((t, i) => (t.blocked >= 0 ? t.blocked : sumOf(m.blocked.duration, m.threadBlocked[i].idx)));
+  m.queueForest = queueForest(m);
+  // The queues `qtrace stats` counts: not the report's placeholder for items of no recorded
+  // queue (the one queue without the analysis' figures).
+  const analysed = m.queues.some((q) => q.items >= 0);
+  m.queueCounted = m.queues.map((q) => !analysed || q.items >= 0);
+}
+
+/** How many queues the analysis found (in process `process`, or in all when undefined). */
+function queueCount(m, process) {
+  return m.queues.filter((q, i) => m.queueCounted[i] && (process === undefined || q.process === process)).length;
+}
+
+/** A figure of the Stats tables (object's row, column key), or undefined: details show it as is. */
+function statsValue(m, tableId, object, key) {
+  const table = m.header.stats.find((t) => t.id === tableId);
+  if (!table) return undefined;
+  const k = table.columns.findIndex((c) => c.key === key);
+  const row = k >= 0 ? table.rows.find((r) => r.object === object) : null;
+  return row ? row.values[k] : undefined;
+}
+
+/**
+ * Each queue's busy time within [t0, t1]: the time with at least one of its items running
+ * (overlapping items count once). Items are in start order, so a frontier per queue suffices.
+ */
+function queueBusyInRange(m, t0, t1) {
   const busy = new Float64Array(m.queues.length);
-  for (let i = 0; i < m.n; i++) if (m.queue[i] >= 0) busy[m.queue[i]] += m.end[i] - m.start[i];
+  const frontier = new Float64Array(m.queues.length).fill(-Infinity);
+  const hi = upperBound(m.start, t1);
+  const lo = lowerBound(m.prefixMaxEnd, t0, 0, hi);
+  for (let i = lo; i < hi; i++) {
+    const q = m.queue[i];
+    if (q < 0 || q >= m.queues.length || (m.flags[i] & FLAG_NEVER_STARTED)) continue;
+    const a = Math.max(m.start[i], t0, frontier[q]);
+    const b = Math.min(m.end[i], t1);
+    if (b > a) busy[q] += b - a;
+    if (b > frontier[q]) frontier[q] = b;
+  }
   return busy;
+}
+
+/**
+ * A thread's time running its outermost items, less the time blocked inside them. Outermost
+ * items are disjoint and in start order: each blocked interval's overlap with them comes from
+ * two binary searches and prefix sums (no pass over the items per interval).
+ */
+function threadBusyFallback(m, t) {
+  const outer = m.threadRows[t].filter((i) => m.depth[i] === 0);
+  const n = outer.length;
+  const s = new Float64Array(n), e = new Float64Array(n), sum = new Float64Array(n + 1);
+  outer.forEach((i, k) => {
+    s[k] = m.start[i];
+    e[k] = m.end[i];
+    sum[k + 1] = sum[k] + (e[k] - s[k]);
+  });
+  let busy = sum[n];
+  const B = m.blocked;
+  for (const b of m.threadBlocked[t].idx) {
+    const a = B.start[b], z = B.end[b];
+    const k0 = upperBound(e, a), k1 = lowerBound(s, z) - 1;
+    if (k0 > k1) continue;
+    busy -= sum[k1 + 1] - sum[k0] - Math.max(0, a - s[k0]) - Math.max(0, e[k1] - z);
+  }
+  return Math.max(0, busy);
+}
+
+function sumOf(column, idx) {
+  let total = 0;
+  for (const k of idx) total += column[k];
+  return total;
+}
+
+/**
+ * The target-queue forest, depth-first: { roots, children, subtreeBusy }. The analysis' own
+ * (header.queueTree) when the report has it; queues it leaves out (the placeholder for items
+ * of no recorded queue) become roots after it.
+ */
+function queueForest(m) {
+  const n = m.queues.length;
+  const tree = m.header.queueTree || [];
+  if (!tree.length) return queueForestFromTargets(m);
+  const children = m.queues.map(() => []);
+  const roots = [];
+  const subtreeBusy = Float64Array.from(m.queueBusy);
+  const seen = new Uint8Array(n);
+  for (const node of tree) {
+    if (node.queue < 0 || node.queue >= n || seen[node.queue]) continue;
+    seen[node.queue] = 1;
+    subtreeBusy[node.queue] = node.subtreeBusy;
+    if (node.parent >= 0 && node.parent < n) children[node.parent].push(node.queue); else roots.push(node.queue);
+  }
+  for (let q = 0; q < n; q++) if (!seen[q]) roots.push(q);
+  return { roots, children, subtreeBusy };
+}
+
+/** The analysis' forest rules (QueueTreeNode.forest) for reports without it. */
+function queueForestFromTargets(m) {
+  const n = m.queues.length;
+  const children = m.queues.map(() => []);
+  const roots = [];
+  m.queues.forEach((q, i) => (q.target >= 0 && q.target < n && q.target !== i ? children[q.target].push(i) : roots.push(i)));
+  const rank = (q) => (q.kind === "main" ? 0 : q.kind === "global" ? 1 : 2);
+  const order = (a, b) => {
+    const qa = m.queues[a], qb = m.queues[b];
+    return (rank(qa) - rank(qb)) || (qa.label < qb.label ? -1 : qa.label > qb.label ? 1 : a - b);
+  };
+  roots.sort(order);
+  children.forEach((c) => c.sort(order));
+  const subtreeBusy = new Float64Array(n);
+  const visiting = new Uint8Array(n);
+  const total = (q) => {
+    if (visiting[q]) return 0;
+    visiting[q] = 1;
+    subtreeBusy[q] = m.queueBusy[q] + children[q].reduce((s, c) => s + total(c), 0);
+    return subtreeBusy[q];
+  };
+  roots.forEach(total);
+  return { roots, children, subtreeBusy };
 }
 
 /** The items enqueued from within item `row` (its flows out). */

@@ -74,7 +74,7 @@ class Timeline {
         const threads = threadOrder.filter((t) => m.threads[t].process === pi);
         const queues = queueOrder.filter(({ q }) => m.queues[q].process === pi);
         lanes.push({ kind: "section", key: `section:process:${pi}`, process: pi, title: p.title,
-          count: `${threads.length} threads · ${queues.length} queues`, height: SECTION_H });
+          count: `${threads.length} threads · ${queueCount(m, pi)} queues`, height: SECTION_H });
         if (this.collapsed.has(`section:process:${pi}`)) return;
         threads.forEach((t) => lanes.push(this.threadLane(t)));
         queues.forEach((entry) => lanes.push(this.queueLane(entry)));
@@ -84,7 +84,7 @@ class Timeline {
         if (m.threadCounters.alive) lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", height: COUNT_H });
         for (const t of this.threadOrder()) lanes.push(this.threadLane(t));
       }
-      if (m.queues.length && !section("queues", "Queues", m.queues.length)) {
+      if (m.queues.length && !section("queues", "Queues", queueCount(m))) {
         for (const entry of this.queueTreeOrder()) lanes.push(this.queueLane(entry));
       }
     }
@@ -147,17 +147,10 @@ class Timeline {
     });
   }
 
-  /** Queues depth-first through the target tree: main, then global roots by QoS, then the rest. */
+  /** Queues depth-first through the analysis' target-queue tree (m.queueForest), in its order. */
   queueTreeOrder() {
     const m = this.m;
-    const children = m.queues.map(() => []);
-    const roots = [];
-    m.queues.forEach((q, i) => {
-      if (q.target >= 0 && q.target < m.queues.length && q.target !== i) children[q.target].push(i);
-      else roots.push(i);
-    });
-    const kindRank = { main: 0, global: 1, serial: 2, concurrent: 2 };
-    roots.sort((a, b) => (kindRank[m.queues[a].kind] - kindRank[m.queues[b].kind]) || a - b);
+    const { roots, children } = m.queueForest;
     const out = [];
     const seen = new Uint8Array(m.queues.length);
     const visit = (q, depth) => {
@@ -1372,6 +1365,7 @@ class Timeline {
   laneNames() {
     return this.lanes.map((l) => {
       const lane = { kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height };
+      if (l.count !== undefined) lane.count = l.count;
       // Where the scheduling strip is drawn (canvas px), for the browser tests.
       if (l.kind === "thread" && this.m.threadSched) lane.schedStrip = lane.top + LANE_PAD + l.rows * THREAD_ROW_H + 1;
       return lane;

@@ -163,30 +163,35 @@ class Details {
     clear(this.root);
     const queue = m.queues[q];
     this.header(queueLabel(m, q), this.app.timeline.colors[q], [[queue.kind], [queue.qos || "no QoS"]]);
-    const items = m.queueRows[q].length;
     this.kv([
       ["Target", queue.target >= 0 ? this.queueLink(queue.target) : "– (root)"],
-      ["Items", fmtCount(items)],
-      ["Busy", `${fmtDuration(m.queueBusy[q])} (${((m.queueBusy[q] / m.duration) * 100).toFixed(1)} % of the trace)`],
-      ["Backlog max", backlogOf(m, q) ? fmtCount(backlogMaxOf(this.m, q)) : "–"],
+      ["Items", fmtCount(m.queueItems[q])],
+      // The Stats table's figures (docs/report-data.md, Definitions).
+      ["Busy", `${fmtDuration(m.queueBusy[q])} (${fmtShare(m.queueShare[q])} of the trace)`],
+      ["Backlog max", this.backlogMaxText(q)],
     ]);
+  }
+
+  /** The Queues table's backlog max; from the backlog series when the report has no table. */
+  backlogMaxText(q) {
+    const m = this.m;
+    const shown = statsValue(m, "queues", q, "backlogMax");
+    if (typeof shown === "number") return fmtValue(shown, "count");
+    return backlogOf(m, q) ? fmtCount(backlogMaxOf(m, q)) : "–";
   }
 
   showThread(t) {
     const m = this.m;
     const thread = m.threads[t];
     clear(this.root);
-    let busy = 0;
-    for (const i of m.threadRows[t]) if (m.depth[i] === 0) busy += m.end[i] - m.start[i];
-    let blocked = 0;
-    for (const b of m.threadBlocked[t].idx) blocked += m.blocked.duration[b];
     this.header(threadName(m, t), null, [[thread.kind], [`tid ${thread.tid}`]]);
     this.kv([
       ["Alive", `${fmtInstant(thread.start)} → ${fmtInstant(thread.end)}`],
       ["Lifetime", fmtDuration(thread.end - thread.start)],
-      ["Items run", fmtCount(m.threadRows[t].length)],
-      ["Busy", fmtDuration(busy)],
-      ["Blocked", fmtDuration(blocked)],
+      ["Items run", fmtCount(m.threadItems[t])],
+      // The Stats table's figures: running items, not blocked (docs/report-data.md, Definitions).
+      ["Busy", fmtDuration(m.threadBusy[t])],
+      ["Blocked", fmtDuration(m.threadBlockedNs[t])],
     ]);
   }
 
@@ -223,32 +228,37 @@ class Details {
     this.app.timeline.reveal("groups", group.firstEnter, Math.max(group.lastLeave, group.notify));
   }
 
-  /** Aggregates of what a range covers: items per queue, busy time, blocked time by cause. */
+  /**
+   * Aggregates of what a range covers: items started per queue (and their mean wait), each
+   * queue's busy time within the range (the Stats definition, clipped to it), blocked time by
+   * cause. Over the whole trace the queue figures equal the Stats ones.
+   */
   rangeAggregates(t0, t1) {
     const m = this.m;
     const perQueue = new Map();
+    const queueBusy = queueBusyInRange(m, t0, t1);
+    const rowOf = (q) => {
+      if (!perQueue.has(q)) perQueue.set(q, { q, started: 0, busy: q >= 0 && q < queueBusy.length ? queueBusy[q] : 0, wait: 0 });
+      return perQueue.get(q);
+    };
     let started = 0;
-    let busy = 0;
     const hi = upperBound(m.start, t1);
-    const lo = lowerBound(m.prefixMaxEnd, t0, 0, hi);
-    for (let i = lo; i < hi; i++) {
-      const a = Math.max(m.start[i], t0);
-      const b = Math.min(m.end[i], t1);
-      const inStart = m.start[i] >= t0 && !(m.flags[i] & FLAG_NEVER_STARTED);
-      if (b <= a && !inStart) continue;
-      const q = m.queue[i];
-      let row = perQueue.get(q);
-      if (!row) perQueue.set(q, (row = { q, started: 0, busy: 0, wait: 0 }));
-      if (inStart) {
-        row.started++;
-        row.wait += m.start[i] - m.enq[i];
-        started++;
-      }
-      if (b > a && m.kind[i] !== 1) {
-        row.busy += b - a;
-        busy += b - a;
-      }
+    for (let i = lowerBound(m.start, t0, 0, hi); i < hi; i++) {
+      if (m.flags[i] & FLAG_NEVER_STARTED) continue;
+      const row = rowOf(m.queue[i]);
+      row.started++;
+      row.wait += m.start[i] - m.enq[i];
+      started++;
     }
+    queueBusy.forEach((ns, q) => { if (ns > 0) rowOf(q); });
+    const busy = queueBusy.reduce((s, v) => s + v, 0);
+    const rows = [...perQueue.values()].sort((x, y) => y.busy - x.busy);
+    return { t0, t1, started, busy, rows, blocked: this.blockedInRange(t0, t1) };
+  }
+
+  /** Time in blocking calls within [t0, t1], by cause. */
+  blockedInRange(t0, t1) {
+    const m = this.m;
     const blocked = new Float64Array(m.causes.length);
     const B = m.blocked;
     const bhi = upperBound(B.start, t1);
@@ -256,8 +266,7 @@ class Details {
       const a = Math.max(B.start[k], t0), b = Math.min(B.end[k], t1);
       if (b > a) blocked[B.cause[k]] += b - a;
     }
-    const rows = [...perQueue.values()].sort((x, y) => y.busy - x.busy);
-    return { t0, t1, started, busy, rows, blocked };
+    return blocked;
   }
 
   showRange(t0, t1) {
@@ -269,9 +278,11 @@ class Details {
     const alive = m.threadCounters.alive;
     this.kv([
       ["Items started", fmtCount(agg.started)],
-      ["Busy (all threads)", `${fmtDuration(agg.busy)} = ${(agg.busy / span).toFixed(2)} threads on average`],
+      ["Queues busy (sum)", `${fmtDuration(agg.busy)} = ${(agg.busy / span).toFixed(2)} queues busy on average`],
       ["Threads alive", alive ? `${fmtCount(valueAt(alive, t0))} → ${fmtCount(valueAt(alive, t1))}` : "–"],
-      ["Blocked", agg.blocked.some((v) => v > 0)
+      // Whole blocking calls, as the timeline draws them (not the threads' blocked time, which
+      // leaves out work run inside a call: docs/report-data.md, Definitions).
+      ["In blocking calls", agg.blocked.some((v) => v > 0)
         ? m.causes.map((c, k) => (agg.blocked[k] > 0 ? `${c} ${fmtDuration(agg.blocked[k])}` : null)).filter(Boolean).join(", ")
         : "none"],
     ]);
@@ -286,7 +297,7 @@ class Details {
       tr.appendChild(name);
       tr.appendChild(el("td", null, fmtCount(row.started)));
       tr.appendChild(el("td", null, fmtDuration(row.busy)));
-      tr.appendChild(el("td", null, `${((row.busy / span) * 100).toFixed(1)} %`));
+      tr.appendChild(el("td", null, fmtShare(row.busy / span)));
       tr.appendChild(el("td", null, row.started ? fmtDuration(row.wait / row.started) : "–"));
       table.appendChild(tr);
     }

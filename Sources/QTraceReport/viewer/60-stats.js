@@ -1,6 +1,6 @@
 // The Stats tab: the stats tables exactly as `qtrace stats --json` gives them (sortable; each
 // cell keeps its number in data-value), wait and run-time histograms per queue, and the
-// target-queue tree with each queue's utilisation.
+// target-queue tree (the analysis') with each queue's busy share.
 
 class StatsView {
   constructor(model, app) {
@@ -72,7 +72,7 @@ class StatsView {
           td.title = this.m.codes[row.object].symbol || value;
         }
       } else {
-        td.textContent = "–";
+        td.textContent = fmtValue(null, column.unit);
       }
       tr.appendChild(td);
     });
@@ -161,64 +161,65 @@ class StatsView {
     this.root.appendChild(grid);
   }
 
+  /** The analysis' target-queue tree (m.queueForest) with each queue's busy share. */
   buildTree() {
     const m = this.m;
     if (!m.queues.length) return;
     this.root.appendChild(el("h2", null, "Target-queue tree"));
     this.root.appendChild(el("p", "sub",
-      "Each queue under the queue it targets. Utilisation: the queue's own items' run time over the trace " +
-      "(1.0 = one thread busy all the time); the faint bar includes the queues below it."));
-    const children = m.queues.map(() => []);
-    const roots = [];
-    m.queues.forEach((q, i) => (q.target >= 0 && q.target < m.queues.length && q.target !== i ? children[q.target].push(i) : roots.push(i)));
-    const subtree = new Float64Array(m.queues.length);
-    const seen = new Uint8Array(m.queues.length);
-    const total = (q) => {
-      if (seen[q]) return subtree[q];
-      seen[q] = 1;
-      subtree[q] = m.queueBusy[q] + children[q].reduce((s, c) => s + total(c), 0);
-      return subtree[q];
-    };
-    m.queues.forEach((_, q) => total(q));
-    const maxShare = Math.max(1, ...[...subtree].map((v) => v / m.duration));
-    const build = (q, depth, visited) => {
+      "Each queue under the queue it targets. Busy: the share of the trace with at least one of the queue's items " +
+      "running (the Queues table's Busy); the faint bar adds the busy time of the queues below it."));
+    const { roots, children, subtreeBusy } = m.queueForest;
+    const maxShare = Math.max(1, ...[...subtreeBusy].map((v) => v / m.duration));
+    const tree = el("ul", "tree");
+    const visited = new Set();
+    const build = (q, depth) => {
+      visited.add(q);
       const li = el("li");
-      const row = el("div", "tree-row");
-      const name = el("div", "tree-name");
-      const sw = el("span", "swatch");
-      sw.style.background = this.app.timeline.colors[q];
-      name.appendChild(sw);
-      name.appendChild(el("span", "label", queueLabel(m, q)));
-      row.appendChild(name);
-      const queue = m.queues[q];
-      row.appendChild(el("span", "tree-meta", [queue.kind, queue.qos].filter(Boolean).join(" · ")));
-      const util = el("div", "util");
-      const bar = el("div", "util-bar");
-      const share = el("i", "tree-share");
-      share.style.width = `${Math.min(100, (subtree[q] / m.duration / maxShare) * 100)}%`;
-      share.style.background = this.app.timeline.colors[q];
-      const own = el("i", "own");
-      own.style.width = `${Math.min(100, (m.queueBusy[q] / m.duration / maxShare) * 100)}%`;
-      own.style.background = this.app.timeline.colors[q];
-      bar.appendChild(share);
-      bar.appendChild(own);
-      util.appendChild(bar);
-      util.appendChild(el("span", null, (m.queueBusy[q] / m.duration).toFixed(2)));
-      util.dataset.utilisation = String(m.queueBusy[q] / m.duration);
-      row.appendChild(util);
-      li.appendChild(row);
-      if (children[q].length && !visited.has(q) && depth < 64) {
-        visited.add(q);
+      li.appendChild(this.treeRow(q, subtreeBusy[q] / m.duration / maxShare, m.queueShare[q] / maxShare));
+      const below = children[q].filter((c) => !visited.has(c));
+      if (below.length && depth < 64) {
         const ul = el("ul");
-        children[q].forEach((c) => ul.appendChild(build(c, depth + 1, visited)));
+        below.forEach((c) => ul.appendChild(build(c, depth + 1)));
         li.appendChild(ul);
       }
       return li;
     };
-    const tree = el("ul", "tree");
-    const visited = new Set();
-    roots.forEach((q) => tree.appendChild(build(q, 0, visited)));
+    roots.forEach((q) => tree.appendChild(build(q, 0)));
+    // Queues in a target cycle have no root: show them anyway.
+    m.queues.forEach((_, q) => { if (!visited.has(q)) tree.appendChild(build(q, 0)); });
     this.root.appendChild(tree);
+  }
+
+  /** One queue's row: name, kind and QoS, and its busy bar (widths are fractions of the bar). */
+  treeRow(q, subtreeWidth, ownWidth) {
+    const m = this.m;
+    const color = this.app.timeline.colors[q];
+    const row = el("div", "tree-row");
+    row.dataset.queue = String(q);
+    const name = el("div", "tree-name");
+    const sw = el("span", "swatch");
+    sw.style.background = color;
+    name.appendChild(sw);
+    name.appendChild(el("span", "label", queueLabel(m, q)));
+    row.appendChild(name);
+    const queue = m.queues[q];
+    row.appendChild(el("span", "tree-meta", [queue.kind, queue.qos].filter(Boolean).join(" · ")));
+    const util = el("div", "util");
+    const bar = el("div", "util-bar");
+    const share = el("i", "tree-share");
+    share.style.width = `${Math.min(100, subtreeWidth * 100)}%`;
+    share.style.background = color;
+    const own = el("i", "own");
+    own.style.width = `${Math.min(100, ownWidth * 100)}%`;
+    own.style.background = color;
+    bar.appendChild(share);
+    bar.appendChild(own);
+    util.appendChild(bar);
+    util.appendChild(el("span", null, fmtShare(m.queueShare[q])));
+    util.dataset.utilisation = String(m.queueShare[q]);
+    row.appendChild(util);
+    return row;
   }
 }
 
@@ -268,4 +269,39 @@ function drawHistogram(ctx, h, x0, width, height, color, title) {
   ctx.fillText(right, x0 + width - ctx.measureText(right).width, height - 2);
   const label = `max ${fmtCount(max)}`;
   ctx.fillText(label, x0 + width - ctx.measureText(label).width, 10);
+}
+
+/**
+ * What the report shows of each queue, thread and code, as rendered text (the test hook:
+ * tests compare it with `qtrace stats` and its JSON): every Stats table's cells by column key,
+ * the target-queue tree's rows in order, and the Busy/Blocked lines of the details panels.
+ */
+function shownFigures(app) {
+  app.openTab("stats");
+  const root = app.stats.root;
+  const tables = {};
+  root.querySelectorAll("table.stats-table").forEach((t) => {
+    const keys = [...t.tHead.rows[0].cells].map((th) => th.dataset.key);
+    const table = app.m.header.stats.find((s) => s.id === t.dataset.tableId);
+    tables[t.dataset.tableId] = [...t.tBodies[0].rows].map((tr) => {
+      const cells = {};
+      [...tr.cells].forEach((td, k) => (cells[keys[k]] = { text: td.textContent, value: td.dataset.value ?? null }));
+      return { object: table.rows[Number(tr.dataset.row)].object, cells };
+    });
+  });
+  const tree = [...root.querySelectorAll(".tree .tree-row")].map((row) => ({
+    queue: Number(row.dataset.queue), busy: row.querySelector(".util span").textContent,
+  }));
+  const details = (show, labels) => {
+    show();
+    const out = {};
+    app.details.root.querySelectorAll("dl.kv > div").forEach((div) => {
+      const label = div.querySelector("dt").textContent;
+      if (labels.includes(label)) out[label] = div.querySelector("dd").textContent;
+    });
+    return out;
+  };
+  const queues = app.m.queues.map((_, q) => details(() => app.details.showQueue(q), ["Items", "Busy", "Backlog max"]));
+  const threads = app.m.threads.map((_, t) => details(() => app.details.showThread(t), ["Items run", "Busy", "Blocked"]));
+  return { tables, tree, queues, threads };
 }

@@ -241,8 +241,13 @@ window.qtrace = Object.freeze({
     app.openTab("timeline");
     app.timeline.setRange(t0, t1);
     const agg = app.details.lastRange;
-    return { started: agg.started, busy: agg.busy, queues: agg.rows.map((r) => ({ queue: r.q, started: r.started, busy: r.busy })) };
+    return {
+      started: agg.started, busy: agg.busy, blocked: agg.blocked.reduce((s, v) => s + v, 0),
+      queues: agg.rows.map((r) => ({ queue: r.q, started: r.started, busy: r.busy })),
+    };
   },
+  /** The numbers the report shows, as rendered text (see shownFigures). */
+  shownFigures: () => shownFigures(app),
   openTab: (name) => app.openTab(name),
   /** [start, end] of an item (input index), or null. */
   itemTimes: (itemIndex) => {

@@ -1,0 +1,58 @@
+// The analysis' figures in the report header (docs/report-data.md, Definitions): per queue and
+// thread, and the target-queue forest; kept through merging, -1 when there is no analysis.
+import Foundation
+import XCTest
+@testable import QTraceReport
+
+final class ReportFiguresTests: XCTestCase {
+    /// A synthetic input with figures as the analysis would set them.
+    func inputWithFigures(seed: UInt64) -> ReportInput {
+        var input = SyntheticReport.make(items: 300, threads: 3, queues: 4, seed: seed)
+        for q in input.queues.indices {
+            (input.queues[q].items, input.queues[q].busyNs, input.queues[q].busyShare) = (q + 1, Int64(1000 * (q + 1)), 0.25)
+        }
+        for t in input.threads.indices {
+            (input.threads[t].items, input.threads[t].busyNs, input.threads[t].blockedNs) = (t, Int64(10 * t), Int64(7 * t))
+        }
+        input.queueTree = input.queues.indices.map { ReportQueueTreeNode(queue: $0, parent: $0 == 0 ? -1 : 0, subtreeBusyNs: 5) }
+        return input
+    }
+
+    func testFiguresAndTreeAreInTheHeader() throws {
+        let input = inputWithFigures(seed: 1)
+        let report = try WrittenReport(try ReportWriter.html(input))
+        let queues = try XCTUnwrap(report.header["queues"] as? [[String: Any]])
+        for (json, q) in zip(queues, input.queues) {
+            XCTAssertEqual(json["items"] as? Int, q.items)
+            XCTAssertEqual(json["busy"] as? Int, Int(q.busyNs))
+            XCTAssertEqual(json["busyShare"] as? Double, q.busyShare)
+        }
+        let threads = try XCTUnwrap(report.header["threads"] as? [[String: Any]])
+        for (json, t) in zip(threads, input.threads) {
+            XCTAssertEqual(json["busy"] as? Int, Int(t.busyNs))
+            XCTAssertEqual(json["blocked"] as? Int, Int(t.blockedNs))
+        }
+        let tree = try XCTUnwrap(report.header["queueTree"] as? [[String: Any]])
+        XCTAssertEqual(tree.map { $0["queue"] as? Int }, input.queueTree.map(\.queue))
+        XCTAssertEqual(tree.map { $0["parent"] as? Int }, input.queueTree.map(\.parent))
+    }
+
+    func testWithoutAnAnalysisTheFiguresAreMissing() throws {
+        let report = try WrittenReport(try ReportWriter.html(SyntheticReport.make(items: 50, threads: 2, queues: 2, seed: 4)))
+        let queues = try XCTUnwrap(report.header["queues"] as? [[String: Any]])
+        XCTAssertTrue(queues.allSatisfy { $0["busy"] as? Int == -1 })
+        XCTAssertEqual((report.header["queueTree"] as? [Any])?.count, 0)
+    }
+
+    func testMergingKeepsFiguresAndShiftsTheTree() {
+        let a = inputWithFigures(seed: 1), b = inputWithFigures(seed: 2)
+        let merged = ReportInput.merged([a, b])
+        XCTAssertEqual(merged.queues.map(\.busyNs), a.queues.map(\.busyNs) + b.queues.map(\.busyNs))
+        XCTAssertEqual(merged.threads.map(\.blockedNs), a.threads.map(\.blockedNs) + b.threads.map(\.blockedNs))
+        let shifted = b.queueTree.map {
+            ReportQueueTreeNode(queue: $0.queue + a.queues.count, parent: $0.parent < 0 ? -1 : $0.parent + a.queues.count,
+                                subtreeBusyNs: $0.subtreeBusyNs)
+        }
+        XCTAssertEqual(merged.queueTree, a.queueTree + shifted)
+    }
+}
