@@ -2,6 +2,7 @@
 import ArgumentParser
 import CQTraceSys
 import Foundation
+import QTraceAnalysis
 import QTraceFormat
 
 struct Record: ParsableCommand {
@@ -171,8 +172,9 @@ struct Record: ParsableCommand {
         for path in traces {
             do {
                 let trace = try TraceFile(path: path)
-                // The counts `qtrace stats` prints: the analysis' queues and threads, not raw events.
-                let model = analyse(trace, command: "record").model
+                // The counts `qtrace stats` prints: the model's queues and threads, not raw events
+                // (the model only: no symbols or statistics are needed for a count).
+                let model = Analysis.buildModel(file: trace)
                 printErr("qtrace: trace: \(path)")
                 let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
                 printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped")
