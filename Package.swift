@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(
             name: "QTraceRecordTests",
             dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceReport",
+                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceText",
                 "qtrace", "qtrace-fixtures", "qtrace-linked-app", "qtrace-samples",
             ]
         ),

@@ -3,6 +3,7 @@
 // of real recordings for the browser tests (Tests/BrowserTests/test_real_reports.py).
 import Foundation
 import QTraceAnalysis
+import QTraceText
 import QTraceFormat
 import QTraceReport
 import XCTest
