@@ -83,7 +83,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "QTraceSchedTests", dependencies: ["QTraceSched", "QTraceAnalysis", "QTraceFormat"]),
-        .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"]),
+        // Synthetic reports (known codes, tasks, hostile labels) for the report's tests and the
+        // browser fixtures: test support, not part of the product.
+        .target(name: "QTraceReportTestSupport", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"],
+                path: "Tests/QTraceReportTestSupport"),
+        .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat", "QTraceReportTestSupport"]),
         .testTarget(name: "QTraceSymbolsTests", dependencies: ["QTraceSymbols"]),
         .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "QTraceReport", "qtrace", "qtrace-fixtures"]),
     ]

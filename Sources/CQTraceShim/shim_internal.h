@@ -3,7 +3,7 @@
 // RTLD_NEXT) and records events. Preloaded, it sees every call of an unmodified program;
 // linked into an app (QTrace library), the executable's definitions win.
 //
-// Rules that keep the traced program's behaviour unchanged (../shared/notes/platform-facts.md):
+// Rules that keep the traced program's behaviour unchanged (docs/platform.md):
 // - libdispatch calls its own exported functions through the PLT: a call whose return
 //   address is inside libdispatch.so, or made while the shim itself is calling into
 //   libdispatch (qt_tls.depth > 0), is internal and passed through unrecorded.
@@ -92,7 +92,7 @@ static inline int qt_is_user_call(qt_thread_t *t, void *ra) {
 
 /// QT_EF_CONCURRENCY for a call from libswift_Concurrency. Only the `_f` entry points ask: the
 /// runtime submits every job as a function (dispatch_async_f, dispatch_after_f; verified in
-/// ../shared/notes/platform-facts.md §1), so the block entry points skip the two compares.
+/// docs/platform.md), so the block entry points skip the two compares.
 static inline unsigned qt_caller_flags(void *ra) {
     uintptr_t a = (uintptr_t)ra;
     return (a >= g_concurrency_lo && a < g_concurrency_hi) ? QT_EF_CONCURRENCY : 0;

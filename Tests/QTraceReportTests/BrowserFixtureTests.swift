@@ -3,6 +3,7 @@
 import Foundation
 import XCTest
 import QTraceReport
+import QTraceReportTestSupport
 
 final class BrowserFixtureTests: XCTestCase {
     func testWriteBrowserFixtures() throws {

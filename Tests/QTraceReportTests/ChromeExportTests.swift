@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import QTraceReport
+import QTraceReportTestSupport
 
 final class ChromeExportTests: XCTestCase {
     func testChromeJSONIsValidTraceEventJSON() throws {

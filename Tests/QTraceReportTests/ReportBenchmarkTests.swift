@@ -4,6 +4,7 @@
 import Foundation
 import XCTest
 import QTraceReport
+import QTraceReportTestSupport
 
 final class ReportBenchmarkTests: XCTestCase {
     func testWriteBenchmarkReports() throws {

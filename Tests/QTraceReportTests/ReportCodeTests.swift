@@ -3,6 +3,7 @@
 import Foundation
 import XCTest
 @testable import QTraceReport
+import QTraceReportTestSupport
 
 final class ReportCodeTests: XCTestCase {
     static let input = SyntheticReport.make(items: 4000, threads: 5, queues: 11, seed: 3)

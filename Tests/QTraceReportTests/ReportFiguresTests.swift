@@ -3,6 +3,7 @@
 import Foundation
 import XCTest
 @testable import QTraceReport
+import QTraceReportTestSupport
 
 final class ReportFiguresTests: XCTestCase {
     /// A synthetic input with figures as the analysis would set them.

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import QTraceReport
+import QTraceReportTestSupport
 
 final class ReportWriterTests: XCTestCase {
     static let hostile = SyntheticReport.make(items: 3000, threads: 6, queues: 10, seed: 7, hostile: true)

@@ -1,7 +1,7 @@
 // blocks_demo.c: libdispatch's C API with blocks, for checking that qtrace records C programs
 // (which call dispatch_* directly, not through the Swift overlay) the same way.
 //
-// Build and run (from /work/main):
+// Build and run (from the package root):
 //   /opt/swift/usr/bin/clang -fblocks -I/opt/swift/usr/lib/swift -L/opt/swift/usr/lib/swift/linux \
 //     -Wl,-rpath,/opt/swift/usr/lib/swift/linux samples/c/blocks_demo.c -ldispatch -lBlocksRuntime \
 //     -o /tmp/blocks_demo

@@ -1,5 +1,6 @@
 // What a browser test should find of code identity in the report of a synthetic input: the
 // codes and their item counts, an item with a chain of enqueuing items, search counts, tasks.
+import QTraceReport
 import Foundation
 
 extension SyntheticReport {
@@ -75,5 +76,13 @@ extension SyntheticReport {
             let s = Int(items.site[i])
             return (s >= 0 && siteMatches[s]) || queueMatches[Int(items.queue[i])]
         }.count
+    }
+}
+
+extension Array {
+    /// The element at `index`, nil when out of range or nil (QTraceReport's own is internal).
+    subscript(safe index: Int?) -> Element? {
+        guard let index, indices.contains(index) else { return nil }
+        return self[index]
     }
 }
