@@ -76,32 +76,11 @@ Object.assign(Timeline.prototype, {
     this.drawBoxes(m.taskTrack[t], top, TASK_ROW_H, 1, "task");
   },
 
-  /** Selects blocked interval b (details below); with `reveal`, scrolls and zooms to it. */
-  selectBlocked(b, reveal) {
-    const B = this.m.blocked;
-    this.selected = -1;
-    this.selectedChildren = null;
-    this.selectedBlocked = b;
-    if (reveal) this.reveal(`thread:${B.thread[b]}`, B.start[b], B.end[b]);
-    this.app.details.showBlocked(b);
-    this.requestDraw();
-  },
-
-  // MARK: Filters
-
-  setFilter(filter) {
-    this.filter = filter;
-    this.requestDraw();
-  },
-
-  clearFilter() {
-    this.filter = null;
-    this.requestDraw();
-  },
+  // MARK: Filters (the filter itself is viewState.filter, set by App.setFilter)
 
   /** The mask a box style is filtered by, or null (drawn as usual). */
   filterMaskFor(style) {
-    const f = this.filter;
+    const f = viewState.filter;
     if (!f) return null;
     if (style === "blocked") return f.blocked;
     if (style === "run" || style === "queue" || style === "pending" || style === "task") return f.items;
@@ -161,9 +140,10 @@ Object.assign(Timeline.prototype, {
 
   /** The next matching item after the selection (or the view's middle), wrapping around. */
   nextFilterMatch() {
-    const f = this.filter;
+    const f = viewState.filter;
     if (!f || !f.rows || !f.rows.length) return -1;
-    const after = this.selected >= 0 ? this.selected : lowerBound(this.m.start, (this.v0 + this.v1) / 2) - 1;
+    const selected = viewState.selection.item;
+    const after = selected >= 0 ? selected : lowerBound(this.m.start, (this.v0 + this.v1) / 2) - 1;
     const k = upperBound(f.rows, after);
     return f.rows[k < f.rows.length ? k : 0];
   },

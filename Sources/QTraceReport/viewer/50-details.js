@@ -7,6 +7,15 @@ class Details {
     this.app = app;
     this.root = $("details");
     this.showEmpty();
+    // The panel shows what viewState says is selected, and a range once it is chosen.
+    watchViewState((changed, state) => {
+      if (changed.includes("selection")) {
+        const { item, blocked, children } = state.selection;
+        if (blocked >= 0) this.showBlocked(blocked);
+        else this.showItem(item, children);
+      }
+      if (changed.includes("range") && state.range) this.showRange(state.range.t0, state.range.t1);
+    });
   }
 
   showEmpty() {

@@ -8,6 +8,7 @@ class StatsView {
     this.app = app;
     this.root = $("stats");
     this.built = false;
+    watchViewState((changed, state) => { if (changed.includes("filter")) this.syncActiveRow(state.filter); });
   }
 
   show() {
@@ -18,7 +19,7 @@ class StatsView {
     m.header.stats.forEach((table) => this.buildTable(table));
     this.buildHistograms();
     this.buildTree();
-    this.syncActiveRow(this.app.timeline.filter);
+    this.syncActiveRow(viewState.filter);
   }
 
   buildTable(table) {

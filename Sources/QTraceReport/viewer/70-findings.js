@@ -85,14 +85,16 @@ class FindingsView {
     const f = m.findings[k];
     const timeline = this.app.timeline;
     this.app.openTab("timeline");
-    timeline.highlight = {
-      severity: f.severity,
-      queues: new Set(f.queues),
-      threads: new Set(f.threads),
-      items: new Set(f.items.filter((i) => i >= 0)),
-      range: [f.start, f.end],
-      finding: k,
-    };
+    updateViewState({
+      highlight: {
+        severity: f.severity,
+        queues: new Set(f.queues),
+        threads: new Set(f.threads),
+        items: new Set(f.items.filter((i) => i >= 0)),
+        range: [f.start, f.end],
+        finding: k,
+      },
+    });
     const firstLane = f.items.length && f.items[0] >= 0 ? `thread:${m.thread[f.items[0]]}`
       : f.queues.length ? `queue:${f.queues[0]}` : f.threads.length ? `thread:${f.threads[0]}` : null;
     const span = Math.max(f.end - f.start, 1000);

@@ -36,7 +36,7 @@ class SearchBox {
   }
 
   isActive() {
-    const f = this.app.timeline.filter;
+    const f = viewState.filter;
     return f && f.kind === "search" && f.label === this.input.value.trim();
   }
 
@@ -48,7 +48,7 @@ class SearchBox {
     const needle = text.trim();
     if (!needle) {
       this.count.textContent = "";
-      const f = this.app.timeline.filter;
+      const f = viewState.filter;
       if (f && f.kind === "search") this.app.setFilter(null);
       return 0;
     }

@@ -94,8 +94,7 @@ class App {
   // MARK: Item filters (search, Code rows, findings' sites)
 
   setFilter(filter) {
-    this.timeline.setFilter(filter);
-    this.stats.syncActiveRow(filter);
+    updateViewState({ filter });
     const info = $("filter-info");
     info.hidden = !filter || filter.kind === "search";
     if (filter && filter.kind !== "search") {
@@ -143,6 +142,7 @@ class App {
   /** What the tests read back. */
   state() {
     const t = this.timeline;
+    const { selection, range, filter, highlight } = viewState;
     return {
       tab: this.activeTab,
       lanes: t.laneNames(),
@@ -151,19 +151,19 @@ class App {
       schedStates: this.m.threadSched ? this.m.schedStates : [],
       duration: this.m.duration,
       items: this.m.n,
-      selected: t.selected >= 0 ? inputIndexOf(this.m, t.selected) : -1,
-      selectedRow: t.selected,
-      children: t.selectedChildren ? t.selectedChildren.length : 0,
-      range: t.range ? { t0: t.range.t0, t1: t.range.t1 } : null,
-      filter: t.filter ? {
-        kind: t.filter.kind, label: t.filter.label, count: t.filter.count, blocked: t.filter.blockedCount,
-        object: t.filter.object === undefined ? -1 : t.filter.object,
+      selected: selection.item >= 0 ? inputIndexOf(this.m, selection.item) : -1,
+      selectedRow: selection.item,
+      children: selection.children ? selection.children.length : 0,
+      range: range ? { t0: range.t0, t1: range.t1 } : null,
+      filter: filter ? {
+        kind: filter.kind, label: filter.label, count: filter.count, blocked: filter.blockedCount,
+        object: filter.object === undefined ? -1 : filter.object,
       } : null,
       search: $("search").value,
       tasks: this.m.tasks.length,
-      highlight: t.highlight ? {
-        finding: t.highlight.finding, queues: [...t.highlight.queues], threads: [...t.highlight.threads],
-        items: [...t.highlight.items].map((i) => inputIndexOf(this.m, i)),
+      highlight: highlight ? {
+        finding: highlight.finding, queues: [...highlight.queues], threads: [...highlight.threads],
+        items: [...highlight.items].map((i) => inputIndexOf(this.m, i)),
       } : null,
       replay: this.replay.lastState || null,
       timings: timings,
@@ -263,13 +263,13 @@ window.qtrace = Object.freeze({
   clearFilter: () => app.clearFilter(),
   /** The input indexes of the items the filter shows, sorted (tests: small reports only). */
   filteredItems: () => {
-    const f = app.timeline.filter;
+    const f = viewState.filter;
     if (!f || !f.rows) return [];
     return [...f.rows].map((row) => inputIndexOf(app.m, row)).sort((a, b) => a - b);
   },
   /** The blocked-interval rows the filter shows. */
   filteredBlocked: () => {
-    const f = app.timeline.filter;
+    const f = viewState.filter;
     if (!f || !f.blocked) return [];
     const out = [];
     f.blocked.forEach((v, b) => { if (v) out.push(b); });

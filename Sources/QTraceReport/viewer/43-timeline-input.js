@@ -1,0 +1,248 @@
+// The timeline's input, added to the Timeline class: hit testing, the mouse (wheel, drag,
+// shift-drag for a range, click, double-click), the keyboard and the hover tooltip.
+
+Object.assign(Timeline.prototype, {
+  // MARK: Hit testing
+
+  hitTest(x, y) {
+    if (y < AXIS_H) return { area: "axis" };
+    const cy = y - AXIS_H + this.scrollY;
+    const lane = this.lanes.find((l) => cy >= l.y && cy < l.y + l.height);
+    if (!lane) return { area: "none" };
+    if (x < GUTTER) return { area: "gutter", lane };
+    const m = this.m;
+    const t = this.timeAt(x);
+    const tol = (4 * (this.v1 - this.v0)) / this.plotW;
+    const local = cy - lane.y;
+    const hit = { area: "plot", lane, t };
+    switch (lane.kind) {
+      case "thread": {
+        const row = Math.floor((local - LANE_PAD) / THREAD_ROW_H);
+        if (m.threadSched && local >= LANE_PAD + lane.rows * THREAD_ROW_H) {
+          const s = m.threadSched[lane.obj].find(t, -1, tol / 4);
+          return s >= 0 ? { ...hit, sched: s } : hit;
+        }
+        const b = m.threadBlocked[lane.obj].find(t, -1, tol / 4);
+        const item = m.threadRun[lane.obj].find(t, clamp(row, 0, lane.rows - 1), tol);
+        if (b >= 0) return { ...hit, blocked: b, item };
+        if (item >= 0) return { ...hit, item };
+        return hit;
+      }
+      case "queue": {
+        let top = LANE_PAD;
+        if (local < top + lane.backlog) return { ...hit, backlog: lane.obj };
+        top += lane.backlog;
+        const pendingH = lane.pendingRows * QUEUE_PENDING_H + (lane.pendingRows ? 2 : 0);
+        if (local < top + pendingH) {
+          const row = clamp(Math.floor((local - top) / QUEUE_PENDING_H), 0, Math.max(0, lane.pendingRows - 1));
+          const item = m.queuePending[lane.obj].find(t, row === lane.pendingRows - 1 ? -1 : row, tol);
+          return item >= 0 ? { ...hit, item, pending: true } : hit;
+        }
+        top += pendingH;
+        const row = clamp(Math.floor((local - top) / QUEUE_RUN_H), 0, lane.runRows - 1);
+        const item = m.queueRun[lane.obj].find(t, row === lane.runRows - 1 ? -1 : row, tol);
+        return item >= 0 ? { ...hit, item } : hit;
+      }
+      case "task": {
+        const item = m.taskTrack[lane.obj].find(t, -1, tol);
+        return item >= 0 ? { ...hit, item } : hit;
+      }
+      case "source": {
+        const run = m.sourceRun[lane.obj].find(t, -1, tol);
+        return run >= 0 ? { ...hit, sourceRun: run } : hit;
+      }
+      case "groups": {
+        const row = Math.floor((local - LANE_PAD) / 16);
+        const g = m.groups.findIndex((gr, i) => this.groupRow[i] === row && t >= gr.firstEnter - tol &&
+          t <= Math.max(gr.lastLeave, gr.notify) + tol);
+        return g >= 0 ? { ...hit, group: g } : hit;
+      }
+      case "marks": {
+        const k = lowerBound(m.marks.time, t - tol);
+        if (k < m.marks.rows && m.marks.time[k] <= t + tol) return { ...hit, mark: k };
+        for (let i = 0; i < m.intervals.rows; i++) {
+          const row = this.intervalRow[i];
+          const top = LANE_PAD + 18 + row * 16;
+          if (local >= top && local < top + 16 && t >= m.intervals.start[i] && t <= m.intervals.start[i] + m.intervals.duration[i]) {
+            return { ...hit, interval: i };
+          }
+        }
+        return hit;
+      }
+      case "threadcount":
+        return { ...hit, counts: true };
+      default:
+        return hit;
+    }
+  },
+
+  // MARK: Events
+
+  attachEvents() {
+    const canvas = this.canvas;
+    canvas.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
+    canvas.addEventListener("pointerdown", (e) => this.onPointerDown(e));
+    canvas.addEventListener("pointermove", (e) => this.onPointerMove(e));
+    canvas.addEventListener("pointerup", (e) => this.onPointerUp(e));
+    canvas.addEventListener("pointerleave", () => {
+      this.mouse = null;
+      this.hideTooltip();
+    });
+    canvas.addEventListener("dblclick", (e) => {
+      const hit = this.hitTest(e.offsetX, e.offsetY);
+      if (hit.item >= 0) this.reveal(`thread:${this.m.thread[hit.item]}`, this.m.start[hit.item], this.m.end[hit.item]);
+    });
+    window.addEventListener("keydown", (e) => this.onKey(e));
+  },
+
+  onWheel(e) {
+    e.preventDefault();
+    const scale = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? this.height : 1;
+    const dx = e.deltaX * scale;
+    const dy = e.deltaY * scale;
+    if (e.offsetX < GUTTER || e.altKey) {
+      this.scrollY += dy;
+      this.clampScroll();
+      this.requestDraw();
+      return;
+    }
+    if (e.shiftKey || Math.abs(dx) > Math.abs(dy)) {
+      this.pan((e.shiftKey ? dy || dx : dx) / this.plotW);
+      return;
+    }
+    this.zoomAround(this.timeAt(e.offsetX), Math.exp(dy * 0.0015));
+  },
+
+  onPointerDown(e) {
+    if (e.button !== 0) return;
+    this.canvas.focus();
+    this.canvas.setPointerCapture(e.pointerId);
+    this.drag = {
+      x: e.offsetX, y: e.offsetY, v0: this.v0, v1: this.v1, scrollY: this.scrollY,
+      range: e.shiftKey && e.offsetX >= GUTTER, moved: false,
+    };
+    if (this.drag.range) updateViewState({ range: { t0: this.timeAt(e.offsetX), t1: this.timeAt(e.offsetX) } }, true);
+  },
+
+  onPointerMove(e) {
+    this.mouse = { x: e.offsetX, y: e.offsetY };
+    const d = this.drag;
+    if (!d) {
+      this.updateHover();
+      return;
+    }
+    const dx = e.offsetX - d.x;
+    const dy = e.offsetY - d.y;
+    if (Math.abs(dx) + Math.abs(dy) > 3) d.moved = true;
+    if (!d.moved) return;
+    this.hideTooltip();
+    if (d.range) {
+      updateViewState({ range: { t0: viewState.range.t0, t1: this.timeAt(clamp(e.offsetX, GUTTER, this.width)) } }, true);
+      this.requestDraw();
+      return;
+    }
+    this.canvas.classList.add("dragging");
+    const shift = (-dx * (d.v1 - d.v0)) / this.plotW;
+    this.v0 = d.v0 + shift;
+    this.v1 = d.v1 + shift;
+    this.scrollY = d.scrollY - dy;
+    this.clampScroll();
+    this.app.onViewChanged();
+    this.requestDraw();
+  },
+
+  onPointerUp(e) {
+    const d = this.drag;
+    this.drag = null;
+    this.canvas.classList.remove("dragging");
+    if (!d) return;
+    if (d.range && d.moved) {
+      this.setRange(viewState.range.t0, viewState.range.t1);
+      return;
+    }
+    if (d.moved) return;
+    this.onClick(this.hitTest(e.offsetX, e.offsetY));
+  },
+
+  onClick(hit) {
+    if (hit.area === "gutter") {
+      const lane = hit.lane;
+      if (lane.kind === "section" || ((lane.kind === "queue" || lane.kind === "task") && lane.hasChildren)) {
+        this.toggleCollapsed(lane.key);
+        if (lane.kind === "task") this.app.details.showTask(lane.obj);
+      } else if (lane.kind === "task") this.app.details.showTask(lane.obj);
+      else if (lane.kind === "queue") this.app.details.showQueue(lane.obj);
+      else if (lane.kind === "thread") this.app.details.showThread(lane.obj);
+      return;
+    }
+    if (hit.area !== "plot") return;
+    if (hit.lane.kind === "section") {
+      this.toggleCollapsed(hit.lane.key);
+      return;
+    }
+    if (viewState.range) updateViewState({ range: null });
+    if (hit.blocked >= 0 && !(hit.item >= 0 && this.m.blocked.item[hit.blocked] < 0)) {
+      this.selectBlocked(hit.blocked, false);
+      return;
+    }
+    if (hit.item >= 0) this.select(hit.item);
+    else if (hit.sourceRun >= 0) this.app.details.showSourceRun(hit.sourceRun);
+    else if (hit.group >= 0) this.app.details.showGroup(hit.group);
+    else this.select(-1);
+  },
+
+  setRange(t0, t1) {
+    updateViewState({ range: { t0: Math.min(t0, t1), t1: Math.max(t0, t1) } });
+  },
+
+  onKey(e) {
+    if (this.app.activeTab !== "timeline" || e.ctrlKey || e.metaKey) return;
+    if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "SELECT")) return;
+    const centre = this.mouse && this.mouse.x > GUTTER ? this.timeAt(this.mouse.x) : (this.v0 + this.v1) / 2;
+    switch (e.key.toLowerCase()) {
+      case "w": this.zoomAround(centre, 0.7); break;
+      case "s": this.zoomAround(centre, 1 / 0.7); break;
+      case "a": this.pan(-0.15); break;
+      case "d": this.pan(0.15); break;
+      case "f": this.fit(); break;
+      case "escape":
+        updateViewState({ range: null, highlight: null });
+        this.app.clearFilter();
+        this.select(-1);
+        break;
+      case "arrowdown": this.scrollY += 60; this.clampScroll(); this.requestDraw(); break;
+      case "arrowup": this.scrollY -= 60; this.clampScroll(); this.requestDraw(); break;
+      default: return;
+    }
+    e.preventDefault();
+  },
+
+  updateHover() {
+    if (!this.mouse) return;
+    const hit = this.hitTest(this.mouse.x, this.mouse.y);
+    const lines = this.app.details.tooltipFor(hit);
+    if (!lines) {
+      this.hideTooltip();
+      return;
+    }
+    const tip = this.tooltip;
+    clear(tip);
+    tip.appendChild(el("div", "tt-title", lines.title));
+    for (const [label, value] of lines.rows) {
+      const row = el("div", "tt-row", `${label} `);
+      row.appendChild(el("b", null, value));
+      tip.appendChild(row);
+    }
+    tip.hidden = false;
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    let x = this.mouse.x + 14, y = this.mouse.y + 16;
+    if (x + w > this.width - 4) x = this.mouse.x - w - 12;
+    if (y + h > this.height - 4) y = this.mouse.y - h - 10;
+    tip.style.left = `${Math.max(4, x)}px`;
+    tip.style.top = `${Math.max(4, y)}px`;
+  },
+
+  hideTooltip() {
+    this.tooltip.hidden = true;
+  },
+});
