@@ -49,12 +49,13 @@ public enum ReportWriter {
         try file.close()
     }
 
-    /// The Content-Security-Policy of a report whose inline script and style are these.
-    static func contentSecurityPolicy(script: String, style: String) -> String {
+    /// The Content-Security-Policy of a report: only the viewer's inline script and style (by
+    /// their hashes) may run or apply.
+    static var contentSecurityPolicy: String {
         [
             "default-src 'none'",
-            "script-src '\(hashSource(script))'",
-            "style-src '\(hashSource(style))'",
+            "script-src '\(ViewerAssets.scriptHash)'",
+            "style-src '\(ViewerAssets.styleHash)'",
             "img-src data: blob:",
             "font-src 'none'",
             "connect-src 'none'",
@@ -69,26 +70,11 @@ public enum ReportWriter {
         ].joined(separator: "; ")
     }
 
-    static func hashSource(_ text: String) -> String {
-        "sha256-" + Base64.encode(SHA256.digest(Array(text.utf8)))
-    }
-
-    /// The viewer's inline script: every viewer/*.js file in name order, in one strict scope.
-    static var viewerScript: String {
-        let sources = ViewerAssets.files.filter { $0.name.hasSuffix(".js") }.sorted { $0.name < $1.name }
-        return "(function () {\n\"use strict\";\n"
-            + sources.map { "// ---- viewer/\($0.name)\n" + $0.contents }.joined(separator: "\n")
-            + "\n})();\n"
-    }
-
-    static var viewerStyle: String {
-        ViewerAssets.files.filter { $0.name.hasSuffix(".css") }.sorted { $0.name < $1.name }
-            .map(\.contents).joined(separator: "\n")
-    }
-
-    static var viewerTemplate: String {
-        ViewerAssets.files.first { $0.name == "index.html" }?.contents ?? "<!--qtrace:head--><!--qtrace:body-->"
-    }
+    /// The viewer's inline script, style and page template, assembled (and hashed for the CSP)
+    /// at build time by qtrace-embed-viewer.
+    static var viewerScript: String { ViewerAssets.script }
+    static var viewerStyle: String { ViewerAssets.style }
+    static var viewerTemplate: String { ViewerAssets.template }
 
     private static func writeHTML(_ input: ReportInput, to out: some ByteSink) throws {
         let encoded = ReportEncoder.encode(input)
@@ -106,7 +92,7 @@ public enum ReportWriter {
         let (beforeBody, afterBody) = split(afterHead, at: "<!--qtrace:body-->")
         try out.write(beforeHead)
         try out.write("""
-            <meta http-equiv="Content-Security-Policy" content="\(htmlEscaped(contentSecurityPolicy(script: script, style: style)))">
+            <meta http-equiv="Content-Security-Policy" content="\(htmlEscaped(contentSecurityPolicy))">
             <title>\(htmlEscaped("qtrace — " + input.meta.title))</title>
             <link rel="icon" href="\(iconDataURL)">
             <style>\(style)</style>

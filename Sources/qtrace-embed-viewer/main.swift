@@ -41,18 +41,61 @@ func viewerFiles(in directory: String) -> [String] {
         .map { directory + "/" + $0 }
 }
 
-func generate(files: [String]) -> String {
+/// The report's inline script: every viewer/*.js file in name order, in one strict scope.
+func inlineScript(_ files: [(name: String, text: String)]) -> String {
+    "(function () {\n\"use strict\";\n"
+        + files.filter { $0.name.hasSuffix(".js") }.map { "// ---- viewer/\($0.name)\n" + $0.text }.joined(separator: "\n")
+        + "\n})();\n"
+}
+
+/// `sha256-BASE64` of `text` for the Content-Security-Policy, by coreutils' sha256sum: the hash
+/// is computed here, at build time, so the product carries no SHA-256 of its own.
+func cspHash(_ text: String) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["sha256sum"]
+    let input = Pipe(), output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    do { try process.run() } catch { fail("cannot run sha256sum: \(error)") }
+    input.fileHandleForWriting.write(Data(text.utf8))
+    try? input.fileHandleForWriting.close()
+    let hex = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).prefix(64)
+    process.waitUntilExit()
+    var bytes: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex, let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex),
+          let byte = UInt8(hex[index..<next], radix: 16) {
+        bytes.append(byte)
+        index = next
+    }
+    guard process.terminationStatus == 0, bytes.count == 32 else { fail("sha256sum gave no digest") }
+    return "sha256-" + Data(bytes).base64EncodedString()
+}
+
+func generate(files paths: [String]) -> String {
+    let files = paths.map { (name: ($0 as NSString).lastPathComponent, text: viewerText($0)) }
+    let script = inlineScript(files)
+    let style = files.filter { $0.name.hasSuffix(".css") }.map(\.text).joined(separator: "\n")
+    let template = files.first { $0.name == "index.html" }?.text ?? "<!--qtrace:head--><!--qtrace:body-->"
     var lines = [
         "// Generated at build time by qtrace-embed-viewer (the EmbedViewer plugin) from viewer/.",
         "",
         "enum ViewerAssets {",
+        "    /// The viewer's files as they are on disk (tests compare them).",
         "    static let files: [(name: String, contents: String)] = [",
     ]
-    for path in files {
-        let name = (path as NSString).lastPathComponent
-        lines.append("        (\"\(name)\", \(swiftLiteral(viewerText(path)))),")
-    }
-    lines += ["    ]", "}", ""]
+    for file in files { lines.append("        (\"\(file.name)\", \(swiftLiteral(file.text))),") }
+    lines += [
+        "    ]",
+        "    /// The report's inline script, style and page template, and their CSP hashes.",
+        "    static let script = \(swiftLiteral(script))",
+        "    static let style = \(swiftLiteral(style))",
+        "    static let template = \(swiftLiteral(template))",
+        "    static let scriptHash = \"\(cspHash(script))\"",
+        "    static let styleHash = \"\(cspHash(style))\"",
+        "}", "",
+    ]
     return lines.joined(separator: "\n")
 }
 
