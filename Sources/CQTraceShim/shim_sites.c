@@ -5,7 +5,7 @@
 // before that mutex is taken: a library constructor enqueuing work while dlopen holds the
 // loader lock must not wait for a thread that holds our mutex and waits for the loader.
 #define _GNU_SOURCE
-#include "shim_sites.h"
+#include "shim_internal.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -306,20 +306,8 @@ uint32_t qt_wait_site(qt_thread_t *t, uintptr_t ra) {
 #define QT_TASK_WORD_PARENT 26      // a child task's ChildFragment: the parent AsyncTask
 #define QT_ASYNC_WALK_MAX 4
 
-static uintptr_t g_concurrency_lo, g_concurrency_hi;
-
-static int find_concurrency(struct dl_phdr_info *info, size_t size, void *data) {
-    (void)size; (void)data;
-    if (!info->dlpi_name || !strstr(info->dlpi_name, "/libswift_Concurrency.so")) return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
-        g_concurrency_lo = info->dlpi_addr + ph->p_vaddr;
-        g_concurrency_hi = g_concurrency_lo + ph->p_memsz;
-    }
-    return 1;
-}
-
+// libswift_Concurrency's code range: shim_resolve.c's, found with libdispatch's when the real
+// functions are resolved (jobs are only recognised by a return address inside it).
 static inline int in_concurrency(uintptr_t a) { return a >= g_concurrency_lo && a < g_concurrency_hi; }
 
 /// A new task's first job resumes the runtime's adapter with the task's initial context,
@@ -355,7 +343,6 @@ static uintptr_t task_resume_code(const uint64_t *task, uintptr_t ra) {
 }
 
 uint32_t qt_job_site(qt_thread_t *t, const void *job, uintptr_t ra, qt_job_t *out) {
-    if (QT_UNLIKELY(g_concurrency_lo == 0)) dl_iterate_phdr(find_concurrency, NULL);
     const uint64_t *words = job;
     uint32_t flags = (uint32_t)words[4];
     out->task_id = (uint32_t)(words[4] >> 32);
