@@ -85,16 +85,18 @@ extension CodeStats {
         var counts = [Int](repeating: 0, count: model.codes.count)
         var jobCounts = counts
         var perSite = [Int](repeating: 0, count: model.sites.count)
-        var queueCounts = [[Int: Int]](repeating: [:], count: model.codes.count)
-        for (i, item) in model.items.enumerated() {
+        var queueCounts = PairCounter()
+        for item in model.items {
             guard let s = item.site, let c = model.sites[s].codeIndex else { continue }
             counts[c] += 1
             perSite[s] += 1
             if let r = item.runTime { runs[c].record(r) }
             if let w = item.wait { waits[c].record(w) }
-            if let q = item.queue { queueCounts[c][q, default: 0] += 1 }
-            if model.taskOfItem[i] != nil || item.flags.contains(.swiftConcurrency) { jobCounts[c] += 1 }
+            if let q = item.queue { queueCounts.add(c, q) }
+            // A task's jobs are all Swift Concurrency submissions (JOB records follow only those).
+            if item.flags.contains(.swiftConcurrency) { jobCounts[c] += 1 }
         }
+        let queuesOfCode = queueCounts.byFirst(count: model.codes.count)
         return model.codes.indices.compactMap { c -> CodeStats? in
             guard counts[c] > 0 else { return nil }
             let code = model.codes[c]
@@ -106,12 +108,41 @@ extension CodeStats {
             stats.run = runs[c].stats
             stats.wait = waits[c].stats
             stats.jobs = jobCounts[c]
-            stats.queues = queueCounts[c].sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key)
+            stats.queues = queuesOfCode[c].sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key)
             stats.callers = code.sites.filter { perSite[$0] > 0 }
                 .map { CodeCaller(site: $0, location: model.callerDescription($0), items: perSite[$0]) }
                 .sorted { ($0.items, $1.site) > ($1.items, $0.site) }
             return stats
         }.sorted { ($0.run.totalNs, $1.code) > ($1.run.totalNs, $0.code) }
+    }
+}
+
+/// Counts (code, queue) pairs. Items of one code mostly come in runs on one queue: a run is
+/// counted in place and hashed once when it ends, not once per item.
+struct PairCounter {
+    private var counts: [UInt64: Int] = [:]
+    private var runKey = UInt64.max
+    private var runLength = 0
+
+    mutating func add(_ first: Int, _ second: Int) {
+        let key = UInt64(first) << 32 | UInt64(UInt32(truncatingIfNeeded: second))
+        if key == runKey { runLength += 1; return }
+        flush()
+        runKey = key
+        runLength = 1
+    }
+
+    private mutating func flush() {
+        if runLength > 0 { counts[runKey, default: 0] += runLength }
+        runLength = 0
+    }
+
+    /// The counts per first element: `[first][second] = count`.
+    mutating func byFirst(count: Int) -> [[Int: Int]] {
+        flush()
+        var out = [[Int: Int]](repeating: [:], count: count)
+        for (key, n) in counts { out[Int(key >> 32)][Int(UInt32(truncatingIfNeeded: key))] = n }
+        return out
     }
 }
 

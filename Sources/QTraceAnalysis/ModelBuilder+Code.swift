@@ -85,7 +85,7 @@ extension ModelBuilder {
         return nil
     }
 
-    /// Site ids → model indexes, once every SITE record has been read.
+    /// Site ids → model indexes, once every SITE record has been read (closeOpenState).
     mutating func resolveSites() {
         resolveTasks()
         guard !model.sites.isEmpty else { return }
@@ -101,10 +101,9 @@ extension ModelBuilder {
         func resolve(_ raw: UInt32) -> UInt32 {
             useDense ? (Int(raw) < dense.count ? dense[Int(raw)] : 0) : (sparse[raw] ?? 0)
         }
-        // The items are in the model's array by now (finish moved them there).
-        model.items.withUnsafeMutableBufferPointer { items in
-            for i in items.indices where items[i].siteRaw != 0 { items[i].siteRaw = resolve(items[i].siteRaw) }
-        }
+        // In the builder's own table, before it becomes the model's array: rewriting that array
+        // while the lent buffer's owner still holds it would copy every item.
+        for i in 0..<items.count where items[i].siteRaw != 0 { items[i].siteRaw = resolve(items[i].siteRaw) }
         for t in 0..<threads.count where !threads[t].blocked.isEmpty {
             for b in threads[t].blocked.indices where threads[t].blocked[b].siteRaw != 0 {
                 threads[t].blocked[b].siteRaw = resolve(threads[t].blocked[b].siteRaw)
@@ -121,7 +120,7 @@ extension ModelBuilder {
         }
         let mainQueue = self.mainQueue
         for t in model.tasks.indices where mainQueue >= 0 {
-            model.tasks[t].onMainActor = model.tasks[t].jobs.contains { model.items[$0].queueIndex == mainQueue }
+            model.tasks[t].onMainActor = model.tasks[t].jobs.contains { items[$0].queueIndex == mainQueue }
         }
     }
 }

@@ -210,12 +210,12 @@ public struct ModelBuilder {
             if x.end - x.start >= Thresholds.threadExplosionMinNs { Self.appendObservation(&model.threadExplosions, x) }
             explosion = nil
         }
+        resolveSites()
     }
 
     /// Moves the run-time tables into the model (its items must be there already) and adds
     /// what needs the whole model.
     mutating func finishModel() -> TraceModel {
-        resolveSites()
         model.threads = Array(threads)
         model.queues = Array(queues)
         model.semaphores = Array(semaphores)
