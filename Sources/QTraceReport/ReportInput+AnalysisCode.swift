@@ -39,16 +39,7 @@ extension AnalysisReportBuilder {
     /// CODE: one row per code that ran (`statistics.sites`), most total run time first.
     static func codeTable(_ stats: TraceStatistics, queueLabels: [String]) -> ReportTable? {
         guard !stats.sites.isEmpty else { return nil }
-        let columns = [
-            ReportColumn(key: "name", title: "Code"), ReportColumn(key: "where", title: "Where"),
-            ReportColumn(key: "kind", title: "Kind"), ReportColumn(key: "items", title: "Items", unit: "count"),
-            ReportColumn(key: "run.p50Ns", title: "Run p50", unit: "ns"),
-            ReportColumn(key: "run.p99Ns", title: "Run p99", unit: "ns"),
-            ReportColumn(key: "run.maxNs", title: "Run max", unit: "ns"),
-            ReportColumn(key: "run.totalNs", title: "Run total", unit: "ns"),
-            ReportColumn(key: "wait.p99Ns", title: "Wait p99", unit: "ns"),
-            ReportColumn(key: "queues", title: "Queues"), ReportColumn(key: "callers", title: "Enqueued from"),
-        ]
+        let columns = ReportTable.codeColumns
         let rows = stats.sites.map { c in
             let whereText = c.file.flatMap { file in c.line.map { "\(baseName(file)):\($0)" } } ?? (c.module ?? "")
             let queues = c.queues.prefix(2).map { queueLabels[safe: $0] ?? "queue \($0)" }.joined(separator: ", ")
@@ -111,4 +102,18 @@ extension AnalysisReportBuilder {
     }
 
     static func baseName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+}
+
+extension ReportTable {
+    /// The CODE table's columns: the report's and the synthetic reports' tables share them.
+    public static let codeColumns = [
+        ReportColumn(key: "name", title: "Code"), ReportColumn(key: "where", title: "Where"),
+        ReportColumn(key: "kind", title: "Kind"), ReportColumn(key: "items", title: "Items", unit: "count"),
+        ReportColumn(key: "run.p50Ns", title: "Run p50", unit: "ns"),
+        ReportColumn(key: "run.p99Ns", title: "Run p99", unit: "ns"),
+        ReportColumn(key: "run.maxNs", title: "Run max", unit: "ns"),
+        ReportColumn(key: "run.totalNs", title: "Run total", unit: "ns"),
+        ReportColumn(key: "wait.p99Ns", title: "Wait p99", unit: "ns"),
+        ReportColumn(key: "queues", title: "Queues"), ReportColumn(key: "callers", title: "Enqueued from"),
+    ]
 }

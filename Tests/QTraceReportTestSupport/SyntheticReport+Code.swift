@@ -176,16 +176,7 @@ enum SyntheticCodeTable {
             waits[c].append(items.startNs[i] - items.enqueueNs[i])
             queues[c][Int(items.queue[i]), default: 0] += 1
         }
-        let columns = [
-            ReportColumn(key: "name", title: "Code"), ReportColumn(key: "where", title: "Where"),
-            ReportColumn(key: "kind", title: "Kind"), ReportColumn(key: "items", title: "Items", unit: "count"),
-            ReportColumn(key: "run.p50Ns", title: "Run p50", unit: "ns"),
-            ReportColumn(key: "run.p99Ns", title: "Run p99", unit: "ns"),
-            ReportColumn(key: "run.maxNs", title: "Run max", unit: "ns"),
-            ReportColumn(key: "run.totalNs", title: "Run total", unit: "ns"),
-            ReportColumn(key: "wait.p99Ns", title: "Wait p99", unit: "ns"),
-            ReportColumn(key: "queues", title: "Queues"), ReportColumn(key: "callers", title: "Enqueued from"),
-        ]
+        let columns = ReportTable.codeColumns
         var rows: [(total: Int64, row: ReportRow)] = []
         for (c, code) in input.codes.enumerated() where !runs[c].isEmpty {
             let r = runs[c].sorted(), w = waits[c].sorted()
