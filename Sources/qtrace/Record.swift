@@ -111,15 +111,24 @@ struct Record: ParsableCommand {
 
     /// The summary line and the HTML report.
     func finish(tracePath: String, traces: [String]) {
-        if !quiet { Record.printSummary(traces: traces, mainPath: tracePath) }
-        if !noReport, FileManager.default.fileExists(atPath: tracePath) {
-            let reportPath = Record.reportPath(for: tracePath)
-            do {
-                try ReportGeneration.write(tracePaths: traces, to: reportPath, progress: !quiet)
-                if !quiet, FileManager.default.fileExists(atPath: reportPath) { printErr("qtrace: report: \(reportPath)") }
-            } catch {
-                printErr("qtrace: error: could not write the report: \(error)")
-            }
+        guard !noReport, FileManager.default.fileExists(atPath: tracePath) else {
+            if !quiet { Record.printSummary(traces: traces, mainPath: tracePath) }
+            return
+        }
+        // The summary lines take their counts from the report's own analyses (one per trace).
+        let reportPath = Record.reportPath(for: tracePath)
+        var models: [String: TraceModel] = [:]
+        var failure: Error?
+        do {
+            try ReportGeneration.write(tracePaths: traces, to: reportPath, progress: !quiet) { models[$0] = $1.model }
+        } catch {
+            failure = error
+        }
+        if !quiet { Record.printSummary(traces: traces, mainPath: tracePath, models: models) }
+        if let failure {
+            printErr("qtrace: error: could not write the report: \(failure)")
+        } else if !quiet, FileManager.default.fileExists(atPath: reportPath) {
+            printErr("qtrace: report: \(reportPath)")
         }
     }
 
@@ -164,7 +173,8 @@ struct Record: ParsableCommand {
         }.sorted().map { (dir.isEmpty ? "" : dir + "/") + $0 }
     }
 
-    static func printSummary(traces: [String], mainPath: String) {
+    /// `models`: traces already analysed (for the report); the others are modelled here.
+    static func printSummary(traces: [String], mainPath: String, models: [String: TraceModel] = [:]) {
         if traces.isEmpty {
             printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
             return
@@ -174,7 +184,7 @@ struct Record: ParsableCommand {
                 let trace = try TraceFile(path: path)
                 // The counts `qtrace stats` prints: the model's queues and threads, not raw events
                 // (the model only: no symbols or statistics are needed for a count).
-                let model = Analysis.buildModel(file: trace)
+                let model = models[path] ?? Analysis.buildModel(file: trace)
                 printErr("qtrace: trace: \(path)")
                 let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
                 printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped")

@@ -14,10 +14,12 @@ enum ReportGeneration {
         return ReportInput.merged(perProcess)
     }
 
-    /// The report input of one process.
-    static func input(process: TraceInput, command: String) throws -> ReportInput {
+    /// The report input of one process; `analysed` sees its analysis (record's summary line).
+    static func input(process: TraceInput, command: String,
+                      analysed: (AnalysisResult) -> Void = { _ in }) throws -> ReportInput {
         let file = try openTrace(process.path, named: process.source, command: command)
         let analysis = analyse(file, command: command)
+        analysed(analysis)
         ProgressLine.shared.phase("preparing the report")
         return ReportInput(analysis: analysis, header: file.header, qtraceVersion: qtraceVersion, host: process.host)
     }
@@ -25,13 +27,14 @@ enum ReportGeneration {
     /// Writes one HTML report of all the traces of a recording (the program and every child
     /// process that used Dispatch, a lane group each).
     /// A child's trace that cannot be read (the error is printed) is left out of the report
-    /// rather than costing the program's own.
-    static func write(tracePaths: [String], to reportPath: String, progress: Bool) throws {
+    /// rather than costing the program's own. `analysed` is told each trace's analysis.
+    static func write(tracePaths: [String], to reportPath: String, progress: Bool,
+                      analysed: (String, AnalysisResult) -> Void = { _, _ in }) throws {
         guard let main = tracePaths.first else { return }
         defer { ProgressLine.shared.finish() }
-        var perProcess = [try input(process: process(main), command: "record")]
+        var perProcess = [try input(process: process(main), command: "record") { analysed(main, $0) }]
         for path in tracePaths.dropFirst() {
-            do { perProcess.append(try input(process: process(path), command: "record")) } catch {}
+            do { perProcess.append(try input(process: process(path), command: "record") { analysed(path, $0) }) } catch {}
         }
         ProgressLine.shared.phase("writing the report")
         try writeAtomically(reportPath) { try ReportWriter.write(ReportInput.merged(perProcess), to: $0) }
