@@ -133,25 +133,9 @@ static inline void qt_rec4(qt_thread_t *t, unsigned type, unsigned flags8, uint3
 /// A record with `nwords` payload words followed by a string (truncated at QT_MAX_STRING).
 QT_HIDDEN void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *words, int nwords, const char *s);
 
-// Work item records. The id sits in word 0's arg when it fits 32 bits; ENQUEUE_C packs the
-// kind into the top byte of the queue word (user-space addresses leave it zero). Drops are
-// counted under the full type, so recorded + dropped still adds up per item.
-
-static inline void qt_rec_enqueue(qt_thread_t *t, unsigned kind, unsigned flags8, uint64_t id, const void *q, uint64_t extra) {
-#ifdef QT_BENCH_NO_ITEM_RECORDS
-    (void)t; (void)kind; (void)flags8; (void)id; (void)q; (void)extra;
-    return;
-#endif
-    uint64_t queue = (uint64_t)(uintptr_t)q;
-    if (QT_LIKELY(id <= UINT32_MAX && extra == 0 && (queue >> 56) == 0)) {
-        uint64_t *p = qt_reserve(t, 24, QT_ENQUEUE);
-        if (QT_UNLIKELY(!p)) return;
-        p[1] = qt_now(); p[2] = queue | ((uint64_t)kind << 56);
-        qt_commit(p, QT_ENQUEUE_C, flags8, 24, (uint32_t)id);
-        return;
-    }
-    qt_rec3(t, QT_ENQUEUE, flags8, kind, id, queue, extra);
-}
+// Work item records. The id sits in word 0's arg when it fits 32 bits. Drops are counted
+// under the full type, so recorded + dropped still adds up per item. (The shim writes
+// ENQUEUE_CS since 1.4; readers still decode 1.2's ENQUEUE_C.)
 
 /// ENQUEUE with its code site (1.4): 24 bytes when the id fits 32 bits, the kind 4 bits, the
 /// site 12 bits and the queue 48 bits (user-space addresses); else the full ENQUEUE with the

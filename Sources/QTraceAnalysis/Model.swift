@@ -39,8 +39,6 @@ public struct TraceModel: Sendable {
     public var codes: [TraceCode] = []
     public var modules: [TraceModule] = []
     public var tasks: [SwiftTask] = []
-    /// Swift Concurrency items: item index → task index.
-    public var taskOfItem: [Int: Int] = [:]
 
     public init(info: TraceInfo) { self.info = info }
 

@@ -71,7 +71,6 @@ extension ModelBuilder {
             code.taskByAddress[e.b] = taskIndex
         }
         model.tasks[Int(taskIndex)].jobs.append(Int(i))
-        model.taskOfItem[Int(i)] = Int(taskIndex)
     }
 
     /// The item `id` that thread `t` enqueued last (a JOB follows its ENQUEUE at once).

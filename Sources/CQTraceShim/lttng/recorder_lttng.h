@@ -44,10 +44,6 @@ static inline void qt_rec4(qt_thread_t *t, unsigned type, unsigned flags8, uint3
 
 // Work item records: LTTng keeps the full ENQUEUE/START/END forms (its events are
 // self-describing; the compact forms only save trace-file pages).
-static inline void qt_rec_enqueue(qt_thread_t *t, unsigned kind, unsigned flags8, uint64_t id, const void *q, uint64_t extra) {
-    qt_rec3(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, extra);
-}
-
 static inline void qt_rec_enqueue_site(qt_thread_t *t, unsigned kind, unsigned flags8, uint64_t id, const void *q,
                                        uint64_t extra, uint32_t site) {
     qt_rec4(t, QT_ENQUEUE, flags8, kind, id, (uint64_t)(uintptr_t)q, extra, site);
