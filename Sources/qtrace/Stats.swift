@@ -4,12 +4,18 @@ import QTraceText
 
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Per-queue and per-thread statistics and findings for a trace.",
+        abstract: "Per-queue, per-code and per-thread statistics and findings for a trace.",
         discussion: """
-        Prints tables sized to the terminal. --json writes the versioned summary \
-        (docs/summary-schema.md) instead, to stdout or to -o FILE.
+        Prints tables sized to the terminal (--wide: never shortened). --json writes the \
+        versioned summary (docs/summary-schema.md) instead, to stdout or to -o FILE.
 
-        TRACE is a .qtrace file or a directory holding an LTTng trace (also one recorded with         your own lttng commands, or an lttng-relayd's output). The tables are printed for each         process in it; --json describes one process: choose it with --pid when there are several.
+        Code is named by symbol and file:line: the recorded addresses are symbolized with the \
+        toolchain's llvm-symbolizer and swift-demangle, cached by build-id in \
+        $XDG_CACHE_HOME/qtrace/symbols (QTRACE_SYMBOLIZE=0 shows addresses; docs/symbols.md).
+
+        TRACE is a .qtrace file or a directory holding an LTTng trace (also one recorded with \
+        your own lttng commands, or an lttng-relayd's output). The tables are printed for each \
+        process in it; --json describes one process: choose it with --pid when there are several.
         """)
 
     @Argument(help: "The trace file (.qtrace) or LTTng trace directory.")
