@@ -11,7 +11,7 @@ struct Export: ParsableCommand {
         flow arrows from where an item was enqueued to where it ran, and counters for the \
         thread count and queue backlogs.
 
-        TRACE is a .qtrace file or an LTTng trace directory; several traces (or a directory         with several processes) export as one file with a process per traced process.
+        TRACE is a .qtrace file or an LTTng trace directory; several traces (or a directory with several processes) export as one file with a process per traced process.
         """
     )
 
