@@ -45,8 +45,11 @@ public enum Thresholds {
     public static let mainSyncAllowanceNs: UInt64 = 1_000_000
     /// A sync or wait without progress this long is reported†.
     public static let longWaitNs: UInt64 = 1_000_000_000
-    /// Workers above the CPU count with most of them blocked for this long: explosion†.
+    /// Clearly more workers than CPUs (twice as many, and at least 4 more), with most of
+    /// them blocked, for this long: explosion†. libdispatch adds a worker or two beyond the
+    /// CPUs in normal operation (3 workers on 2 CPUs is no explosion).
     public static let threadExplosionMinNs: UInt64 = 100_000_000
+    public static func threadExplosionMinWorkers(cpus: Int) -> Int { Swift.max(2 * cpus, cpus + 4) }
     /// A higher-QoS item held back less than this by a lower-QoS one is noise†.
     public static let priorityInversionMinWaitNs: UInt64 = 1_000_000
     /// Handler runs that coalesced events (while the source was active) before we call the
@@ -67,6 +70,7 @@ public enum Diagnostics {
         rules.deadlocks()
         rules.syncCycles()
         rules.unfinishedAndLongWaits()
+        rules.runningAtEnd()
         rules.mainThread()
         rules.threadExplosion()
         rules.priorityInversions()
@@ -146,7 +150,7 @@ struct RuleContext {
         let item = model.items[i]
         let on = item.queue.map { " on '" + queueName(model.queues[$0]) + "'" } ?? ""
         let code = item.site.map { " " + model.siteDescription($0) } ?? ""
-        return "item \(i)" + (item.id != 0 ? " (id \(item.id))" : "") + code + on
+        return itemReference(model, i) + code + on
     }
 
     /// The item's site as finding objects (none when the trace has no code identity).
@@ -209,11 +213,25 @@ struct RuleContext {
         }
     }
 
+    /// Items still running when the trace ended, long enough to matter: their run time is
+    /// unknown (at least the rest of the trace), so the run columns leave them out.
+    mutating func runningAtEnd() {
+        guard stats.queues.contains(where: { ($0.runningAtEndLongestNs ?? 0) >= Thresholds.longWaitNs }) else { return }
+        for (i, item) in model.items.enumerated() where item.startTime != noTime && item.endTime == noTime {
+            guard item.depth == 0, let qi = item.queue, model.endTime >= item.startTime else { continue }
+            let length = model.endTime - item.startTime
+            guard length >= Thresholds.longWaitNs else { continue }
+            add("item.running-at-end", .warning, item.startTime, model.endTime, [queueRef(qi)] + itemSiteObjects(i),
+                "\(itemName(i)) was still running at the end of the trace, ≥ \(formatDuration(length)) after it started: it held a thread throughout and the run statistics leave it out; if it waits, make the wait asynchronous, if it computes, split it into smaller items",
+                weight: length)
+        }
+    }
+
     func blockedWhat(_ b: BlockedInterval) -> String {
         let call: String
         switch b.cause {
         case .sync: call = "sync onto \(q(b.object))"
-        case .apply: call = "concurrentPerform"
+        case .apply: call = "concurrentPerform/dispatch_apply"
         case .semaphore: call = "a semaphore wait"
         case .groupWait: call = "a group wait"
         case .once: call = "a dispatch_once wait"
@@ -222,6 +240,7 @@ struct RuleContext {
         // The call site: the code a sync ran is secondary to where the caller blocked.
         let site = model.sites[s]
         if let from = site.from { return call + " in \(from.name)" + (from.fileLine.map { " at \($0)" } ?? "") }
+        guard site.codeIndex != nil || site.caller != 0 else { return call } // no caller recorded
         return call + " at " + model.siteDescription(s)
     }
 
@@ -238,8 +257,11 @@ struct RuleContext {
         return objects
     }
 
+    /// Frame, hang and blocking rules: only for a main thread that serves events (it ran
+    /// main-queue items: a run loop or dispatchMain). A command-line tool's main thread
+    /// computing or waiting for its workers drops no frame.
     mutating func mainThread() {
-        guard let t = stats.mainThread.thread else { return }
+        guard let t = stats.mainThread.thread, stats.mainThread.runsEventLoop else { return }
         let main = Int32(t)
         // Only items over a frame are reported: without any, no pass over all the items.
         let candidates = stats.mainThread.itemsOverFrame > 0 ? model.items : []
@@ -354,10 +376,21 @@ struct RuleContext {
         }
     }
 
+    /// An apply whose iterations never overlapped. The advice depends on where it ran: onto a
+    /// serial queue it cannot overlap; onto a concurrent queue or DISPATCH_APPLY_AUTO
+    /// (concurrentPerform) the pool gave it no second thread.
     mutating func applies() {
         for call in model.applies where call.iterationsRun > 1 && call.maxWidth == 1 {
-            add("apply.no-parallelism", .info, call.begin, call.end ?? model.endTime, call.queue.map { [queueRef($0)] } ?? [],
-                "concurrentPerform ran its \(call.iterationsRun) iterations one at a time\(call.queue.map { " on \(q($0))" } ?? ""): no speedup; run it from a concurrent queue, or use a plain loop")
+            let objects = (call.queue.map { [queueRef($0)] } ?? []) + (call.site.map { [siteRef($0)] } ?? [])
+            let ran = "ran its \(call.iterationsRun) iterations one at a time"
+            let message: String
+            if let qi = call.queue, model.queues[qi].kind == .serial {
+                message = "dispatch_apply onto the serial queue \(q(qi)) \(ran): a serial queue runs one iteration at a time; pass DISPATCH_APPLY_AUTO (or a concurrent queue), or use a plain loop"
+            } else {
+                let what = call.queue.map { "dispatch_apply onto \(q($0))" } ?? "concurrentPerform (dispatch_apply with DISPATCH_APPLY_AUTO)"
+                message = "\(what) \(ran): no worker thread joined it (the CPUs were busy, or it was nested in another apply); look at what else ran meanwhile, or use a plain loop if the iterations are small"
+            }
+            add("apply.no-parallelism", .info, call.begin, call.end ?? model.endTime, objects, message)
         }
     }
 

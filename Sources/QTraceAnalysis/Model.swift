@@ -65,6 +65,9 @@ public struct TraceQueue: Sendable {
     /// 0 for the first object seen at this address, 1 for the next one, ...
     public var generation: Int
     public var label: String
+    /// Set when other queues share the label: what tells this one apart (QoS, kind or
+    /// address), shown after the label.
+    public var nameSuffix = ""
     public var kind: QueueKind
     public var origin: QueueOrigin
     /// Declared QoS (QUEUE_CREATE attrs or QUEUE_INFO); `.unspecified` inherits from the target.

@@ -240,13 +240,15 @@ extension ModelBuilder {
     /// then (workers change state twice per item).
     @inline(__always)
     mutating func checkThreadExplosionIfNeeded() {
-        let exploding = Int(aliveWorkers) > model.info.ncpu && blockedWorkers * 2 > aliveWorkers
+        let exploding = Int(aliveWorkers) >= explosionMinWorkers && blockedWorkers * 2 > aliveWorkers
         if exploding || explosion != nil { checkThreadExplosion() }
     }
 
-    /// Thread explosion: more live workers than CPUs while most of them are blocked.
+    var explosionMinWorkers: Int { Thresholds.threadExplosionMinWorkers(cpus: model.info.ncpu) }
+
+    /// Thread explosion: clearly more live workers than CPUs while most of them are blocked.
     mutating func checkThreadExplosion() {
-        let exploding = Int(aliveWorkers) > model.info.ncpu && blockedWorkers * 2 > aliveWorkers
+        let exploding = Int(aliveWorkers) >= explosionMinWorkers && blockedWorkers * 2 > aliveWorkers
         if exploding {
             if explosion == nil {
                 explosion = ThreadExplosion(start: now, end: now, peakWorkers: 0, peakBlockedWorkers: 0)

@@ -218,6 +218,8 @@ public struct ModelBuilder {
     mutating func finishModel() -> TraceModel {
         model.threads = Array(threads)
         model.queues = Array(queues)
+        Self.distinguishSharedLabels(&model.queues)
+        Self.expandWorkerNames(&model.threads, queues: model.queues)
         model.semaphores = Array(semaphores)
         attachSched()
         return model

@@ -42,6 +42,7 @@ public struct TraceStatistics: Sendable, Codable {
         threads = ThreadStats.all(model)
         threadCounts = ThreadCountStats(model)
         mainThread = MainThreadStats(model, itemsRun: threads.map(\.items))
+        mainThread.mainQueueItems = mainThread.mainQueue.map { queues[$0].items - queues[$0].pendingAtEnd } ?? 0
         sources = model.sources.indices.map { SourceStats(model, $0) }
         groups = model.groups.indices.map { GroupStats(model, $0) }
         semaphores = SemaphoreStats.all(model)
@@ -58,13 +59,22 @@ func share(_ part: UInt64, of whole: UInt64) -> Double { whole == 0 ? 0 : Double
 
 /// A queue's display name: its label, or its address when it has none.
 public func queueName(_ q: TraceQueue) -> String {
-    q.label.isEmpty ? "queue 0x" + String(q.address, radix: 16) : q.label
+    if q.label.isEmpty { return "queue 0x" + String(q.address, radix: 16) }
+    return q.nameSuffix.isEmpty ? q.label : q.label + " [" + q.nameSuffix + "]"
+}
+
+/// How every view names an item: by the id `qtrace dump` prints (`id=`) and the report's
+/// search finds; items without one (a source handler run, a Swift job) by their index.
+public func itemReference(_ model: TraceModel, _ i: Int) -> String {
+    let id = model.items[i].id
+    return id != 0 ? "item id=\(id)" : "item #\(i)"
 }
 
 /// A thread's display name.
 public func threadName(_ t: TraceThread) -> String {
     if t.kind == .main { return "main thread" }
-    return t.name.isEmpty ? "thread \(t.tid)" : "thread \(t.tid) (\(t.name))"
+    let kind = t.kind == .worker ? "worker" : "thread"
+    return t.name.isEmpty ? "\(kind) \(t.tid)" : "\(kind) \(t.tid) (\(t.name))"
 }
 
 // MARK: Queues
@@ -72,6 +82,9 @@ public func threadName(_ t: TraceThread) -> String {
 public struct QueueStats: Sendable, Codable {
     public var queue: Int
     public var label: String
+    /// How every view names the queue: the label, told apart from others sharing it by QoS,
+    /// kind or address; "queue 0x…" without a label (nil in summaries before qtrace 1.6).
+    public var name: String?
     /// "0x..." (with "#generation" when the address was reused).
     public var address: String
     public var kind: QueueKind
@@ -82,6 +95,9 @@ public struct QueueStats: Sendable, Codable {
     public var completed = 0
     public var pendingAtEnd = 0
     public var runningAtEnd = 0
+    /// The longest run of an item still running at the end (start → trace end): a lower
+    /// bound of its run time, which `run` leaves out (nil in summaries before qtrace 1.6).
+    public var runningAtEndLongestNs: UInt64?
     public var syncItems = 0
     public var barrierItems = 0
     public var sourceHandlerRuns = 0
@@ -109,7 +125,7 @@ public struct QueueStats: Sendable, Codable {
     static func all(_ model: TraceModel) -> [QueueStats] {
         var out = model.queues.indices.map { QueueStats(model, $0) }
         let grouped = itemsByQueue(model)
-        var accumulation = Accumulation()
+        var accumulation = Accumulation(traceEnd: model.endTime)
         var threadQueuePairs = ThreadQueuePairs(model) // distinct (thread, queue) pairs seen
         for q in model.queues.indices where grouped.starts[q] < grouped.starts[q + 1] {
             for i in grouped.items[grouped.starts[q]..<grouped.starts[q + 1]] {
@@ -142,6 +158,7 @@ public struct QueueStats: Sendable, Codable {
         let queue = model.queues[q]
         self.queue = q
         label = queue.label
+        name = queueName(queue)
         address = "0x" + String(queue.address, radix: 16) + (queue.generation > 0 ? "#\(queue.generation)" : "")
         kind = queue.kind
         qos = queue.qos.name
@@ -160,6 +177,10 @@ public struct QueueStats: Sendable, Codable {
         var queue: Int32 = -1
         var items = 0, completed = 0, pending = 0, running = 0, sync = 0, barrier = 0, handlers = 0, threads = 0
         var runSum: UInt64 = 0
+        var longestRunning: UInt64 = 0
+        let traceEnd: UInt64
+
+        init(traceEnd: UInt64) { self.traceEnd = traceEnd }
 
         mutating func add(_ item: WorkItem, _ threadQueuePairs: inout ThreadQueuePairs) {
             queue = item.queueIndex
@@ -180,6 +201,7 @@ public struct QueueStats: Sendable, Codable {
                 runSum &+= run
             } else {
                 running += 1
+                longestRunning = Swift.max(longestRunning, traceEnd >= item.startTime ? traceEnd - item.startTime : 0)
             }
             if item.threadIndex >= 0 && threadQueuePairs.slot(item.threadIndex, item.queueIndex) < 0 {
                 threadQueuePairs.setSlot(item.threadIndex, item.queueIndex, 0)
@@ -193,6 +215,7 @@ public struct QueueStats: Sendable, Codable {
             queue = -1
             items = 0; completed = 0; pending = 0; running = 0; sync = 0; barrier = 0; handlers = 0; threads = 0
             runSum = 0
+            longestRunning = 0
         }
     }
 
@@ -201,6 +224,7 @@ public struct QueueStats: Sendable, Codable {
         completed = a.completed
         pendingAtEnd = a.pending
         runningAtEnd = a.running
+        runningAtEndLongestNs = a.running > 0 ? a.longestRunning : nil
         syncItems = a.sync
         barrierItems = a.barrier
         sourceHandlerRuns = a.handlers
@@ -419,6 +443,12 @@ public struct MainThreadStats: Sendable, Codable, Equatable {
     public var blockedNs: UInt64 = 0
     public var blockingCalls = 0
     public var busyShare: Double = 0
+    /// Main-queue items that ran, on the main thread (a run loop) or, after dispatchMain()
+    /// (which ends the main thread on Linux), on a worker (nil in summaries before 1.2). The
+    /// frame, hang and blocking rules apply only to programs that serve the main queue (apps);
+    /// a command-line tool's main thread may block as it likes.
+    public var mainQueueItems: Int?
+    public var runsEventLoop: Bool { (mainQueueItems ?? 0) > 0 }
     public static let longestItemCount = 5
     public init() {}
 

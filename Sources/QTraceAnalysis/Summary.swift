@@ -8,8 +8,9 @@ import Foundation
 public struct AnalysisSummary: Sendable, Codable {
     /// Bumped on incompatible changes; readers check the part before the slash.
     /// 1.1 added `statistics.sites`, `statistics.waitSites`, `statistics.tasks` and finding
-    /// objects of kind `site` (docs/summary-schema.md).
-    public static let schemaVersion = "qtrace-summary/1.1"
+    /// objects of kind `site`; 1.2 added `queues[].name`, `queues[].runningAtEndLongestNs`,
+    /// `mainThread.mainQueueItems` and the rule `item.running-at-end` (docs/summary-schema.md).
+    public static let schemaVersion = "qtrace-summary/1.2"
 
     public var schema: String
     public var generator: String

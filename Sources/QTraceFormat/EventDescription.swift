@@ -361,6 +361,9 @@ private struct EventFieldFormatter {
     }
 
     private mutating func kind() {
+        // A START says its kind only when the shim's trampoline knows it (tagged blocks); a
+        // wrapped block or DispatchWorkItem's kind is on its ENQUEUE: no "kind=unknown".
+        if event.type == .start && event.arg == 0 { return }
         field("kind", ItemKind(rawValue: event.arg)?.name ?? String(event.arg))
     }
 

@@ -241,7 +241,7 @@ struct AnalysisReportBuilder {
 
     static func queueTable(_ stats: TraceStatistics) -> ReportTable {
         let columns = [
-            ReportColumn(key: "label", title: "Queue"), ReportColumn(key: "kind", title: "Kind"),
+            ReportColumn(key: "name", title: "Queue"), ReportColumn(key: "kind", title: "Kind"),
             ReportColumn(key: "qos", title: "QoS"),
             ReportColumn(key: "items", title: "Items", unit: "count"),
             ReportColumn(key: "wait.p50Ns", title: "Wait p50", unit: "ns"),
@@ -260,7 +260,7 @@ struct AnalysisReportBuilder {
         let rows = stats.queues.map { q in
             ReportRow(values: [
                 // Percentiles of no durations are missing ("-"), as in `qtrace stats`.
-                .text(q.label), .text(q.kind.rawValue), .text(q.qos), .number(Double(q.items)),
+                .text(q.name ?? q.label), .text(q.kind.rawValue), .text(q.qos), .number(Double(q.items)),
                 ns(q.wait.p50Ns, q.wait.count), ns(q.wait.p90Ns, q.wait.count), ns(q.wait.p99Ns, q.wait.count),
                 ns(q.wait.maxNs, q.wait.count), ns(q.run.p50Ns, q.run.count), ns(q.run.p90Ns, q.run.count),
                 ns(q.run.p99Ns, q.run.count), ns(q.run.maxNs, q.run.count), .number(Double(q.widthMax)),

@@ -59,14 +59,10 @@ public enum StatsText {
 
     static func section(_ title: String) -> String { "\n" + title + "\n" }
 
-    static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)" + (n == 1 ? "" : "s") }
+    static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)" + (n == 1 ? "" : word.hasSuffix("s") ? "es" : "s") }
 
     /// Queues with items, busiest first.
-    static func activeQueues(_ stats: TraceStatistics) -> [QueueStats] {
-        stats.queues.filter { $0.items > 0 }.sorted {
-            $0.busyNs != $1.busyNs ? $0.busyNs > $1.busyNs : ($0.items != $1.items ? $0.items > $1.items : $0.queue < $1.queue)
-        }
-    }
+    static func activeQueues(_ stats: TraceStatistics) -> [QueueStats] { stats.queuesByBusyTime }
 
     static func limited<T>(_ rows: [T], _ limit: Int) -> (shown: [T], hidden: Int) {
         limit > 0 && rows.count > limit ? (Array(rows.prefix(limit)), rows.count - limit) : (rows, 0)
@@ -87,11 +83,19 @@ public enum StatsText {
         for q in shown {
             table.add([queueName(model.queues[q.queue]), q.kind == .concurrent ? "conc" : q.kind.rawValue, "\(q.items)",
                        d(q.wait.p50Ns, q.wait.count), d(q.wait.p99Ns, q.wait.count),
-                       d(q.run.p50Ns, q.run.count), d(q.run.p99Ns, q.run.count), d(q.run.maxNs, q.run.count),
+                       d(q.run.p50Ns, q.run.count), d(q.run.p99Ns, q.run.count), runMax(q),
                        formatPercent(q.busyShare), "\(q.widthMax)", "\(q.backlogMax)"])
         }
         return section("QUEUES (busiest first; wait = ready to start, run = start to end)")
             + table.render(width: width, leftAligned: [0, 1], middleCut: [0]) + more(hidden, "queues")
+    }
+
+    /// The longest run, or "≥ X running" when an item still running at the end ran longer.
+    static func runMax(_ q: QueueStats) -> String {
+        if let running = q.runningAtEndLongestNs, q.run.count == 0 || running > q.run.maxNs {
+            return "≥" + formatDuration(running) + " running"
+        }
+        return d(q.run.maxNs, q.run.count)
     }
 
     static func waitCauses(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
@@ -106,7 +110,7 @@ public enum StatsText {
             func part(_ ns: UInt64) -> String { ns == 0 ? "-" : formatPercent(Double(ns) / Double(total)) }
             var worst = "-"
             if let b = q.worstWaitBehind {
-                worst = "\(formatDuration(b.waitNs)) behind item \(b.blocker) (started \(formatDuration(model.items[b.blocker].startTime)))"
+                worst = "\(formatDuration(b.waitNs)) behind \(itemReference(model, b.blocker)) (started \(formatDuration(model.items[b.blocker].startTime)))"
             }
             table.add([queueName(model.queues[q.queue]), formatDuration(total), part(w.behindPreviousNs),
                        part(w.behindBarrierNs), part(w.suspendedNs), part(w.threadNs + w.unattributedNs), worst])
@@ -158,7 +162,7 @@ public enum StatsText {
         out += "  busy \(formatPercent(m.busyShare)); blocked \(formatDuration(m.blockedNs)) in \(m.blockingCalls) calls\n"
         for item in m.longestItems.prefix(3) {
             let queue = item.queue.map { queueName(model.queues[$0]) } ?? "no queue"
-            out += "  longest: \(formatDuration(item.runNs)) at \(formatDuration(item.startNs)) (item \(item.item), \(terminalSafe(queue)))\n"
+            out += "  longest: \(formatDuration(item.runNs)) at \(formatDuration(item.startNs)) (\(itemReference(model, item.item)), \(terminalSafe(queue)))\n"
         }
         return out
     }
@@ -199,7 +203,7 @@ public enum StatsText {
 
     static func applies(_ model: TraceModel, _ stats: TraceStatistics, width: Int) -> String {
         guard !stats.applies.isEmpty else { return "" }
-        var table = TextTable(["concurrentPerform", "iterations", "span", "threads", "width", "speedup"])
+        var table = TextTable(["apply (concurrentPerform, dispatch_apply)", "iterations", "span", "threads", "width", "speedup"])
         for a in stats.applies {
             table.add(["#\(a.apply) from " + threadName(model.threads[a.callerThread]), "\(a.iterationsRun)/\(a.iterations)",
                        a.spanNs.map(formatDuration) ?? "-", "\(a.threads.count)", "\(a.maxWidth)",
@@ -208,13 +212,52 @@ public enum StatsText {
         return section("APPLY") + table.render(width: width)
     }
 
+    /// The findings of one process, identical ones grouped (FindingGrouping).
     static func findings(_ findings: [Finding], width: Int) -> String {
-        var out = section("FINDINGS")
-        guard !findings.isEmpty else { return out + "  none\n" }
-        for f in findings {
-            let count = f.occurrences > 1 ? " (×\(f.occurrences))" : ""
-            out += "  \(f.severity.rawValue.uppercased()) \(f.id)\(count): " + terminalSafe(f.message) + "\n"
+        findingGroups(FindingGrouping.groups([("", 0, findings)]), acrossProcesses: false)
+    }
+
+    /// One line per group: severity, rule, how many and where, then the worst case's message
+    /// (what happened, why it matters, what to change).
+    static func findingGroups(_ groups: [FindingGroup], acrossProcesses: Bool, limit: Int = 0) -> String {
+        var out = section(acrossProcesses ? "FINDINGS (all processes; the same rule, code site or queue and executable grouped)"
+                                          : "FINDINGS")
+        guard !groups.isEmpty else { return out + "  none\n" }
+        let (shown, hidden) = limited(groups, limit)
+        for g in shown {
+            var count = g.count > 1 ? " ×\(g.count)" : ""
+            if acrossProcesses {
+                let processes = g.pids.count == 1 ? "pid \(g.pids[0])" : "\(g.pids.count) processes"
+                count += " (\(processes) of \(g.executable.isEmpty ? "?" : g.executable))"
+            }
+            let worst = g.count > 1 ? "worst: " : ""
+            out += "  \(g.severity.rawValue.uppercased()) \(g.id)\(count): " + worst + terminalSafe(g.worst.message) + "\n"
         }
+        return out + more(hidden, "findings")
+    }
+
+    // MARK: Recordings of several processes
+
+    /// The overview above the per-process sections: the PROCESSES table, the total and the
+    /// findings of all processes grouped.
+    public static func renderRecording(_ overview: RecordingOverview, width: Int = 100, limit: Int = 20) -> String {
+        let t = overview.total
+        var out = "recording  \(plural(t.processes, "process")) over \(formatDuration(t.spanNs)): \(t.items) items, "
+            + "\(t.threadsSeen) threads, findings \(t.findings.error) errors, \(t.findings.warning) warnings, "
+            + "\(t.findings.info) info (\(plural(t.findingGroups, "group")))\n"
+        var table = TextTable(["pid", "program", "arguments", "start", "duration", "items", "threads", "peak",
+                               "busiest queue", "findings"])
+        let start = overview.processes.map(\.startRealtimeNs).min() ?? 0
+        let (shown, hidden) = limited(overview.processes, limit)
+        for p in shown {
+            let f = p.findings
+            table.add(["\(p.pid)", p.executable, p.arguments, "+" + formatDuration(p.startRealtimeNs &- start),
+                       formatDuration(p.durationNs), "\(p.items)", "\(p.threadsSeen)", "\(p.peakThreadsAlive)",
+                       p.busiestQueue ?? "-", f.error + f.warning + f.info == 0 ? "-" : "\(f.error)E \(f.warning)W \(f.info)I"])
+        }
+        out += section("PROCESSES (in start order; threads = seen, peak = most alive at once)")
+            + table.render(width: width, leftAligned: [1, 2, 8], middleCut: [2, 8]) + more(hidden, "processes")
+        out += findingGroups(overview.findingGroups, acrossProcesses: true, limit: limit)
         return out
     }
 }

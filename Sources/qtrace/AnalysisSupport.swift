@@ -109,6 +109,20 @@ func loadSummary(_ path: String, command: String, pid: Int32? = nil) throws -> A
                            generator: "qtrace \(qtraceVersion)")
 }
 
+/// The summaries of every process `path` names (a trace, a recording's directory or main
+/// trace name, an LTTng trace directory, or a JSON summary), each with its pid; `pid`
+/// selects one. `check` bounds every process of a recording this way.
+func loadSummaries(_ path: String, command: String, pid: Int32? = nil) throws -> [AnalysisSummary] {
+    if readIfJSON(path) != nil || pid != nil { return [try loadSummary(path, command: command, pid: pid)] }
+    let inputs = try TraceInputs.open([path], command: command)
+    defer { inputs.removeTemporaryFiles() }
+    defer { ProgressLine.shared.finish() }
+    return try inputs.processes.map { process in
+        AnalysisSummary(result: try analyseTrace(process, command: command), tracePath: process.source,
+                        generator: "qtrace \(qtraceVersion)")
+    }
+}
+
 /// The file's contents when it starts like JSON (a trace starts with "QTRACE").
 private func readIfJSON(_ path: String) -> Data? {
     guard let f = fopen(path, "rb") else { return nil }

@@ -10,12 +10,14 @@ struct Check: ParsableCommand {
         every queue it matches must hold. LABEL also names code sites (see `qtrace stats --by \
         code`): 'Loader.load=5ms' bounds Loader.load(), Loader.load(id:) and the closures in \
         them. Prints one line per broken bound. Exit status: 0 all bounds hold, 1 some do not, \
-        2 unusable input.
+        2 unusable input. A recording of several processes (a directory of traces, or a \
+        multi-process LTTng trace) is checked process by process; each broken bound's line \
+        starts with its process (--pid checks one).
           qtrace check app.qtrace --max-wait-p99 'com.example.db=10ms' --no-findings error
           qtrace check app.qtrace --max-run-p99 'Loader.load=5ms'
         """)
 
-    @Argument(help: "The trace file, LTTng trace directory, or a JSON summary from `qtrace stats --json`.")
+    @Argument(help: "The trace file, a directory of traces (every process must hold), an LTTng trace directory, or a JSON summary from `qtrace stats --json`.")
     var trace: String
 
     @Option(help: ArgumentHelp("The process to check, in a trace directory with several.", valueName: "pid"))
@@ -62,8 +64,14 @@ struct Check: ParsableCommand {
         guard !bounds.isEmpty || severity != nil else {
             throw fail("check", "nothing to check: give bounds (e.g. --max-wait-p99 'LABEL=10ms') or --no-findings")
         }
-        let summary = try loadSummary(trace, command: "check", pid: pid)
-        let violations = BoundCheck.violations(summary: summary, bounds: bounds, failOn: severity)
+        // Every process of a recording must hold: each line then names its process.
+        let summaries = try loadSummaries(trace, command: "check", pid: pid)
+        var violations: [String] = []
+        for summary in summaries {
+            let lines = BoundCheck.violations(summary: summary, bounds: bounds, failOn: severity)
+            let process = "pid \(summary.trace.pid) (\(ProcessOverview.fileName(summary.trace.executable))): "
+            violations += summaries.count == 1 ? lines : lines.map { process + $0 }
+        }
         if violations.isEmpty {
             writeStdout("ok: \(bounds.count) bound\(bounds.count == 1 ? " holds" : "s hold")" + (severity.map { ", no \($0.rawValue) findings or worse" } ?? "") + "\n")
             return

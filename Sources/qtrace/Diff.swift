@@ -6,9 +6,11 @@ struct Diff: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Compare two runs queue by queue (items, wait and run p50/p99).",
         discussion: """
-        A and B are traces (.qtrace files or LTTng trace directories of one process) or JSON \
-        summaries (`qtrace stats --json [--pid PID]`), so a run can be compared with a stored \
-        baseline. Queues are matched by label.
+        A and B are traces (.qtrace files or LTTng trace directories) or JSON summaries \
+        (`qtrace stats --json [--pid PID]`), so a run can be compared with a stored baseline. \
+        Queues are matched by label. Recordings of several processes (directories of traces, \
+        multi-process LTTng traces) are compared process by process, paired by executable and \
+        arguments.
         """)
 
     @Argument(help: "The baseline run (trace or JSON summary).")
@@ -18,8 +20,27 @@ struct Diff: ParsableCommand {
     var new: String
 
     func run() throws {
-        let a = try loadSummary(base, command: "diff")
-        let b = try loadSummary(new, command: "diff")
-        writeStdout(DiffText.render(RunComparison(base: a, new: b), width: terminalWidth()))
+        let a = try loadSummaries(base, command: "diff")
+        let b = try loadSummaries(new, command: "diff")
+        let width = terminalWidth()
+        if a.count == 1 && b.count == 1 {
+            writeStdout(DiffText.render(RunComparison(base: a[0], new: b[0]), width: width))
+            return
+        }
+        // Recordings of several processes: one comparison per process pair.
+        let pairing = RecordingPairing(base: a, new: b)
+        var out = "\(a.count) processes in A, \(b.count) in B: \(pairing.pairs.count) paired by executable and arguments\n"
+        for (x, y) in pairing.pairs {
+            out += "\n== \(processName(x)) (pid \(x.trace.pid) -> \(y.trace.pid)) ==\n"
+            out += DiffText.render(RunComparison(base: x, new: y), width: width)
+        }
+        for s in pairing.onlyInBase { out += "\nonly in A: \(processName(s)) (pid \(s.trace.pid))\n" }
+        for s in pairing.onlyInNew { out += "\nonly in B: \(processName(s)) (pid \(s.trace.pid))\n" }
+        writeStdout(out)
+    }
+
+    private func processName(_ s: AnalysisSummary) -> String {
+        terminalSafe(TextTable.shortened(ProcessOverview.fileName(s.trace.executable) + " "
+            + ProcessOverview.arguments(s.trace.commandLine), to: 100, inMiddle: true))
     }
 }

@@ -13,13 +13,22 @@ struct Stats: ParsableCommand {
         toolchain's llvm-symbolizer and swift-demangle, cached by build-id in \
         $XDG_CACHE_HOME/qtrace/symbols (QTRACE_SYMBOLIZE=0 shows addresses; docs/symbols.md).
 
-        TRACE is a .qtrace file or a directory holding an LTTng trace (also one recorded with \
-        your own lttng commands, or an lttng-relayd's output). The tables are printed for each \
-        process in it; --json describes one process: choose it with --pid when there are several.
+        TRACE is a .qtrace file, a directory of them (a recording's folder), or a directory \
+        holding an LTTng trace (also one recorded with your own lttng commands, or an \
+        lttng-relayd's output). A recording's main trace name also stands for its children's \
+        TRACE.PID.qtrace files when the program itself made no Dispatch call.
+
+        Several processes (several TRACEs, a directory, a multi-process LTTng trace) print a \
+        PROCESSES table, a total and the findings of all of them grouped (the same rule on the \
+        same code site or queue in the same executable is one line with a count and the worst \
+        case), then each process's tables. --json then writes a recording summary (each \
+        process's summary and the overview); --pid selects one process.
+          qtrace stats build.qtrace build.*.qtrace
+          qtrace stats out/
         """)
 
-    @Argument(help: "The trace file (.qtrace) or LTTng trace directory.")
-    var trace: String
+    @Argument(help: ArgumentHelp("The traces: .qtrace files, directories of them, or LTTng trace directories.", valueName: "trace"))
+    var traces: [String]
 
     @Option(help: ArgumentHelp("The process to describe, in a trace directory with several.", valueName: "pid"))
     var pid: Int32?
@@ -41,35 +50,69 @@ struct Stats: ParsableCommand {
         valueName: "queue|code|task"))
     var by: StatsGrouping = .queue
 
+    func validate() throws {
+        guard !traces.isEmpty else { throw ValidationError("missing trace: use qtrace stats TRACE [TRACE...]") }
+    }
+
     func run() throws {
         Interruption.install(command: "stats")
-        let inputs = try TraceInputs.open([trace], command: "stats")
+        let inputs = try TraceInputs.open(traces, command: "stats")
         defer { inputs.removeTemporaryFiles() }
-        if json || pid != nil || inputs.processes.count == 1 {
+        if pid != nil || inputs.processes.count == 1 {
             let process = try inputs.single(pid: pid, command: "stats")
             let text = try render(process)
             ProgressLine.shared.finish()
             try writeOutput(text, to: output, command: "stats")
             return
         }
-        // Several processes: each one's tables under a heading naming it.
-        var text = ""
-        for process in inputs.processes {
-            let name = "process \(process.pid.map(String.init) ?? "?")" + (process.host.isEmpty ? "" : " @ \(process.host)")
-            text += "== \(name) ==\n" + (try render(process)) + "\n"
+        try renderRecording(inputs.processes)
+    }
+
+    /// Several processes: the overview (PROCESSES, total, grouped findings), then each one's
+    /// tables under a heading naming it. A trace that cannot be read is reported and left out;
+    /// the exit status then says so.
+    private func renderRecording(_ processes: [TraceInput]) throws {
+        var overview = RecordingOverview.Builder()
+        var sections = "", summaries: [AnalysisSummary] = [], unreadable = 0
+        for (n, process) in processes.enumerated() {
+            let result: AnalysisResult
+            do { result = try analyseTrace(process, command: "stats") } catch { unreadable += 1; continue }
+            overview.add(result)
+            if json {
+                summaries.append(AnalysisSummary(result: result, tracePath: process.source, generator: "qtrace \(qtraceVersion)"))
+                continue
+            }
+            let name = "process \(result.model.info.pid)" + (process.host.isEmpty ? "" : " @ \(process.host)")
+            let program = ProcessOverview.fileName(result.model.info.executable)
+            sections += "\n== \(name): \(program) (\(n + 1) of \(processes.count)) ==\n" + text(result, tracePath: process.source)
         }
+        ProgressLine.shared.phase("writing the summary")
+        let recording = overview.build()
+        let text = json
+            ? String(decoding: try RecordingSummary(overview: recording, processes: summaries,
+                                                    generator: "qtrace \(qtraceVersion)").jsonData(), as: UTF8.self) + "\n"
+            : StatsText.renderRecording(recording, width: width, limit: all ? 0 : 20) + sections
         ProgressLine.shared.finish()
         try writeOutput(text, to: output, command: "stats")
+        if unreadable > 0 {
+            throw fail("stats", "\(unreadable) of \(processes.count) traces could not be read (errors above); the rest are shown")
+        }
     }
 
     private func render(_ process: TraceInput) throws -> String {
         let result = try analyseTrace(process, command: "stats")
         ProgressLine.shared.phase("writing the summary")
         if json {
-            let summary = AnalysisSummary(result: result, tracePath: trace, generator: "qtrace \(qtraceVersion)")
+            let summary = AnalysisSummary(result: result, tracePath: process.source, generator: "qtrace \(qtraceVersion)")
             return String(decoding: try summary.jsonData(), as: UTF8.self) + "\n"
         }
-        return StatsText.render(result, tracePath: trace, width: wide ? Int.max / 2 : (output == nil ? terminalWidth() : 120), limit: all ? 0 : 20, by: by)
+        return text(result, tracePath: process.source)
     }
+
+    private func text(_ result: AnalysisResult, tracePath: String) -> String {
+        StatsText.render(result, tracePath: tracePath, width: width, limit: all ? 0 : 20, by: by)
+    }
+
+    private var width: Int { wide ? Int.max / 2 : (output == nil ? terminalWidth() : 120) }
 }
 extension StatsGrouping: ExpressibleByArgument {}

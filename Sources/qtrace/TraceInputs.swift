@@ -41,7 +41,9 @@ final class TraceInputs {
         var temporary: String?
         do {
             for path in paths {
-                if isDirectory(path) {
+                if let recording = recordingFiles(path) {
+                    processes += recording.map { TraceInput(path: $0, source: $0, pid: pidInName($0), host: localHostName) }
+                } else if isDirectory(path) {
                     let directory = try temporary ?? makeTemporaryDirectory(command: command)
                     temporary = directory
                     processes += try convertLTTng(path, into: directory, command: command)
@@ -54,6 +56,44 @@ final class TraceInputs {
             throw error
         }
         return TraceInputs(processes: processes, temporaryDirectory: temporary)
+    }
+
+    /// The .qtrace files `path` stands for when it is not one trace file: a directory holding
+    /// .qtrace files (a recording's folder), or a recording's main trace name that was never
+    /// written (its program made no Dispatch call) while its children's TRACE.PID.qtrace were.
+    /// Nil otherwise (one file, an LTTng directory, or nothing there: the reader says which).
+    static func recordingFiles(_ path: String) -> [String]? {
+        let manager = FileManager.default
+        if isDirectory(path) {
+            guard let names = try? manager.contentsOfDirectory(atPath: path) else { return nil }
+            let traces = names.filter { $0.hasSuffix(".qtrace") && !isDirectory(path + "/" + $0) }
+            return traces.isEmpty ? nil : recordingOrder(traces).map { (path as NSString).appendingPathComponent($0) }
+        }
+        guard path.hasSuffix(".qtrace"), !manager.fileExists(atPath: path) else { return nil }
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path, base = String(url.lastPathComponent.dropLast(7))
+        guard let names = try? manager.contentsOfDirectory(atPath: directory) else { return nil }
+        let children = names.filter { name in
+            guard name.hasPrefix(base + "."), name.hasSuffix(".qtrace") else { return false }
+            let middle = name.dropFirst(base.count + 1).dropLast(7)
+            return !middle.isEmpty && middle.allSatisfy(\.isNumber)
+        }
+        return children.isEmpty ? nil : recordingOrder(children).map { (directory as NSString).appendingPathComponent($0) }
+    }
+
+    /// The PID of a child's TRACE.PID.qtrace (nil for the main trace: its header has it).
+    static func pidInName(_ path: String) -> Int32? {
+        let parts = URL(fileURLWithPath: path).lastPathComponent.split(separator: ".")
+        guard parts.count >= 3, parts.last == "qtrace" else { return nil }
+        return Int32(parts[parts.count - 2])
+    }
+
+    /// Names in the order `record` wrote them: shorter (the main trace) first, then by name,
+    /// with PIDs compared as numbers.
+    private static func recordingOrder(_ names: [String]) -> [String] {
+        names.sorted { a, b in
+            a.count != b.count ? a.count < b.count : a < b
+        }
     }
 
     func removeTemporaryFiles() {

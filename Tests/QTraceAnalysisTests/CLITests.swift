@@ -48,7 +48,7 @@ final class CLITests: XCTestCase {
     }
 
     /// A trace with a serial queue (waits 0...2.4 ms), an evil label and a 130 ms main item.
-    func writeTrace(_ name: String = "app.qtrace", runMs: UInt64 = 1) throws -> String {
+    func writeTrace(_ name: String = "app.qtrace", runMs: UInt64 = 1, pid: Int32 = 42) throws -> String {
         var s = TraceScript()
         s.mainAndGlobals()
         s.thread(201, name: "worker")
@@ -60,8 +60,9 @@ final class CLITests: XCTestCase {
         s.item(10, on: 0x3100, at: ms(60), runOn: 201, start: ms(61), end: ms(62))
         s.item(11, on: mainQueueAddress, at: ms(60), runOn: mainTid, start: ms(70), end: ms(200))
         let path = dir.appendingPathComponent(name).path
-        let writer = try TraceWriter(path: path, pid: 42, ncpu: 2, mainTid: mainTid)
+        let writer = try TraceWriter(path: path, pid: pid, ncpu: 2, mainTid: mainTid)
         writer.header.mainQueue = mainQueueAddress
+        writer.header.executablePath = "/usr/bin/app"
         try writer.append(contentsOf: s.sortedEvents)
         try writer.finish()
         return path
@@ -83,7 +84,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stdout, "")
         let summary = try AnalysisSummary.decode(try Data(contentsOf: URL(fileURLWithPath: out)))
-        XCTAssertEqual(summary.schema, "qtrace-summary/1.1")
+        XCTAssertEqual(summary.schema, "qtrace-summary/1.2")
         XCTAssertEqual(summary.statistics.queues.first { $0.label == "com.example.db" }?.items, 5)
         XCTAssertEqual(summary.findingCounts.error, 1)
     }
@@ -136,5 +137,63 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("com.example.db"), r.stdout)
         XCTAssertTrue(r.stdout.contains("+100.0%"), r.stdout)
         XCTAssertFalse(r.stdout.unicodeScalars.contains { $0.value == 0x1b })
+    }
+
+    /// A recording's folder: the program and two children, each with the same 130 ms main
+    /// item (one grouped finding), as `qtrace record` names them.
+    func writeRecording() throws -> URL {
+        let recording = dir.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: recording, withIntermediateDirectories: true)
+        for (name, pid) in [("run.qtrace", 42), ("run.43.qtrace", 43), ("run.1044.qtrace", 1044)] as [(String, Int32)] {
+            _ = try writeTrace("run/" + name, pid: pid)
+        }
+        return recording
+    }
+
+    func testStatsOfARecordingDirectoryHasAnOverviewGroupedFindingsAndEachProcess() throws {
+        let recording = try writeRecording()
+        let r = try run(["stats", recording.path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("recording  3 processes over "), r.stdout)
+        XCTAssertTrue(r.stdout.contains("PROCESSES"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("ERROR main.hang ×3 (3 processes of app): worst: "), r.stdout)
+        for pid in [42, 43, 1044] { XCTAssertTrue(r.stdout.contains("== process \(pid)"), "\(pid): \(r.stdout)") }
+        XCTAssertTrue(r.stdout.contains("(3 of 3)"))
+        let json = try run(["stats", "--json", recording.path])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let summary = try JSONDecoder().decode(RecordingSummary.self, from: Data(json.stdout.utf8))
+        XCTAssertEqual(summary.schema, "qtrace-recording/1")
+        XCTAssertEqual(summary.processes.map(\.trace.pid), [42, 43, 1044])
+        XCTAssertEqual(summary.overview.findingGroups.map(\.count), [3])
+        XCTAssertEqual(summary.overview.total.items, 3 * summary.processes[0].statistics.items)
+        // Several files name the same recording.
+        let files = try run(["stats", recording.appendingPathComponent("run.qtrace").path,
+                             recording.appendingPathComponent("run.43.qtrace").path])
+        XCTAssertTrue(files.stdout.hasPrefix("recording  2 processes"), files.stdout)
+        // --pid picks a child out of the folder.
+        let one = try run(["stats", "--pid", "43", recording.path])
+        XCTAssertEqual(one.status, 0, one.stderr)
+        XCTAssertTrue(one.stdout.contains("(pid 43)"), one.stdout)
+    }
+
+    func testAMainTraceNeverWrittenStandsForItsChildren() throws {
+        let recording = try writeRecording()
+        try FileManager.default.removeItem(at: recording.appendingPathComponent("run.qtrace"))
+        let r = try run(["stats", recording.appendingPathComponent("run.qtrace").path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("recording  2 processes"), r.stdout)
+    }
+
+    func testCheckAndDiffTakeRecordings() throws {
+        let recording = try writeRecording()
+        let check = try run(["check", recording.path, "--no-findings", "error"])
+        XCTAssertEqual(check.status, 1)
+        let lines = check.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3, check.stdout)
+        XCTAssertTrue(lines[1].hasPrefix("pid 43 (app): finding error main.hang: "), check.stdout)
+        let diff = try run(["diff", recording.path, recording.path])
+        XCTAssertEqual(diff.status, 0, diff.stderr)
+        XCTAssertTrue(diff.stdout.hasPrefix("3 processes in A, 3 in B: 3 paired by executable and arguments"), diff.stdout)
+        XCTAssertEqual(diff.stdout.components(separatedBy: "\n== app ").count, 4, diff.stdout)
     }
 }

@@ -76,6 +76,8 @@ final class CodeIdentityTests: XCTestCase {
         s.add(.site, us(1), tid: mainTid, arg: 7, flags: SiteCodeKind.none.rawValue, c: 0x15000, d: 0x15000)
         s.add(.groupCreate, us(1), tid: mainTid, a: group)
         s.add(.groupEnter, us(2), tid: mainTid, a: group)
+        // The main thread serves the main queue (an app): main-thread rules apply.
+        s.item(99, on: mainQueueAddress, at: us(2), runOn: mainTid, start: us(2), end: us(3))
         s.add(.groupWaitBegin, us(3), tid: mainTid, a: group, b: .max)
         s.add(.groupWaitEnd, ms(200), tid: mainTid, a: group, b: 7)
         var model = s.model()
@@ -85,10 +87,11 @@ final class CodeIdentityTests: XCTestCase {
         XCTAssertEqual(blocked.count, 1)
         XCTAssertEqual(blocked[0].site, 0)
         let result = AnalysisResult(model: model)
-        let finding = result.findings.first { $0.id == "main.blocking-call" }
-        XCTAssertNotNil(finding)
-        XCTAssertTrue(finding!.message.contains("a group wait in main() at App.swift:88"), finding!.message)
-        XCTAssertTrue(finding!.objects.contains { $0.kind == .site })
+        guard let finding = result.findings.first(where: { $0.id == "main.blocking-call" }) else {
+            return XCTFail("no main.blocking-call finding")
+        }
+        XCTAssertTrue(finding.message.contains("a group wait in main() at App.swift:88"), finding.message)
+        XCTAssertTrue(finding.objects.contains { $0.kind == .site })
         XCTAssertEqual(result.statistics.waitSites.first?.location, "main() at App.swift:88")
         XCTAssertEqual(result.statistics.waitSites.first?.onMainThread, 1)
     }
@@ -135,7 +138,7 @@ final class CodeIdentityTests: XCTestCase {
         XCTAssertEqual(lines, ["code 'closure #1 in Loader.load()': run max 80.0 µs > 50.0 µs"])
         let decoded = try AnalysisSummary.decode(summary.jsonData())
         XCTAssertEqual(decoded.statistics.sites.count, 2)
-        XCTAssertEqual(decoded.schema, "qtrace-summary/1.1")
+        XCTAssertEqual(decoded.schema, "qtrace-summary/1.2")
     }
 
     /// Damaged code identity records: ids 0, huge or repeated, sites nobody announced, jobs of

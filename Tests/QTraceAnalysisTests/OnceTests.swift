@@ -29,7 +29,9 @@ final class OnceTests: XCTestCase {
     }
 
     func testAWaitOnMainIsAFindingNamingDispatchOnce() {
-        let r = onceScript().analysis()
+        var s = onceScript()
+        s.servesMainQueue(at: ms(1))
+        let r = s.analysis()
         let blocking = r.findings("main.blocking-call")
         XCTAssertEqual(blocking.count, 1)
         XCTAssertTrue(blocking.first?.message.contains("a dispatch_once wait") ?? false, "\(blocking)")

@@ -86,6 +86,12 @@ struct TraceScript {
         self.end(id, at: end, on: tid)
     }
 
+    /// The main thread runs a main-queue item (a run loop or dispatchMain): an app, to which
+    /// the frame, hang and blocking rules apply.
+    mutating func servesMainQueue(at t: UInt64, id: UInt64 = 0xA11) {
+        item(id, on: mainQueueAddress, at: t, runOn: mainTid, start: t, end: t + 1)
+    }
+
     /// sync from `tid` onto `queue`: waits from `at` to `start`, runs inline until `end`.
     mutating func sync(_ id: UInt64, on queue: UInt64, at t: UInt64, by tid: Int32, start: UInt64, end: UInt64,
                        kind: ItemKind = .sync) {

@@ -61,7 +61,7 @@ class StatsView {
         td.textContent = fmtValue(value, column.unit);
         td.title = `${value} ${column.unit}`.trim();
       } else if (typeof value === "string") {
-        if (column.key === "label" && table.rowObject === "queue" && row.object >= 0) {
+        if (column.key === "name" && table.rowObject === "queue" && row.object >= 0) {
           const sw = el("span", "swatch");
           sw.style.background = this.app.timeline.colors[row.object];
           td.appendChild(sw);

@@ -410,7 +410,11 @@ case "spin": spin()
 case "sched": schedStates()
 case "flow": flow(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 100_000)
 case "swift-concurrency": swiftConcurrency()
-case "code-sites": codeSites()
+case "code-sites":
+    // Run like an app, from the main queue drained by the main thread's run loop: the main.*
+    // rules apply to programs that serve it.
+    DispatchQueue.main.async { codeSites(); exit(0) }
+    RunLoop.main.run()
 case "task-group": codeSiteTasks(children: args.count > 1 ? Int(args[1]) ?? 4 : 4)
 case "deadlock": deadlock()
 case "crash": crash()
