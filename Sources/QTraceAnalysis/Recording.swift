@@ -12,7 +12,8 @@ import Foundation
 /// One process of a recording, as the PROCESSES table shows it.
 public struct ProcessOverview: Sendable, Codable, Equatable {
     public var pid: Int
-    /// The executable's file name (the path's last component).
+    /// The program's name: argv[0]'s file name (the executable's when the command line is
+    /// unknown).
     public var executable: String
     /// The command line after the program's own name.
     public var arguments: String
@@ -32,7 +33,7 @@ public struct ProcessOverview: Sendable, Codable, Equatable {
     public init(_ result: AnalysisResult) {
         let info = result.model.info, stats = result.statistics
         pid = info.pid
-        executable = Self.fileName(info.executable.isEmpty ? Self.programWord(info.commandLine) : info.executable)
+        executable = Self.programName(executable: info.executable, commandLine: info.commandLine)
         arguments = Self.arguments(info.commandLine)
         startRealtimeNs = info.initRealtimeNs
         durationNs = stats.durationNs
@@ -44,6 +45,13 @@ public struct ProcessOverview: Sendable, Codable, Equatable {
         busiestQueueBusyNs = busiest?.busyNs ?? 0
         findings = FindingCounts(result.findings)
         findingGroups = FindingGrouping.groups([(executable, pid, result.findings)]).count
+    }
+
+    /// The name a program was run by: argv[0]'s file name (swift-build, not the
+    /// swift-package it links to); the executable's when the command line is unknown.
+    public static func programName(executable: String, commandLine: String) -> String {
+        let argv0 = programWord(commandLine)
+        return fileName(argv0.isEmpty ? executable : argv0)
     }
 
     public static func fileName(_ path: String) -> String {
@@ -224,7 +232,8 @@ public struct RecordingPairing: Sendable {
 
     public init(base: [AnalysisSummary], new: [AnalysisSummary]) {
         func key(_ s: AnalysisSummary) -> String {
-            ProcessOverview.fileName(s.trace.executable) + " " + ProcessOverview.arguments(s.trace.commandLine)
+            ProcessOverview.programName(executable: s.trace.executable, commandLine: s.trace.commandLine) + " "
+                + ProcessOverview.arguments(s.trace.commandLine)
         }
         var waiting: [String: [Int]] = [:]
         for (i, s) in new.enumerated() { waiting[key(s), default: []].append(i) }

@@ -69,7 +69,7 @@ struct Check: ParsableCommand {
         var violations: [String] = []
         for summary in summaries {
             let lines = BoundCheck.violations(summary: summary, bounds: bounds, failOn: severity)
-            let process = "pid \(summary.trace.pid) (\(ProcessOverview.fileName(summary.trace.executable))): "
+            let process = "pid \(summary.trace.pid) (\(ProcessOverview.programName(executable: summary.trace.executable, commandLine: summary.trace.commandLine))): "
             violations += summaries.count == 1 ? lines : lines.map { process + $0 }
         }
         if violations.isEmpty {

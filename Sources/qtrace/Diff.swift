@@ -40,7 +40,7 @@ struct Diff: ParsableCommand {
     }
 
     private func processName(_ s: AnalysisSummary) -> String {
-        terminalSafe(TextTable.shortened(ProcessOverview.fileName(s.trace.executable) + " "
+        terminalSafe(TextTable.shortened(ProcessOverview.programName(executable: s.trace.executable, commandLine: s.trace.commandLine) + " "
             + ProcessOverview.arguments(s.trace.commandLine), to: 100, inMiddle: true))
     }
 }

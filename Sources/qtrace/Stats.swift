@@ -83,7 +83,8 @@ struct Stats: ParsableCommand {
                 continue
             }
             let name = "process \(result.model.info.pid)" + (process.host.isEmpty ? "" : " @ \(process.host)")
-            let program = ProcessOverview.fileName(result.model.info.executable)
+            let program = ProcessOverview.programName(executable: result.model.info.executable,
+                                                      commandLine: result.model.info.commandLine)
             sections += "\n== \(name): \(program) (\(n + 1) of \(processes.count)) ==\n" + text(result, tracePath: process.source)
         }
         ProgressLine.shared.phase("writing the summary")

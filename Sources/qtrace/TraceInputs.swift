@@ -75,17 +75,20 @@ final class TraceInputs {
         guard let names = try? manager.contentsOfDirectory(atPath: directory) else { return nil }
         let children = names.filter { name in
             guard name.hasPrefix(base + "."), name.hasSuffix(".qtrace") else { return false }
-            let middle = name.dropFirst(base.count + 1).dropLast(7)
-            return !middle.isEmpty && middle.allSatisfy(\.isNumber)
+            // TRACE.PID.qtrace, or TRACE.PID.N.qtrace for a process's N-th image after exec.
+            let middle = name.dropFirst(base.count + 1).dropLast(7).split(separator: ".", omittingEmptySubsequences: false)
+            return (1...2).contains(middle.count) && middle.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
         }
         return children.isEmpty ? nil : recordingOrder(children).map { (directory as NSString).appendingPathComponent($0) }
     }
 
-    /// The PID of a child's TRACE.PID.qtrace (nil for the main trace: its header has it).
+    /// The PID of a child's TRACE.PID.qtrace or TRACE.PID.N.qtrace (an image after exec);
+    /// nil for the main trace (its header has it).
     static func pidInName(_ path: String) -> Int32? {
-        let parts = URL(fileURLWithPath: path).lastPathComponent.split(separator: ".")
-        guard parts.count >= 3, parts.last == "qtrace" else { return nil }
-        return Int32(parts[parts.count - 2])
+        let parts = URL(fileURLWithPath: path).lastPathComponent.split(separator: ".").dropLast()
+        let numeric = parts.reversed().prefix { $0.allSatisfy(\.isNumber) }
+        guard parts.count > numeric.count, (1...2).contains(numeric.count) else { return nil }
+        return Int32(numeric.last!)
     }
 
     /// Names in the order `record` wrote them: shorter (the main trace) first, then by name,
