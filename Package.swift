@@ -44,6 +44,9 @@ let package = Package(
         ),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["qtrace-embed-viewer"]),
         .executableTarget(name: "qtrace-embed-viewer"),
+        // `qtrace export --format tables`: the analysis as gzip-compressed CSV tables for
+        // DuckDB, Spark, Trino or ClickHouse (docs/fleet.md).
+        .target(name: "QTraceTables", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"]),
         // zlib (Debian zlib1g-dev) for the report's compressed data columns.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // libbabeltrace2 (Debian libbabeltrace2-dev) for reading LTTng's CTF traces.
@@ -59,7 +62,8 @@ let package = Package(
         .executableTarget(
             name: "qtrace",
             dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "QTraceSched", "QTraceSymbols", "QTraceText", "CQTraceSys",
+                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "QTraceSched", "QTraceSymbols", "QTraceText",
+                "QTraceTables", "CQTraceSys",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -83,6 +87,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "QTraceSchedTests", dependencies: ["QTraceSched", "QTraceAnalysis", "QTraceFormat"]),
+        .testTarget(name: "QTraceTablesTests", dependencies: ["QTraceTables", "CZlib"]),
         // Synthetic reports (known codes, tasks, hostile labels) for the report's tests and the
         // browser fixtures: test support, not part of the product.
         .target(name: "QTraceReportTestSupport", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"],

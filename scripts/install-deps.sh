@@ -3,7 +3,8 @@
 #   scripts/install-deps.sh          build: gcc, make, zlib, python3, libbabeltrace2 (CTF reading),
 #                                    LTTng-UST + lttng-tools + systemtap-sdt-dev (the LTTng backend)
 #   scripts/install-deps.sh --test   also Chromium + chromedriver, babeltrace2 (Debian), linux-perf
-#                                    (`qtrace record --sched`) and selenium (PyPI)
+#                                    (`qtrace record --sched`), selenium and DuckDB (PyPI: the
+#                                    fleet tables' documented queries)
 set -euo pipefail
 packages=(gcc make zlib1g-dev python3 libbabeltrace2-dev liblttng-ust-dev lttng-tools systemtap-sdt-dev)
 if [ "${1:-}" = "--test" ]; then packages+=(chromium chromium-driver fonts-liberation babeltrace2 util-linux linux-perf); fi
@@ -22,8 +23,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 if [ "${1:-}" = "--test" ]; then
-  if ! python3 -c "import selenium, pytest, PIL" 2>/dev/null; then
-    echo "qtrace: installing Python packages: selenium pytest pillow"
-    python3 -m pip install -q selenium pytest pillow
+  if ! python3 -c "import selenium, pytest, PIL, duckdb" 2>/dev/null; then
+    echo "qtrace: installing Python packages: selenium pytest pillow duckdb"
+    python3 -m pip install -q selenium pytest pillow duckdb
   fi
 fi

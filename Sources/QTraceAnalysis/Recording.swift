@@ -143,7 +143,7 @@ public enum FindingGrouping {
     }
 
     /// What makes findings of one rule "the same": their code sites, else their queues.
-    static func subject(of finding: Finding) -> String {
+    public static func subject(of finding: Finding) -> String {
         let sites = finding.objects.filter { $0.kind == .site }.map(\.label)
         if !sites.isEmpty { return sites.joined(separator: ", ") }
         return finding.objects.filter { $0.kind == .queue }.map(\.label).joined(separator: ", ")

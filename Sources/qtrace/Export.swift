@@ -1,6 +1,8 @@
 // `qtrace export`: the trace in another tool's format.
 import ArgumentParser
+import Foundation
 import QTraceReport
+import QTraceTables
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,20 +13,36 @@ struct Export: ParsableCommand {
         flow arrows from where an item was enqueued to where it ran, and counters for the \
         thread count and queue backlogs.
 
-        TRACE is a .qtrace file or an LTTng trace directory; several traces (or a directory with several processes) export as one file with a process per traced process.
+        tables: the analysis as gzip-compressed CSV tables (processes, queues, items, threads, \
+        code_sites, tasks, findings; schema in docs/fleet.md), written to -o DIR as \
+        DIR/TABLE/RUN.HOST.PID.csv.gz, so that the exports of many runs and hosts share one \
+        directory and DuckDB, Spark, Trino or ClickHouse query them with a glob. Every row \
+        carries run (--run, default: the trace's name), host and pid.
+          qtrace export build/ --format tables --run v1.2 -o fleet/
+          duckdb -c "SELECT host, name, max(wait_p99_ns) FROM 'fleet/queues/*.csv.gz' GROUP BY ALL"
+
+        TRACE is a .qtrace file, a recording's folder or an LTTng trace directory; several \
+        traces (or a directory with several processes) export as one file (one set of tables) \
+        with a process per traced process.
         """
     )
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case chromeJSON = "chrome-json" }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case chromeJSON = "chrome-json", tables }
 
     @Argument(help: ArgumentHelp("The traces (.qtrace files or LTTng trace directories).", valueName: "trace"))
     var traces: [String]
 
-    @Option(name: .long, help: "Output format (chrome-json).")
+    @Option(name: .long, help: "Output format: chrome-json or tables.")
     var format: Format = .chromeJSON
 
-    @Option(name: [.short, .long], help: ArgumentHelp("File to write (default: TRACE with .json).", valueName: "file"))
+    @Option(name: [.short, .long], help: ArgumentHelp("File to write (default: TRACE with .json), or for tables the directory (default: TRACE with .tables).", valueName: "path"))
     var output: String?
+
+    @Option(name: .customLong("run"), help: ArgumentHelp("tables: the run column (default: the trace's name), e.g. a build or deploy id.", valueName: "name"))
+    var runName: String?
+
+    @Option(help: ArgumentHelp("tables: the host column (default: the host each trace names, or this machine's).", valueName: "name"))
+    var host: String?
 
     func validate() throws {
         guard !traces.isEmpty else { throw ValidationError("missing trace: use qtrace export TRACE [TRACE...]") }
@@ -33,8 +51,9 @@ struct Export: ParsableCommand {
     func run() throws {
         let trace = Report.withoutTrailingSlash(traces[0])
         let base = trace.hasSuffix(".qtrace") ? String(trace.dropLast(7)) : trace
-        let path = output ?? base + ".json"
         Interruption.install(command: "export")
+        if format == .tables { return try exportTables(into: output ?? base + ".tables", runName: runName ?? fileName(base)) }
+        let path = output ?? base + ".json"
         let input = try ReportGeneration.input(tracePaths: traces, command: "export")
         ProgressLine.shared.phase("writing the Chrome trace")
         do {
@@ -45,5 +64,48 @@ struct Export: ParsableCommand {
         }
         ProgressLine.shared.finish()
         writeStderr("qtrace: exported: \(path)\n")
+    }
+
+    /// One process at a time: analysed (symbolized), its rows appended, its model released.
+    private func exportTables(into directory: String, runName: String) throws {
+        let inputs = try TraceInputs.open(traces, command: "export")
+        defer { inputs.removeTemporaryFiles() }
+        let first = inputs.processes.first
+        let firstHost: String = host ?? first?.host ?? ""
+        let firstPid: String = first?.pid.map { String($0) } ?? String(ProcessInfo.processInfo.processIdentifier)
+        let stem = [runName, firstHost, firstPid].map(safeFileName).joined(separator: ".")
+        do {
+            try makeDirectory(directory)
+            let writer = try FleetTables.Writer(directory: directory, run: runName, fileStem: stem)
+            for process in inputs.processes {
+                let result = try analyseTrace(process, command: "export")
+                ProgressLine.shared.phase("writing the tables")
+                try writer.add(result, host: host ?? process.host)
+            }
+            let written = try writer.finish()
+            ProgressLine.shared.finish()
+            writeStderr("qtrace: exported \(written.count) tables of \(inputs.processes.count) process\(inputs.processes.count == 1 ? "" : "es"): \(directory)/*/\(stem).csv.gz\n")
+        } catch let error as TableWriteError {
+            throw fail("export", error.description)
+        }
+    }
+
+    private func fileName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+
+    /// A run or host name as part of a file name: no slash, no leading dot, no control bytes.
+    private func safeFileName(_ text: String) -> String {
+        let kept = text.unicodeScalars.map { s -> Character in
+            s == "/" || s.value < 0x20 || s.value == 0x7F ? "_" : Character(s)
+        }
+        let name = String(kept.prefix(80))
+        return name.isEmpty || name.hasPrefix(".") ? "_" + name : name
+    }
+
+    private func makeDirectory(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw fail("export", "cannot create the directory '\(path)': \(error.localizedDescription)")
+        }
     }
 }
