@@ -14,10 +14,36 @@ enum ChildProcess {
     /// Runs `argv` with `environment` and returns its status: the exit code, or 128+N when it
     /// died of signal N.
     static func run(_ argv: [String], environment: [String: String]) throws -> Int32 {
+        let pid = try spawn(argv, environment: environment, actions: nil)
+        forwardTarget = pid
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            if errno != EINTR { throw ValidationError("waitpid failed: \(String(cString: strerror(errno)))") }
+        }
+        forwardTarget = 0
+        return exitStatus(status)
+    }
+
+    /// Starts `argv` with stdout and stderr into `outputPath` (created or truncated; stdin is
+    /// /dev/null) and returns at once: `qtrace top` draws while it runs.
+    static func start(_ argv: [String], environment: [String: String], outputPath: String) throws -> RunningChild {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
+        let pid = try spawn(argv, environment: environment, actions: &actions)
+        forwardTarget = pid
+        return RunningChild(pid: pid)
+    }
+
+    /// posix_spawnp with default signal dispositions in the child whatever ours are.
+    private static func spawn(_ argv: [String], environment: [String: String],
+                              actions: UnsafePointer<posix_spawn_file_actions_t>?) throws -> pid_t {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
-        // The child starts with default dispositions whatever ours are.
         var defaults = sigset_t()
         sigemptyset(&defaults)
         for sig in [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE] { sigaddset(&defaults, sig) }
@@ -30,17 +56,16 @@ enum ChildProcess {
 
         installSignalHandlers()
         var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, argv[0], nil, &attr, cArgs, cEnv)
+        let rc = posix_spawnp(&pid, argv[0], actions, &attr, cArgs, cEnv)
         guard rc == 0 else {
             printErr("qtrace: error: cannot run '\(argv[0])': \(String(cString: strerror(rc))) (check the path, or that it is executable)")
             throw ExitCode(rc == ENOENT ? 127 : 126)
         }
-        forwardTarget = pid
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { throw ValidationError("waitpid failed: \(String(cString: strerror(errno)))") }
-        }
-        forwardTarget = 0
+        return pid
+    }
+
+    /// The exit code, or 128+N when the process died of signal N.
+    static func exitStatus(_ status: Int32) -> Int32 {
         if qt_sys_wifexited(status) != 0 { return qt_sys_wexitstatus(status) }
         if qt_sys_wifsignaled(status) != 0 { return 128 + qt_sys_wtermsig(status) }
         return 1
@@ -54,5 +79,34 @@ enum ChildProcess {
         signal(SIGQUIT) { _ in }
         signal(SIGTERM) { sig in if forwardTarget > 0 { kill(forwardTarget, sig) } }
         signal(SIGHUP) { sig in if forwardTarget > 0 { kill(forwardTarget, sig) } }
+    }
+}
+
+/// A child started by `ChildProcess.start`.
+final class RunningChild {
+    let pid: pid_t
+    private var status: Int32?
+
+    init(pid: pid_t) { self.pid = pid }
+
+    /// Reaps the child if it has exited (without waiting).
+    func hasExited() -> Bool {
+        if status != nil { return true }
+        var raw: Int32 = 0
+        if waitpid(pid, &raw, WNOHANG) == pid { status = ChildProcess.exitStatus(raw) }
+        return status != nil
+    }
+
+    /// Ctrl-C for the program (the q key of `qtrace top`).
+    func interrupt() { if status == nil { kill(pid, SIGINT) } }
+
+    /// Waits for the exit; its status.
+    func wait() -> Int32 {
+        var raw: Int32 = 0
+        while status == nil {
+            if waitpid(pid, &raw, 0) == pid { status = ChildProcess.exitStatus(raw) } else if errno != EINTR { status = 1 }
+        }
+        forwardTarget = 0
+        return status!
     }
 }

@@ -11,11 +11,12 @@ struct QTraceCommand: ParsableCommand {
         discussion: """
         Typical use:
           qtrace record -- ./app            record ./app and write trace + HTML report
+          qtrace top -- ./app               watch ./app's queues and threads live
           qtrace stats TRACE                per-queue and per-thread statistics, findings
           qtrace report TRACE -o r.html     write the HTML report for an existing trace
         """,
         version: qtraceVersion,
-        subcommands: [Record.self, Dump.self, Stats.self, Check.self, Diff.self, Report.self, Export.self]
+        subcommands: [Record.self, Top.self, Dump.self, Stats.self, Check.self, Diff.self, Report.self, Export.self]
     )
 
     /// Like ArgumentParser's main, but a usage error (unknown option, missing argument, bad

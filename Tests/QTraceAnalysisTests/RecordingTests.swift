@@ -120,3 +120,37 @@ final class RecordingTests: XCTestCase {
         XCTAssertEqual(threadName(m.threads[m.thread(tid: 201)]), "worker 201 (com.apple.root.default-qos)")
     }
 }
+
+final class LiveViewTests: XCTestCase {
+    func testWindowRatesAndCurrentPendingAndRunning() {
+        var s = TraceScript()
+        s.mainAndGlobals()
+        s.thread(201)
+        s.thread(202)
+        s.queue(0x3000, "com.example.work")
+        // Before the window (ends at 10 s, window 2 s): 5 short items.
+        for k: UInt64 in 0..<5 { s.item(k + 1, on: 0x3000, at: ms(100 * k), runOn: 201, start: ms(100 * k), end: ms(100 * k + 10)) }
+        // In the window: 4 items waiting 1 ms and running 2 ms.
+        for k: UInt64 in 0..<4 {
+            let t = ms(8_500 + 200 * k)
+            s.item(k + 10, on: 0x3000, at: t, runOn: 201, start: t + ms(1), end: t + ms(3))
+        }
+        s.enqueue(20, on: 0x3000, at: ms(9_900))               // pending at the end
+        s.enqueue(21, on: 0x3000, at: ms(9_000))
+        s.start(21, at: ms(9_950), on: 202)                    // running at the end
+        s.thread(203, at: ms(9_990))
+        s.add(.threadExit, ms(10_000), tid: 203)              // the last event read
+        let live = LiveSnapshot(model: s.model(), windowNs: ms(2_000))
+        XCTAssertEqual(live.nowNs, ms(10_000))
+        let row = live.queues.first { $0.name == "com.example.work" }
+        XCTAssertEqual(row?.pending, 1)
+        XCTAssertEqual(row?.running, 1)
+        XCTAssertEqual(row?.itemsPerSecond ?? 0, 2.5, accuracy: 1e-9, "5 started in 2 s (4 + the running one)")
+        XCTAssertEqual(row?.run.count, 4)
+        XCTAssertEqual(row?.run.p99Ns, ms(2))
+        XCTAssertEqual(row?.wait.maxNs, ms(950), "the running item waited 950 ms")
+        XCTAssertEqual(live.threadsAlive, 3, "main, 201 and 202; 203 exited")
+        XCTAssertEqual(LiveSortKey.rate.next, .wait)
+        XCTAssertEqual(LiveSortKey.pending.next, .rate)
+    }
+}

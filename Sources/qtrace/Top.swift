@@ -1,0 +1,231 @@
+// `qtrace top`: a live view of a program's queues and threads, read from its trace while the
+// shim writes it (the trace is a MAP_SHARED file: a reader sees every record up to the last
+// complete one, without stopping the program).
+import ArgumentParser
+import Foundation
+import QTraceAnalysis
+import QTraceFormat
+import QTraceText
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Top: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A live view of a program's queues, threads and findings while it runs.",
+        discussion: """
+        qtrace top -- PROGRAM [ARGS]   runs PROGRAM under the tracer (as qtrace record does) and \
+        shows, refreshed every --interval seconds: per queue the items pending and running now, \
+        items started per second and the wait and run p99 over the last --window seconds; \
+        threads alive, workers, threads blocked; and the findings so far (deadlocks, thread \
+        explosion, long waits...). The program's stdout and stderr go to --program-output \
+        (default: the trace's name with .out) so that they do not break the view. qtrace exits \
+        with the program's status; the trace stays for qtrace stats and qtrace report.
+
+        qtrace top TRACE    watches a trace being written (by qtrace record in another \
+        terminal, say) until its process exits. qtrace top PID watches a process running under \
+        qtrace record (its trace is found from the process's QTRACE_OUTPUT).
+
+        Keys (in a terminal): s sorts by the next column (items/s, wait p99, run p99, \
+        pending), q stops (in program mode the program is interrupted, as by Ctrl-C). When \
+        stdout is not a terminal, one summary line is printed per refresh instead. A program \
+        that starts children shows its own trace (or, if it makes no Dispatch call, its \
+        newest child's).
+          qtrace top -- ./server --port 8080
+          qtrace top --interval 0.5 --window 2 -- swift build
+        """)
+
+    @Option(help: ArgumentHelp("Seconds between refreshes.", valueName: "seconds"))
+    var interval: Double = 1
+
+    @Option(help: ArgumentHelp("Seconds of recent activity the rates and percentiles cover.", valueName: "seconds"))
+    var window: Double = 5
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Program mode: the trace file to write.", valueName: "path"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("Program mode: where the program's stdout and stderr go (default: TRACE with .out).", valueName: "path"))
+    var programOutput: String?
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp(
+        "-- PROGRAM [ARGS], or a TRACE file being written, or the PID of a process under qtrace record.", valueName: "target"))
+    var target: [String] = []
+
+    mutating func validate() throws {
+        if target.first == "--help" || target.first == "-h" { throw CleanExit.helpRequest(self) }
+        guard interval >= 0.05, interval <= 3600 else { throw ValidationError("--interval must be between 0.05 and 3600 seconds") }
+        guard window > 0, window <= 86400 else { throw ValidationError("--window must be between 0 and 86400 seconds") }
+        if target.first == "--" {
+            target.removeFirst()
+            guard !target.isEmpty else { throw ValidationError("missing program: use qtrace top -- PROGRAM [ARGS...]") }
+            return
+        }
+        guard target.count == 1 else {
+            throw ValidationError("give a program after --, a trace file or a pid: qtrace top -- PROGRAM, qtrace top TRACE, qtrace top PID")
+        }
+        if target[0].hasPrefix("-") { throw ValidationError("unknown option '\(target[0])' (the program goes after --)") }
+    }
+
+    /// Whether `target` is a program to run (after --) rather than a trace or pid.
+    private var runsProgram: Bool { CommandLine.arguments.contains("--") }
+
+    func run() throws {
+        let view = LiveTerminal(interval: interval, window: UInt64(window * 1e9))
+        if runsProgram {
+            throw ExitCode(try runProgram(view))
+        }
+        let trace = try Self.tracePath(watching: target[0])
+        view.watch(title: trace) { Self.newestTrace(trace) } isDone: { Self.finished(trace) } onQuit: {}
+    }
+
+    // MARK: Program mode
+
+    private func runProgram(_ view: LiveTerminal) throws -> Int32 {
+        let tracePath = output ?? Record.defaultTracePath(for: target[0])
+        try Record.prepareOutput(tracePath)
+        let logPath = programOutput ?? Record.reportPath(for: tracePath).dropLast(5) + ".out"
+        let shim = try ShimLocator.find()
+        var env = ProcessInfo.processInfo.environment
+        env["LD_PRELOAD"] = ShimLocator.preload(shim, before: env["LD_PRELOAD"])
+        env["QTRACE_OUTPUT"] = tracePath
+        env["QTRACE_ROOT_PPID"] = String(getpid())
+        let program = try ChildProcess.start(target, environment: env, outputPath: String(logPath))
+        let title = terminalSafe(URL(fileURLWithPath: target[0]).lastPathComponent) + " (pid \(program.pid))"
+        view.watch(title: title) { Self.newestTrace(tracePath) } isDone: { program.hasExited() } onQuit: { program.interrupt() }
+        let status = program.wait()
+        let traces = Record.collectTraces(mainPath: tracePath)
+        for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
+        printErr("qtrace top: \(target[0]) exited with status \(status); its output: \(logPath)")
+        for path in traces { printErr("qtrace top: trace: \(path) (qtrace report \(path) writes its report)") }
+        return status
+    }
+
+    // MARK: Finding the trace
+
+    /// A trace path as given, or the trace of a process running under qtrace record.
+    static func tracePath(watching target: String) throws -> String {
+        if let pid = Int32(target), !FileManager.default.fileExists(atPath: target) {
+            guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
+                throw fail("top", "no process \(pid) (or not allowed to read its environment)")
+            }
+            let variables = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            guard let output = variables.first(where: { $0.hasPrefix("QTRACE_OUTPUT=") })?.dropFirst(14) else {
+                throw fail("top", "process \(pid) is not running under qtrace record (no QTRACE_OUTPUT in its environment)")
+            }
+            let main = String(output)
+            let ownTrace = main.hasSuffix(".qtrace") ? String(main.dropLast(7)) + ".\(pid).qtrace" : main + ".\(pid).qtrace"
+            return FileManager.default.fileExists(atPath: ownTrace) ? ownTrace : main
+        }
+        guard FileManager.default.fileExists(atPath: target) else {
+            throw fail("top", "'\(target)' is neither a trace file nor a running process's pid")
+        }
+        return target
+    }
+
+    /// The main trace, or when the program made no Dispatch call, its newest child's.
+    static func newestTrace(_ main: String) -> String? {
+        if FileManager.default.fileExists(atPath: main) { return main }
+        let children = Record.siblingTraces(of: main)
+        return children.max { modified($0) < modified($1) }
+    }
+
+    private static func modified(_ path: String) -> Date {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date) ?? .distantPast
+    }
+
+    /// The traced process finalized its trace (it exited), or the trace is gone.
+    static func finished(_ path: String) -> Bool {
+        guard let file = try? TraceFile(path: path) else { return true }
+        return file.header.flags.contains(.finalizedByProcess) || file.header.flags.contains(.finalizedByRecorder)
+    }
+}
+
+/// The refresh loop: reads the trace, analyses it, draws the screen (or prints a line), and
+/// reads keys.
+final class LiveTerminal {
+    let interval: Double
+    let windowNs: UInt64
+    let interactive = isatty(STDOUT_FILENO) == 1
+    private var sortKey = LiveSortKey.rate
+
+    init(interval: Double, window: UInt64) {
+        self.interval = interval
+        windowNs = window
+    }
+
+    /// Refreshes until `isDone` (then once more) or the q key.
+    func watch(title: String, trace: () -> String?, isDone: () -> Bool, onQuit: () -> Void) {
+        let keys = interactive ? RawKeyboard() : nil
+        if interactive { writeStdout("\u{1b}[?1049h\u{1b}[?25l") }  // alternate screen, no cursor
+        defer {
+            if interactive { writeStdout("\u{1b}[?25h\u{1b}[?1049l") }
+            keys?.restore()
+        }
+        var last = false
+        while true {
+            let done = isDone()
+            refresh(title: title, trace: trace())
+            if done || last { return }
+            if let key = keys?.read(timeout: interval) {
+                if key == UInt8(ascii: "q") { onQuit(); last = true }
+                if key == UInt8(ascii: "s") { sortKey = sortKey.next }
+            } else if keys == nil {
+                usleep(useconds_t(interval * 1e6))
+            }
+        }
+    }
+
+    private func refresh(title: String, trace path: String?) {
+        guard let path, let file = try? TraceFile(path: path) else {
+            show("qtrace top  \(title)  waiting for the program's first Dispatch call...")
+            return
+        }
+        var model = Analysis.buildModel(file: file)
+        symbolize(&model, command: "top")
+        let statistics = TraceStatistics(model: model)
+        let findings = Diagnostics.findings(model: model, statistics: statistics).filter { !rulesSettledAtExit.contains($0.id) }
+        let snapshot = LiveSnapshot(model: model, windowNs: windowNs, sortedBy: sortKey)
+        guard interactive else {
+            writeStdout(TopText.line(snapshot, findings: findings.count) + "\n")
+            return
+        }
+        let groups = FindingGrouping.groups([("", Int(model.info.pid), findings)])
+        show(TopText.screen(snapshot, findings: groups, title: title, sort: sortKey, width: terminalWidth(), height: terminalHeight()))
+    }
+
+    private func show(_ text: String) {
+        writeStdout(interactive ? "\u{1b}[H\u{1b}[2J" + text.replacingOccurrences(of: "\n", with: "\r\n") : text + "\n")
+    }
+}
+
+/// The terminal's rows (24 when unknown).
+func terminalHeight() -> Int {
+    var size = winsize()
+    if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row >= 5 { return Int(size.ws_row) }
+    return 24
+}
+
+/// Keys one at a time without echo while the view runs (Ctrl-C still interrupts).
+final class RawKeyboard {
+    private var saved = termios()
+    private let active: Bool
+
+    init?() {
+        guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        active = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0
+    }
+
+    /// The next key, or nil after `timeout` seconds.
+    func read(timeout: Double) -> UInt8? {
+        var poller = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return nil }
+        var byte: UInt8 = 0
+        return Glibc.read(STDIN_FILENO, &byte, 1) == 1 ? byte : nil
+    }
+
+    func restore() {
+        if active { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+    }
+}
