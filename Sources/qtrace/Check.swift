@@ -65,10 +65,11 @@ struct Check: ParsableCommand {
         let summary = try loadSummary(trace, command: "check", pid: pid)
         let violations = BoundCheck.violations(summary: summary, bounds: bounds, failOn: severity)
         if violations.isEmpty {
-            writeStdout("ok: \(bounds.count) bound\(bounds.count == 1 ? " holds" : "s hold")" + (severity.map { ", no \($0.rawValue) findings or worse" } ?? "") + "\n")
+            try writeOutput("ok: \(bounds.count) bound\(bounds.count == 1 ? " holds" : "s hold")" + (severity.map { ", no \($0.rawValue) findings or worse" } ?? "") + "\n",
+                            to: nil, command: "check")
             return
         }
-        for line in violations { writeStdout(terminalSafe(line) + "\n") }
+        try writeOutput(violations.map { terminalSafe($0) + "\n" }.joined(), to: nil, command: "check")
         throw ExitCode(1)
     }
 }

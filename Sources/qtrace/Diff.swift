@@ -20,6 +20,6 @@ struct Diff: ParsableCommand {
     func run() throws {
         let a = try loadSummary(base, command: "diff")
         let b = try loadSummary(new, command: "diff")
-        writeStdout(DiffText.render(RunComparison(base: a, new: b), width: terminalWidth()))
+        try writeOutput(DiffText.render(RunComparison(base: a, new: b), width: terminalWidth()), to: nil, command: "diff")
     }
 }

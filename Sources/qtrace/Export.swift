@@ -23,7 +23,9 @@ struct Export: ParsableCommand {
     @Option(name: .long, help: "Output format (chrome-json).")
     var format: Format = .chromeJSON
 
-    @Option(name: [.short, .long], help: ArgumentHelp("File to write (default: TRACE with .json).", valueName: "file"))
+    @Option(name: [.short, .long], help: ArgumentHelp(
+        "File to write (default: TRACE with .json; - for stdout). It is written beside under a temporary name and renamed into place: a symlink there is replaced, never followed.",
+        valueName: "file"))
     var output: String?
 
     func validate() throws {
@@ -37,13 +39,8 @@ struct Export: ParsableCommand {
         Interruption.install(command: "export")
         let input = try ReportGeneration.input(tracePaths: traces, command: "export")
         ProgressLine.shared.phase("writing the Chrome trace")
-        do {
-            try writeAtomically(path) { try ReportWriter.exportChromeJSON(input, to: $0) }
-        } catch {
-            ProgressLine.shared.finish()
-            throw fail("export", "cannot write '\(path)': \(error)")
-        }
+        try writeOutputFile(path, command: "export") { try ReportWriter.exportChromeJSON(input, to: $0) }
         ProgressLine.shared.finish()
-        writeStderr("qtrace: exported: \(path)\n")
+        if let shown = announcedPath(path) { writeStderr("qtrace: exported: \(shown)\n") }
     }
 }

@@ -27,10 +27,16 @@ struct Record: ParsableCommand {
 
         Environment: QTRACE_SHIM overrides the shim's path; QTRACE_MAX_BYTES caps a trace file \
         (events beyond it are counted as dropped); QTRACE_CHUNK_KB sets the per-thread buffer.
+
+        A full disk does not disturb the program: the trace keeps what fitted, the rest is \
+        counted as dropped ("N events dropped: disk full" in the summary line, stats and the \
+        report), and no half-written report is left (docs/outputs.md).
         """
     )
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Trace file to write.", valueName: "path"))
+    @Option(name: [.short, .long], help: ArgumentHelp(
+        "Trace file to write (not - : the program writes it through a shared mapping). A symlink there is replaced, never followed; so is one at the report's path.",
+        valueName: "path"))
     var output: String?
 
     @Flag(name: .long, help: "Do not write the HTML report.")
@@ -65,6 +71,9 @@ struct Record: ParsableCommand {
         guard !command.isEmpty else { throw ValidationError("missing program: use qtrace record -- PROGRAM [ARGS...]") }
         if command[0].hasPrefix("-") {
             throw ValidationError("unknown option '\(command[0])' (the program goes after --: qtrace record [OPTIONS] -- PROGRAM)")
+        }
+        if let output, OutputFile.isStandardOutput(output) {
+            throw ValidationError("-o -: the trace cannot go to stdout (the program writes it through a shared file mapping); give a file, and use qtrace report TRACE -o - for the report")
         }
         guard ["embedded", "lttng"].contains(backend) else {
             throw ValidationError("unknown backend '\(backend)': use embedded or lttng")
@@ -187,7 +196,8 @@ struct Record: ParsableCommand {
                 let model = models[path] ?? Analysis.buildModel(file: trace)
                 printErr("qtrace: trace: \(path)")
                 let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
-                printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped")
+                let why = trace.header.droppedEvents > 0 ? trace.header.dropReason.map { ": " + $0 } ?? "" : ""
+                printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped\(why)")
             } catch {
                 printErr("qtrace: error: \(path): \(error)")
             }
