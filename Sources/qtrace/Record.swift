@@ -182,10 +182,23 @@ struct Record: ParsableCommand {
         }.sorted().map { (dir.isEmpty ? "" : dir + "/") + $0 }
     }
 
+    /// Whether the trace's directory has less free space than a header and one chunk: the
+    /// shim then removes the file it could not start (docs/outputs.md).
+    static func hasNoRoomForATrace(_ tracePath: String) -> Bool {
+        let dir = URL(fileURLWithPath: tracePath).deletingLastPathComponent().path
+        var info = statvfs()
+        guard statvfs(dir.isEmpty ? "." : dir, &info) == 0 else { return false }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize) < UInt64(TraceLayout.headerSize + TraceLayout.defaultChunkSize)
+    }
+
     /// `models`: traces already analysed (for the report); the others are modelled here.
     static func printSummary(traces: [String], mainPath: String, models: [String: TraceModel] = [:]) {
         if traces.isEmpty {
-            printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
+            if hasNoRoomForATrace(mainPath) {
+                printErr("qtrace: no trace written: the file system of '\(mainPath)' is full (not even the trace's header fits)")
+            } else {
+                printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
+            }
             return
         }
         for path in traces {

@@ -51,6 +51,15 @@ final class OutputFaultTests: XCTestCase {
         XCTAssertEqual(stats.status, 0, stats.stderr)
         XCTAssertTrue(stats.stdout.contains("events DROPPED: disk full"), stats.stdout)
         XCTAssertTrue(stats.stdout.contains("(disk full)"), "the finding names the cause")
+
+        // No room even for the header: no file at all (not an unreadable one), and a clear line.
+        try FileManager.default.removeItem(atPath: path)
+        try disk.fill()
+        let none = runProgram([Paths.qtrace, "record", "-o", path, "--"] + argv, environment: ["QTRACE_SHIM": Paths.shim])
+        XCTAssertEqual(none.status, plain.status)
+        XCTAssertEqual(none.stdout, plain.stdout)
+        XCTAssertTrue(none.stderr.contains("no trace written: the file system of"), none.stderr)
+        XCTAssertEqual(disk.entries(), [".filler"])
     }
 
     // MARK: Symlinks at the destination
