@@ -10,7 +10,7 @@ struct Check: ParsableCommand {
         every queue it matches must hold. LABEL also names code sites (see `qtrace stats --by \
         code`): 'Loader.load=5ms' bounds Loader.load(), Loader.load(id:) and the closures in \
         them. Prints one line per broken bound. Exit status: 0 all bounds hold, 1 some do not, \
-        2 unusable input.
+        2 unusable input or output (stdout could not be written).
           qtrace check app.qtrace --max-wait-p99 'com.example.db=10ms' --no-findings error
           qtrace check app.qtrace --max-run-p99 'Loader.load=5ms'
         """)

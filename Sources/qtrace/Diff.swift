@@ -8,7 +8,8 @@ struct Diff: ParsableCommand {
         discussion: """
         A and B are traces (.qtrace files or LTTng trace directories of one process) or JSON \
         summaries (`qtrace stats --json [--pid PID]`), so a run can be compared with a stored \
-        baseline. Queues are matched by label.
+        baseline. Queues are matched by label. A write error on stdout is one line on stderr \
+        and exit status 2.
         """)
 
     @Argument(help: "The baseline run (trace or JSON summary).")

@@ -19,6 +19,9 @@ struct Dump: ParsableCommand {
         Labels are quoted, with control characters escaped. Pointers are object \
         addresses; id is the work-item id shared by enqueue, start and end.
 
+        A write error on stdout (a full disk, > /dev/full) ends the dump with one line on \
+        stderr and exit status 2.
+
         Event types (for --type): \(EventType.allCases.map(\.name).joined(separator: ", ")).
         """
     )

@@ -187,6 +187,20 @@ final class OutputFaultTests: XCTestCase {
         XCTAssertTrue(record.stderr.contains("-o -: the trace cannot go to stdout"), record.stderr)
     }
 
+    func testHelpDescribesTheOutputRules() {
+        // The help is wrapped to the terminal: compare with single spaces.
+        func help(_ args: [String]) -> String {
+            runProgram([Paths.qtrace] + args + ["--help"]).stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        for command in ["report", "export"] {
+            let text = help([command])
+            XCTAssertTrue(text.contains("- for stdout"), "\(command) --help: \(text)")
+            XCTAssertTrue(text.contains("a symlink there is replaced, never followed"), "\(command) --help: \(text)")
+        }
+        XCTAssertTrue(help([]).contains("-o - is stdout"))
+        XCTAssertTrue(help(["dump"]).contains("exit status 2"))
+    }
+
     // MARK: Helpers
 
     private func isSymlink(_ path: String) -> Bool {
