@@ -51,6 +51,7 @@ final class OutputFaultTests: XCTestCase {
         XCTAssertEqual(stats.status, 0, stats.stderr)
         XCTAssertTrue(stats.stdout.contains("events DROPPED: disk full"), stats.stdout)
         XCTAssertTrue(stats.stdout.contains("(disk full)"), "the finding names the cause")
+        writeBrowserFixture(trace: path, name: "real-full-disk")
 
         // No room even for the header: no file at all (not an unreadable one), and a clear line.
         try FileManager.default.removeItem(atPath: path)
@@ -202,6 +203,15 @@ final class OutputFaultTests: XCTestCase {
     }
 
     // MARK: Helpers
+
+    /// The report the browser tests open (Tests/BrowserTests/test_outputs.py), when asked.
+    private func writeBrowserFixture(trace: String, name: String) {
+        guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"], !dir.isEmpty else { return }
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let run = runProgram([Paths.qtrace, "report", trace, "-o", dir + "/\(name).html"],
+                             environment: ["QTRACE_SYMBOLIZE": "0"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+    }
 
     private func isSymlink(_ path: String) -> Bool {
         var info = stat()
