@@ -51,6 +51,11 @@ final class OutputFaultTests: XCTestCase {
         XCTAssertEqual(stats.status, 0, stats.stderr)
         XCTAssertTrue(stats.stdout.contains("events DROPPED: disk full"), stats.stdout)
         XCTAssertTrue(stats.stdout.contains("(disk full)"), "the finding names the cause")
+        let json = runProgram([Paths.qtrace, "stats", "--json", path], environment: ["QTRACE_SYMBOLIZE": "0"])
+        let summary = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let traceFacts = summary?["trace"] as? [String: Any]
+        XCTAssertEqual(traceFacts?["dropReason"] as? String, "disk full", json.stdout.prefix(600) + "")
+        XCTAssertEqual((traceFacts?["droppedEvents"] as? NSNumber)?.uint64Value, trace.header.droppedEvents)
         writeBrowserFixture(trace: path, name: "real-full-disk")
 
         // No room even for the header: no file at all (not an unreadable one), and a clear line.
@@ -61,6 +66,18 @@ final class OutputFaultTests: XCTestCase {
         XCTAssertEqual(none.stdout, plain.stdout)
         XCTAssertTrue(none.stderr.contains("no trace written: the file system of"), none.stderr)
         XCTAssertEqual(disk.entries(), [".filler"])
+    }
+
+    /// The other cause the header records: the size cap (--max-size), not a full disk.
+    func testSizeCapIsNamedAsTheCause() throws {
+        let dir = Paths.tempDir("cap")
+        let (run, path) = record([Paths.fixtures, "stress", "1", "50000"], in: dir, name: "capped", extraArgs: ["--max-size", "1"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let header = try TraceFile(path: path).header
+        XCTAssertTrue(header.flags.contains(.droppedSizeCap))
+        XCTAssertFalse(header.flags.contains(.droppedDiskFull))
+        XCTAssertEqual(header.dropReason, "trace size limit reached")
+        XCTAssertTrue(run.stderr.contains("dropped: trace size limit reached"), run.stderr)
     }
 
     // MARK: Symlinks at the destination
