@@ -43,14 +43,16 @@ public final class OutputFile {
     /// Whether `path` means standard output.
     public static func isStandardOutput(_ path: String) -> Bool { path == "-" }
 
-    public init(path: String) throws {
+    /// `willCreate` is told the temporary's name before the file exists, so that an interrupt
+    /// handler registered there never misses a file it should remove.
+    public init(path: String, willCreate: (String) -> Void = { _ in }) throws {
         self.path = path
         if Self.isStandardOutput(path) {
             (fd, temporaryPath) = (STDOUT_FILENO, nil)
         } else if let device = try Self.openExistingSpecialFile(path) {
             (fd, temporaryPath) = (device, nil)
         } else {
-            (fd, temporaryPath) = try Self.createTemporary(beside: path)
+            (fd, temporaryPath) = try Self.createTemporary(beside: path, willCreate: willCreate)
         }
         buffer.reserveCapacity(Self.bufferSize)
     }
@@ -145,7 +147,7 @@ public final class OutputFile {
     /// A new file in the destination's directory under a name nobody else can have created
     /// first (O_EXCL) nor pointed elsewhere (O_NOFOLLOW). It keeps the permissions of a
     /// regular file it will replace (0644 otherwise, less the umask).
-    private static func createTemporary(beside path: String) throws -> (Int32, String?) {
+    private static func createTemporary(beside path: String, willCreate: (String) -> Void) throws -> (Int32, String?) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -153,6 +155,7 @@ public final class OutputFile {
         let keepMode = lstat(path, &replaced) == 0 && (replaced.st_mode & S_IFMT) == S_IFREG
         for _ in 0..<16 {
             let temporary = directory + "." + name + ".partial-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            willCreate(temporary)
             let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
             if fd < 0 && errno == EEXIST { continue }
             guard fd >= 0 else { throw OutputFileError(path: path, errno: errno, operation: "create") }

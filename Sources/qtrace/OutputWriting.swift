@@ -10,9 +10,8 @@ import Glibc
 /// Writes `path` ("-": standard output) through `body`, the file appearing only once
 /// complete. Ctrl-C meanwhile removes the temporary (`Interruption`). Errors are thrown as is.
 func writeFile(_ path: String, _ body: (OutputFile) throws -> Void) throws {
-    let file = try OutputFile(path: path)
-    Interruption.writing(file.temporaryPath)
     defer { Interruption.writing(nil) }
+    let file = try OutputFile(path: path) { Interruption.writing($0) }
     do {
         try body(file)
         try file.commit()
