@@ -22,6 +22,9 @@
 #define QT_GROW_STEP (4u << 20)
 #define QT_DEFAULT_MAX_BYTES (4ull << 30)
 #define QT_CHUNK_MAGIC 0x4B484351u
+// Header flags bits 2 and 3 (docs/trace-format.md): why events were dropped.
+#define QT_FLAG_DROPPED_DISK_FULL (1ull << 2)
+#define QT_FLAG_DROPPED_SIZE_CAP (1ull << 3)
 
 __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
 int qt_enabled;
@@ -70,6 +73,8 @@ static struct {
     uint32_t chunk_size;
     uint32_t generation;
     int full;               // no more chunks: count events as dropped
+    uint64_t grow_step;     // QT_GROW_STEP; one chunk once a step did not fit on the disk
+    uint64_t drop_reason;   // QT_FLAG_DROPPED_*: set in the header's flags when `full` is set
     qt_header_t *header;
     uint64_t id_counter;
     uint64_t main_queue;
@@ -197,17 +202,55 @@ static int write_zeros(int fd, uint64_t from, uint64_t to) {
     return 1;
 }
 
-static int grow_file(uint64_t need) {
-    if (need <= g_rec.file_size) return 1;
-    uint64_t size = (need + QT_GROW_STEP - 1) / QT_GROW_STEP * QT_GROW_STEP;
-    if (size > g_rec.max_bytes) size = need;
-    if (size > g_rec.max_bytes) return 0;
-    if (!write_zeros(g_rec.fd, g_rec.file_size, size)) return 0;
+/// Gives back what a failed write_zeros added (a full disk must not stay full of zeros).
+static void trim_to_backed_size(void) {
+    while (ftruncate(g_rec.fd, (off_t)g_rec.file_size) != 0 && errno == EINTR) {}
+}
+
+/// Backs the file up to `size` bytes; 0 (with the blocks given back) when the disk is full.
+static int extend_to(uint64_t size) {
+    if (!write_zeros(g_rec.fd, g_rec.file_size, size)) {
+        g_rec.drop_reason = QT_FLAG_DROPPED_DISK_FULL;
+        trim_to_backed_size();
+        return 0;
+    }
     // Fault the new pages in with one call: a first touch per page on the hot path costs a
     // page fault (and a page-cache lookup) each, several ns per event.
     madvise(g_rec.base + g_rec.file_size, size - g_rec.file_size, 23 /* MADV_POPULATE_WRITE */);
     g_rec.file_size = size;
     return 1;
+}
+
+/// Grows the file to hold `need` bytes: a step ahead when it fits, else exactly what is
+/// needed (on a nearly full disk the trace keeps recording until the last chunk that fits).
+static int grow_file(uint64_t need) {
+    if (need <= g_rec.file_size) return 1;
+    if (need > g_rec.max_bytes) { g_rec.drop_reason = QT_FLAG_DROPPED_SIZE_CAP; return 0; }
+    uint64_t size = (need + g_rec.grow_step - 1) / g_rec.grow_step * g_rec.grow_step;
+    if (size > g_rec.max_bytes) size = need;
+    if (extend_to(size)) return 1;
+    if (size == need) return 0;
+    // The step did not fit: from now on grow by one chunk at a time (a retried step would
+    // write and trim up to the whole free space at every claim).
+    g_rec.grow_step = g_rec.chunk_size;
+    return extend_to(need);
+}
+
+/// Creates the trace file without following a symlink at `path` (a link planted there must
+/// not make the traced program overwrite its target): a new file under a temporary name
+/// beside it (O_EXCL | O_NOFOLLOW), renamed over `path`. Returns the descriptor or -1.
+static int create_trace_file(const char *path) {
+    char temporary[sizeof g_rec.path + 64];
+    for (int attempt = 0; attempt < 16; attempt++) {
+        int n = snprintf(temporary, sizeof temporary, "%s.tmp-%d-%d", path, (int)getpid(), attempt);
+        if (n < 0 || (size_t)n >= sizeof temporary) return -1;
+        int fd = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) return -1;
+        if (rename(temporary, path) != 0) { unlink(temporary); close(fd); return -1; }
+        return fd;
+    }
+    return -1;
 }
 
 static int open_locked(const char *explicit_path) {
@@ -219,7 +262,8 @@ static int open_locked(const char *explicit_path) {
         g_rec.chunk_size = QT_DEFAULT_CHUNK;
     g_rec.max_bytes = env_u64("QTRACE_MAX_BYTES", QT_DEFAULT_MAX_BYTES);
     if (g_rec.max_bytes < QT_HEADER_SIZE + g_rec.chunk_size) g_rec.max_bytes = QT_HEADER_SIZE + g_rec.chunk_size;
-    int fd = open(g_rec.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    g_rec.grow_step = QT_GROW_STEP;
+    int fd = create_trace_file(g_rec.path);
     if (fd < 0) return 0;
     // Reserve address space for the largest file; only the grown part is backed.
     void *base = mmap(NULL, g_rec.max_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
@@ -227,7 +271,13 @@ static int open_locked(const char *explicit_path) {
     g_rec.fd = fd;
     g_rec.base = base;
     g_rec.file_size = 0;
-    if (!grow_file(QT_HEADER_SIZE)) { munmap(base, g_rec.max_bytes); close(fd); return 0; }
+    if (!grow_file(QT_HEADER_SIZE)) {
+        // Not even a header fits: leave no file rather than an unreadable one.
+        munmap(base, g_rec.max_bytes);
+        close(fd);
+        unlink(g_rec.path);
+        return 0;
+    }
     g_rec.header = (qt_header_t *)base;
     fill_header();
     measure_overhead();
@@ -247,7 +297,8 @@ static void claim_chunk_locked(qt_thread_t *t) {
     uint64_t index = g_rec.header->chunks_allocated;
     uint64_t offset = QT_HEADER_SIZE + index * g_rec.chunk_size;
     if (g_rec.full || !grow_file(offset + g_rec.chunk_size)) {
-        g_rec.full = 1;
+        if (!g_rec.full) __atomic_or_fetch(&g_rec.header->flags, g_rec.drop_reason, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_rec.full, 1, __ATOMIC_RELEASE);
         return;
     }
     __atomic_store_n(&g_rec.header->chunks_allocated, index + 1, __ATOMIC_RELEASE);

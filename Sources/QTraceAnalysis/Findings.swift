@@ -396,7 +396,10 @@ struct RuleContext {
 
     mutating func droppedEvents() {
         guard model.info.droppedEvents > 0 else { return }
+        let why = model.info.dropReason.map { " (\($0))" } ?? ""
+        let fix = model.info.dropReason == "disk full" ? "free space on the trace's file system (or record elsewhere with -o)"
+            : "give the recorder more room"
         add("trace.dropped-events", .warning, 0, model.endTime, [],
-            "\(model.info.droppedEvents) events could not be recorded: statistics undercount; give the recorder more room")
+            "\(model.info.droppedEvents) events could not be recorded\(why): statistics undercount; \(fix)")
     }
 }

@@ -70,6 +70,8 @@ public struct TraceSummary: Sendable, Codable, Equatable {
     public var durationNs: UInt64
     public var events: Int
     public var droppedEvents: UInt64
+    /// Why ("disk full", "trace size limit reached"); absent when the trace does not say.
+    public var dropReason: String?
     public var shimOverheadNs: UInt64
     public var threads: Int
     public var queues: Int
@@ -84,6 +86,7 @@ public struct TraceSummary: Sendable, Codable, Equatable {
         durationNs = model.duration
         events = model.eventCount
         droppedEvents = model.info.droppedEvents
+        dropReason = model.info.droppedEvents > 0 ? model.info.dropReason : nil
         shimOverheadNs = model.info.shimOverheadNs
         threads = model.threads.count
         queues = model.queues.count

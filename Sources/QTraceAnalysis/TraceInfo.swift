@@ -10,6 +10,8 @@ public struct TraceInfo: Sendable, Codable, Equatable {
     /// Address of the main queue (0 when unknown).
     public var mainQueue: UInt64
     public var droppedEvents: UInt64
+    /// Why they were dropped ("disk full", "trace size limit reached"), when the trace says.
+    public var dropReason: String?
     /// Measured cost of recording one event, in ns.
     public var shimOverheadNs: UInt64
     /// CLOCK_MONOTONIC / CLOCK_REALTIME at trace start: convert dispatch_time_t deadlines.
@@ -75,5 +77,6 @@ extension TraceInfo {
                   droppedEvents: h.droppedEvents, shimOverheadNs: h.shimOverheadNs, initMonoNs: h.initMonoNs,
                   initRealtimeNs: h.initRealtimeNs, durationNs: file.endTime, executable: h.executablePath,
                   commandLine: h.commandLine, threadNames: names)
+        dropReason = h.dropReason
     }
 }

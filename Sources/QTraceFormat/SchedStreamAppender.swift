@@ -29,7 +29,7 @@ public enum SchedStreamAppender {
     /// start), so adding them does not move the clock fit.
     public static func append(_ events: [Event], to path: String, clock: TraceClock) throws {
         guard !events.isEmpty else { return }
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)  // never through a symlink (docs/outputs.md)
         guard fd >= 0 else { throw Failure.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
         defer { close(fd) }
         typealias H = TraceLayout.Header

@@ -24,7 +24,8 @@ public enum TraceFinalizer {
     /// Returns false when the file is not a qtrace trace.
     @discardableResult
     public static func finalize(path: String, exitStatus: Int32?) -> Bool {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+        // The file the shim just created: never one a symlink put there since (docs/outputs.md).
+        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var magic = [UInt8](repeating: 0, count: 8)

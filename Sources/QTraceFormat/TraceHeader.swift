@@ -8,6 +8,10 @@ public struct TraceHeaderFlags: OptionSet, Sendable, Hashable {
     public static let finalizedByProcess = TraceHeaderFlags(rawValue: 1 << 0)
     /// `qtrace record` finalized the trace after the process ended (exit status is valid).
     public static let finalizedByRecorder = TraceHeaderFlags(rawValue: 1 << 1)
+    /// Events were dropped because the trace's file system was full.
+    public static let droppedDiskFull = TraceHeaderFlags(rawValue: 1 << 2)
+    /// Events were dropped because the trace reached its size cap (QTRACE_MAX_BYTES, --max-size).
+    public static let droppedSizeCap = TraceHeaderFlags(rawValue: 1 << 3)
 }
 
 /// Every field of the 4096-byte header, as written (see docs/trace-format.md, "Header").
@@ -56,6 +60,14 @@ public struct TraceHeader: Sendable, Equatable {
     public var exitedNormally: Bool { flags.contains(.finalizedByProcess) }
 
     public var version: String { "\(versionMajor).\(versionMinor)" }
+
+    /// Why `droppedEvents` could not be recorded, as the recorder noted it (nil: not said,
+    /// as in traces written before 1.4's drop flags).
+    public var dropReason: String? {
+        if flags.contains(.droppedDiskFull) { return "disk full" }
+        if flags.contains(.droppedSizeCap) { return "trace size limit reached" }
+        return nil
+    }
 
     public init(versionMajor: UInt16 = TraceLayout.versionMajor, versionMinor: UInt16 = TraceLayout.versionMinor,
                 headerSize: UInt32 = UInt32(TraceLayout.headerSize), chunkSize: UInt32 = UInt32(TraceLayout.defaultChunkSize),

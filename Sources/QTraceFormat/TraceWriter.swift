@@ -29,7 +29,8 @@ public enum TraceWriterError: Error, Sendable, Equatable, CustomStringConvertibl
 
 /// Writes a trace file. Events are appended per thread (each thread's events in time
 /// order; threads may interleave freely); each thread fills its own chunk, which is written
-/// out when full, as the shim's threads do. `finish()` writes the last chunks and the header.
+/// out when full, as the shim's threads do. `finish()` writes the last chunks and the header, and
+/// only then does the file appear at `path` (a writer dropped unfinished leaves nothing).
 ///
 /// Times map to TSC as `tsc = initTsc + time * tscHz / 1e9`, and every calibration pair
 /// lies on that line, so the reader gives back exactly the appended times for tscHz = 1e9.
@@ -44,23 +45,27 @@ public final class TraceWriter {
     /// finalized-by-process flag. Set to false to write what a killed process leaves.
     public var processExited = true
 
-    private let fd: Int32
+    /// A temporary beside `path` until `finish()` renames it into place (OutputFile).
+    private let file: OutputFile
+    private var fd: Int32 { file.fd }
     private var threads: [Int32: ThreadChunk] = [:]
     private var lastThread: (tid: Int32, chunk: ThreadChunk)?
     private var chunksWritten = 0
     private var lastTime: UInt64 = 0
     private var isFinished = false
 
-    /// Creates (or truncates) `path`. `initMonoNs` is the CLOCK_MONOTONIC value of time 0;
+    /// Creates `path` (replacing a file or symlink there once finished; see OutputFile). `initMonoNs` is the CLOCK_MONOTONIC value of time 0;
     /// the TSC starts at the same number, so tsc == mono ns when tscHz = 1e9.
     public init(path: String, pid: Int32 = 1, ncpu: Int = 1, mainTid: Int32 = 1, tscHz: UInt64 = 1_000_000_000,
                 chunkSize: Int = TraceLayout.defaultChunkSize, initMonoNs: UInt64 = 1_000_000_000) throws {
         guard chunkSize >= 4096, chunkSize % 4096 == 0, chunkSize <= 1 << 28 else {
             throw TraceWriterError.invalidChunkSize(chunkSize)
         }
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 { throw TraceWriterError.cannotCreate(path: path, reason: Self.describe(errno)) }
-        self.fd = fd
+        do {
+            file = try OutputFile(path: path)
+        } catch let error as OutputFileError {
+            throw TraceWriterError.cannotCreate(path: path, reason: Self.describe(error.errno))
+        }
         self.path = path
         self.chunkSize = chunkSize
         self.tscHz = tscHz
@@ -71,7 +76,6 @@ public final class TraceWriter {
 
     deinit {
         for chunk in threads.values { chunk.buffer.deallocate() }
-        close(fd)
     }
 
     /// Writes `events` to `path` in one go (each thread's events must be in time order).
@@ -191,6 +195,11 @@ public final class TraceWriter {
             header.flags.insert(.finalizedByProcess)
         }
         try writeAll(Self.encodeHeader(header), at: 0)
+        do {
+            try file.commit()
+        } catch let error as OutputFileError {
+            throw TraceWriterError.writeFailed(path: path, reason: Self.describe(error.errno))
+        }
     }
 
     /// Encodes a header into its 4096 bytes (exposed so tests can craft headers).

@@ -293,7 +293,8 @@ struct ReportEncoder {
                 ("ncpu", .int(m.ncpu)), ("durationNs", .int(max(m.durationNs, layout.traceEnd))),
                 ("droppedEvents", .int(m.droppedEvents)), ("shimOverheadNs", .number(m.shimOverheadNsPerEvent)),
                 ("qtraceVersion", .string(m.qtraceVersion)),
-            ])),
+            // Only when said: reports of traces without drops stay as they were.
+            ] + (m.dropReason.isEmpty ? [] : [("dropReason", .string(m.dropReason))]))),
             ("processes", .array(input.processes.map { p in
                 .object([
                     ("pid", .int(p.pid)), ("executable", .string(p.executable)), ("commandLine", .string(p.commandLine)),

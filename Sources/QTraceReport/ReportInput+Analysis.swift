@@ -14,7 +14,8 @@ extension ReportInput {
             meta: ReportMeta(
                 title: AnalysisReportBuilder.title(header), commandLine: header.commandLine, pid: Int(header.pid),
                 ncpu: Int(header.ncpu), durationNs: Int64(model.duration), droppedEvents: Int64(header.droppedEvents),
-                shimOverheadNsPerEvent: Double(header.shimOverheadNs), qtraceVersion: qtraceVersion),
+                shimOverheadNsPerEvent: Double(header.shimOverheadNs), qtraceVersion: qtraceVersion,
+                dropReason: header.dropReason ?? ""),
             threads: builder.threads(),
             queues: builder.queues(),
             items: builder.items(),

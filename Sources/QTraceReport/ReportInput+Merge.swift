@@ -46,7 +46,8 @@ extension ReportInput {
             title: "\(inputs.count) processes: " + names.joined(separator: ", "), commandLine: first.commandLine,
             pid: first.pid, ncpu: inputs.map(\.meta.ncpu).max() ?? 1, durationNs: 0,
             droppedEvents: inputs.map(\.meta.droppedEvents).reduce(0, +),
-            shimOverheadNsPerEvent: first.shimOverheadNsPerEvent, qtraceVersion: first.qtraceVersion)
+            shimOverheadNsPerEvent: first.shimOverheadNsPerEvent, qtraceVersion: first.qtraceVersion,
+            dropReason: Set(inputs.map(\.meta.dropReason).filter { !$0.isEmpty }).sorted().joined(separator: ", "))
     }
 
     /// Appends one process's input, moved by `shift`.

@@ -108,13 +108,16 @@ public struct ReportMeta: Sendable {
     public var ncpu: Int
     public var durationNs: Int64
     public var droppedEvents: Int64
+    /// Why they were dropped ("disk full", ...), "" when the trace does not say.
+    public var dropReason: String
     public var shimOverheadNsPerEvent: Double
     public var qtraceVersion: String
 
     public init(
         title: String, commandLine: String = "", pid: Int = 0, ncpu: Int = 1, durationNs: Int64,
-        droppedEvents: Int64 = 0, shimOverheadNsPerEvent: Double = 0, qtraceVersion: String = ""
+        droppedEvents: Int64 = 0, shimOverheadNsPerEvent: Double = 0, qtraceVersion: String = "", dropReason: String = ""
     ) {
+        self.dropReason = dropReason
         self.title = title
         self.commandLine = commandLine
         self.pid = pid

@@ -8,30 +8,24 @@
 // and every script or style but the two inline ones (by hash), so a hostile label that got
 // through would still have nothing to run.
 import Foundation
+import QTraceFormat
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-public enum ReportWriterError: Error, CustomStringConvertible {
-    case cannotOpen(String, Int32)
-    case writeFailed(String, Int32)
-
-    public var description: String {
-        switch self {
-        case .cannotOpen(let path, let errno): "cannot open \(path): \(String(cString: strerror(errno)))"
-        case .writeFailed(let path, let errno): "cannot write \(path): \(String(cString: strerror(errno)))"
-        }
-    }
-}
-
 public enum ReportWriter {
-    /// Writes the HTML report for `input` to `path`.
+    /// Writes the HTML report for `input` to `path` ("-": standard output; see OutputFile).
     public static func write(_ input: ReportInput, to path: String) throws {
         let file = try OutputFile(path: path)
+        try write(input, to: file)
+        try file.commit()
+    }
+
+    /// Writes the HTML report into `file`; the caller commits it.
+    public static func write(_ input: ReportInput, to file: OutputFile) throws {
         try writeHTML(input, to: file)
-        try file.close()
     }
 
     /// The HTML report as a string (for tests and small inputs).
@@ -45,8 +39,13 @@ public enum ReportWriter {
     /// UI and chrome://tracing open.
     public static func exportChromeJSON(_ input: ReportInput, to path: String) throws {
         let file = try OutputFile(path: path)
+        try exportChromeJSON(input, to: file)
+        try file.commit()
+    }
+
+    /// Writes the Chrome trace-event JSON into `file`; the caller commits it.
+    public static func exportChromeJSON(_ input: ReportInput, to file: OutputFile) throws {
         try ChromeTraceExporter(input: input).write(to: file)
-        try file.close()
     }
 
     /// The Content-Security-Policy of a report: only the viewer's inline script and style (by
@@ -146,34 +145,10 @@ final class StringSink: ByteSink {
     var text: String { String(decoding: bytes, as: UTF8.self) }
 }
 
-/// A buffered file.
-final class OutputFile: ByteSink {
-    private let path: String
-    private var handle: UnsafeMutablePointer<FILE>?
-
-    init(path: String) throws {
-        self.path = path
-        guard let handle = fopen(path, "wb") else { throw ReportWriterError.cannotOpen(path, errno) }
-        self.handle = handle
-        setvbuf(handle, nil, _IOFBF, 1 << 20)
-    }
-
-    func write(bytes chunk: UnsafeRawBufferPointer) throws {
-        guard let handle, chunk.count > 0 else { return }
-        if fwrite(chunk.baseAddress, 1, chunk.count, handle) != chunk.count {
-            throw ReportWriterError.writeFailed(path, errno)
-        }
-    }
-
-    func close() throws {
-        guard let handle else { return }
-        self.handle = nil
-        if fclose(handle) != 0 { throw ReportWriterError.writeFailed(path, errno) }
-    }
-
-    deinit {
-        if let handle { fclose(handle) }
-    }
+/// Reports and exports are written through QTraceFormat's OutputFile (a temporary renamed
+/// into place, or standard output for "-").
+extension OutputFile: ByteSink {
+    func write(bytes chunk: UnsafeRawBufferPointer) throws { try write(chunk) }
 }
 
 enum Base64 {

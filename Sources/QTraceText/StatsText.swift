@@ -52,7 +52,9 @@ public enum StatsText {
         lines.append("duration   \(formatDuration(stats.durationNs)), \(stats.events) events, \(stats.items) items, \(model.queues.count) queues, \(model.threads.count) threads, \(model.info.ncpu) CPUs")
         let o = stats.overhead
         var overhead = "tracing    ~\(formatDuration(o.estimatedNs)) recorder time (\(o.shimOverheadNsPerEvent) ns/event)"
-        if o.droppedEvents > 0 { overhead += ", \(o.droppedEvents) events DROPPED" }
+        if o.droppedEvents > 0 {
+            overhead += ", \(o.droppedEvents) events DROPPED" + (model.info.dropReason.map { ": " + $0 } ?? "")
+        }
         lines.append(overhead)
         return lines.joined(separator: "\n") + "\n"
     }

@@ -25,8 +25,6 @@ func fail(_ command: String, _ message: String) -> ExitCode {
 
 func writeStderr(_ text: String) { writeAll(STDERR_FILENO, text) }
 
-func writeStdout(_ text: String) { writeAll(STDOUT_FILENO, text) }
-
 /// write(2) until done (stdio's stdout/stderr globals are not concurrency-safe in Swift 6).
 @discardableResult
 func writeAll(_ fd: Int32, _ text: String) -> Bool {
@@ -141,22 +139,4 @@ private func readIfJSON(_ path: String) -> Data? {
         return Data(bytes)
     }
     return nil
-}
-
-/// Writes `text` to `path` (nil or "-": stdout); a file only once complete (`writeAtomically`).
-func writeOutput(_ text: String, to path: String?, command: String) throws {
-    guard let path, path != "-" else {
-        writeStdout(text)
-        return
-    }
-    do {
-        try writeAtomically(path) { target in
-            let fd = open(target, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-            guard fd >= 0 else { throw AtomicWriteError(errno: errno) }
-            defer { close(fd) }
-            guard writeAll(fd, text) else { throw AtomicWriteError(errno: errno) }
-        }
-    } catch {
-        throw fail(command, "cannot write '\(path)': \(error)")
-    }
 }

@@ -10,9 +10,9 @@ struct Check: ParsableCommand {
         every queue it matches must hold. LABEL also names code sites (see `qtrace stats --by \
         code`): 'Loader.load=5ms' bounds Loader.load(), Loader.load(id:) and the closures in \
         them. Prints one line per broken bound. Exit status: 0 all bounds hold, 1 some do not, \
-        2 unusable input. A recording of several processes (a directory of traces, or a \
-        multi-process LTTng trace) is checked process by process; each broken bound's line \
-        starts with its process (--pid checks one).
+        2 unusable input or output (stdout could not be written). A recording of several \
+        processes (a directory of traces, or a multi-process LTTng trace) is checked process \
+        by process; each broken bound's line starts with its process (--pid checks one).
           qtrace check app.qtrace --max-wait-p99 'com.example.db=10ms' --no-findings error
           qtrace check app.qtrace --max-run-p99 'Loader.load=5ms'
         """)
@@ -73,10 +73,11 @@ struct Check: ParsableCommand {
             violations += summaries.count == 1 ? lines : lines.map { process + $0 }
         }
         if violations.isEmpty {
-            writeStdout("ok: \(bounds.count) bound\(bounds.count == 1 ? " holds" : "s hold")" + (severity.map { ", no \($0.rawValue) findings or worse" } ?? "") + "\n")
+            try writeOutput("ok: \(bounds.count) bound\(bounds.count == 1 ? " holds" : "s hold")" + (severity.map { ", no \($0.rawValue) findings or worse" } ?? "") + "\n",
+                            to: nil, command: "check")
             return
         }
-        for line in violations { writeStdout(terminalSafe(line) + "\n") }
+        try writeOutput(violations.map { terminalSafe($0) + "\n" }.joined(), to: nil, command: "check")
         throw ExitCode(1)
     }
 }

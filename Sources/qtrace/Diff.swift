@@ -10,7 +10,7 @@ struct Diff: ParsableCommand {
         (`qtrace stats --json [--pid PID]`), so a run can be compared with a stored baseline. \
         Queues are matched by label. Recordings of several processes (directories of traces, \
         multi-process LTTng traces) are compared process by process, paired by executable and \
-        arguments.
+        arguments. A write error on stdout is one line on stderr and exit status 2.
         """)
 
     @Argument(help: "The baseline run (trace or JSON summary).")
@@ -24,7 +24,7 @@ struct Diff: ParsableCommand {
         let b = try loadSummaries(new, command: "diff")
         let width = terminalWidth()
         if a.count == 1 && b.count == 1 {
-            writeStdout(DiffText.render(RunComparison(base: a[0], new: b[0]), width: width))
+            try writeOutput(DiffText.render(RunComparison(base: a[0], new: b[0]), width: width), to: nil, command: "diff")
             return
         }
         // Recordings of several processes: one comparison per process pair.
@@ -36,7 +36,7 @@ struct Diff: ParsableCommand {
         }
         for s in pairing.onlyInBase { out += "\nonly in A: \(processName(s)) (pid \(s.trace.pid))\n" }
         for s in pairing.onlyInNew { out += "\nonly in B: \(processName(s)) (pid \(s.trace.pid))\n" }
-        writeStdout(out)
+        try writeOutput(out, to: nil, command: "diff")
     }
 
     private func processName(_ s: AnalysisSummary) -> String {

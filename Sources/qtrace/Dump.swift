@@ -19,6 +19,9 @@ struct Dump: ParsableCommand {
         Labels are quoted, with control characters escaped. Pointers are object \
         addresses; id is the work-item id shared by enqueue, start and end.
 
+        A write error on stdout (a full disk, > /dev/full) ends the dump with one line on \
+        stderr and exit status 2.
+
         Event types (for --type): \(EventType.allCases.map(\.name).joined(separator: ", ")).
         """
     )
@@ -47,10 +50,11 @@ struct Dump: ParsableCommand {
         } catch {
             throw Self.failure(String(describing: error))
         }
-        var output = BufferedOutput()
-        printSummary(file, to: &output)
-        printEvents(file, filter: filter, to: &output)
-        output.flush()
+        // Standard output: a write error (a full disk, /dev/full) is one line and exit 2.
+        try writeOutputFile("-", command: "dump") { output in
+            try printSummary(file, to: output)
+            try printEvents(file, filter: filter, to: output)
+        }
     }
 
     // MARK: Filtering
@@ -79,39 +83,45 @@ struct Dump: ParsableCommand {
 
     // MARK: Output
 
-    private func printSummary(_ file: TraceFile, to output: inout BufferedOutput) {
+    private func printSummary(_ file: TraceFile, to output: OutputFile) throws {
         let header = file.header
-        output.line("# trace \(file.path): format \(header.version), \(Self.bytes(file.fileSize)), "
+        try output.line("# trace \(file.path): format \(header.version), \(Self.bytes(file.fileSize)), "
             + "\(file.chunkCount) chunks of \(Self.bytes(Int(header.chunkSize))) (\(header.chunksAllocated) allocated, \(file.unwrittenChunkCount) unwritten)")
-        output.line("# process \(header.pid) (parent \(header.ppid)): \(TraceText.quoted(header.executablePath))")
-        output.line("# command line: \(TraceText.quoted(header.commandLine))")
-        output.line("# started \(Self.wallClock(header.initRealtimeNs)), \(header.ncpu) CPUs, "
+        try output.line("# process \(header.pid) (parent \(header.ppid)): \(TraceText.quoted(header.executablePath))")
+        try output.line("# command line: \(TraceText.quoted(header.commandLine))")
+        try output.line("# started \(Self.wallClock(header.initRealtimeNs)), \(header.ncpu) CPUs, "
             + "duration \(TraceText.microseconds(file.endTime)) us")
-        output.line("# main thread \(header.mainTid), main queue \(TraceText.hex(header.mainQueue))")
-        output.line("# clock: TSC at \(Self.gigahertz(file.clock.ticksPerSecond)) GHz (\(file.clock.method.rawValue), "
+        try output.line("# main thread \(header.mainTid), main queue \(TraceText.hex(header.mainQueue))")
+        try output.line("# clock: TSC at \(Self.gigahertz(file.clock.ticksPerSecond)) GHz (\(file.clock.method.rawValue), "
             + "\(file.clock.pairCount) calibration pairs), shim overhead \(header.shimOverheadNs) ns/event")
-        output.line("# end: \(Self.ending(header))")
-        output.line("# \(file.eventCount) events in \(file.threads.count) threads, \(header.droppedEvents) dropped, "
+        try output.line("# end: \(Self.ending(header))")
+        try output.line("# \(file.eventCount) events in \(file.threads.count) threads, \(header.droppedEvents) dropped, "
             + "\(file.unknownRecordCount) unknown records skipped")
         for thread in file.threads {
             let name = thread.name.map { " " + TraceText.quoted($0) } ?? ""
-            output.line("# thread \(thread.tid)\(name): \(thread.eventCount) events, "
+            try output.line("# thread \(thread.tid)\(name): \(thread.eventCount) events, "
                 + "\(TraceText.microseconds(thread.firstTime))..\(TraceText.microseconds(thread.lastTime)) us, \(thread.chunkCount) chunks")
         }
-        for warning in file.warnings { output.line("# warning: \(warning)") }
+        for warning in file.warnings { try output.line("# warning: \(warning)") }
     }
 
-    private func printEvents(_ file: TraceFile, filter: EventFilter, to output: inout BufferedOutput) {
+    private func printEvents(_ file: TraceFile, filter: EventFilter, to output: OutputFile) throws {
         struct LimitReached: Error {}
         let limit = self.limit ?? .max
         guard limit > 0 else { return }
         var printed = 0
-        try? file.forEachEvent { event in
-            guard filter.accepts(event) else { return }
-            output.line(Self.pad(TraceText.microseconds(event.time), 12) + " " + Self.pad(String(event.tid), 7)
-                + " " + event.type.name + Self.fields(event))
-            printed += 1
-            if printed == limit { throw LimitReached() }
+        do {
+            try file.forEachEvent { event in
+                guard filter.accepts(event) else { return }
+                try output.line(Self.pad(TraceText.microseconds(event.time), 12) + " " + Self.pad(String(event.tid), 7)
+                    + " " + event.type.name + Self.fields(event))
+                printed += 1
+                if printed == limit { throw LimitReached() }
+            }
+        } catch let error as OutputFileError {
+            throw error
+        } catch {
+            // The limit, or damage the reader already reported in the summary's warnings.
         }
     }
 
@@ -164,40 +174,16 @@ struct Dump: ParsableCommand {
 
     /// Prints `qtrace: error: message` and returns the exit to throw.
     private static func failure(_ message: String, code: ExitCode = .failure) -> ExitCode {
-        var output = BufferedOutput(fd: 2)
-        output.line("qtrace: error: \(message)")
-        output.flush()
+        writeStderr("qtrace: error: \(message)\n")
         return code
     }
 }
 
-/// Line output through a 64 KiB buffer: millions of lines cost millions of write calls otherwise.
-private struct BufferedOutput {
-    let fd: Int32
-    var buffer: [UInt8] = []
-
-    init(fd: Int32 = 1) {
-        self.fd = fd
-        buffer.reserveCapacity(1 << 16)
-    }
-
-    mutating func line(_ text: String) {
-        buffer.append(contentsOf: text.utf8)
-        buffer.append(0x0A)
-        if buffer.count >= 1 << 16 { flush() }
-    }
-
-    mutating func flush() {
-        buffer.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let wrote = write(fd, bytes.baseAddress! + done, bytes.count - done)
-                if wrote < 0 && errno == EINTR { continue }
-                if wrote <= 0 { return }   // stdout closed (e.g. piped into head): stop quietly
-                done += wrote
-            }
-        }
-        buffer.removeAll(keepingCapacity: true)
+extension OutputFile {
+    /// One line of dump output (OutputFile buffers: millions of lines are not millions of writes).
+    fileprivate func line(_ text: String) throws {
+        try write(text)
+        try write("\n")
     }
 }
 

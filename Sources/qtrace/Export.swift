@@ -35,7 +35,9 @@ struct Export: ParsableCommand {
     @Option(name: .long, help: "Output format: chrome-json or tables.")
     var format: Format = .chromeJSON
 
-    @Option(name: [.short, .long], help: ArgumentHelp("File to write (default: TRACE with .json), or for tables the directory (default: TRACE with .tables).", valueName: "path"))
+    @Option(name: [.short, .long], help: ArgumentHelp(
+        "File to write (default: TRACE with .json; - for stdout), or for tables the directory (default: TRACE with .tables). A file is written beside under a temporary name and renamed into place: a symlink there is replaced, never followed.",
+        valueName: "path"))
     var output: String?
 
     @Option(name: .customLong("run"), help: ArgumentHelp("tables: the run column (default: the trace's name), e.g. a build or deploy id.", valueName: "name"))
@@ -56,14 +58,9 @@ struct Export: ParsableCommand {
         let path = output ?? base + ".json"
         let input = try ReportGeneration.input(tracePaths: traces, command: "export")
         ProgressLine.shared.phase("writing the Chrome trace")
-        do {
-            try writeAtomically(path) { try ReportWriter.exportChromeJSON(input, to: $0) }
-        } catch {
-            ProgressLine.shared.finish()
-            throw fail("export", "cannot write '\(path)': \(error)")
-        }
+        try writeOutputFile(path, command: "export") { try ReportWriter.exportChromeJSON(input, to: $0) }
         ProgressLine.shared.finish()
-        writeStderr("qtrace: exported: \(path)\n")
+        if let shown = announcedPath(path) { writeStderr("qtrace: exported: \(shown)\n") }
     }
 
     /// One process at a time: analysed (symbolized), its rows appended, its model released.

@@ -147,7 +147,7 @@ struct LTTngSession {
 
     private static func restore(_ path: String, _ contents: Data?) {
         if let contents {
-            _ = FileManager.default.createFile(atPath: path, contents: contents)
+            try? writeFile(path) { file in try contents.withUnsafeBytes { try file.write($0) } }
         } else {
             try? FileManager.default.removeItem(atPath: path)
         }

@@ -86,7 +86,7 @@ final class ProgressLine: Sendable {
 }
 
 /// Ctrl-C (SIGINT) during `stats`, `report` or `export`: the output being written is removed
-/// (it is a temporary name until complete: see `writeAtomically`), one line goes to stderr
+/// (it is a temporary name until complete: see `writeFile`), one line goes to stderr
 /// and the exit status is 130 (128 + SIGINT). The handler only calls async-signal-safe
 /// functions (write, unlink, _exit) on C strings prepared beforehand.
 enum Interruption {
@@ -109,33 +109,4 @@ enum Interruption {
         partialPath = path.map { strdup($0) }
         free(old)
     }
-}
-
-/// Writes the file at `path` through `write`, given a temporary name beside it that is renamed
-/// over `path` once complete: an interrupted or failed write leaves no partial file (and an
-/// older file at `path` intact). Devices and pipes (/dev/null, a FIFO) are written directly.
-func writeAtomically(_ path: String, _ write: (String) throws -> Void) throws {
-    var info = stat()
-    if stat(path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFREG {
-        try write(path)
-        return
-    }
-    let slash = path.lastIndex(of: "/")
-    let directory = slash.map { String(path[...$0]) } ?? ""
-    let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-    let temporary = directory + "." + name + ".partial-\(getpid())"
-    Interruption.writing(temporary)
-    defer { Interruption.writing(nil) }
-    do {
-        try write(temporary)
-        guard rename(temporary, path) == 0 else { throw AtomicWriteError(errno: errno) }
-    } catch {
-        unlink(temporary)
-        throw error
-    }
-}
-
-struct AtomicWriteError: Error, CustomStringConvertible {
-    var errno: Int32
-    var description: String { String(cString: strerror(errno)) }
 }

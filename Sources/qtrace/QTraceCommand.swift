@@ -14,6 +14,11 @@ struct QTraceCommand: ParsableCommand {
           qtrace top -- ./app               watch ./app's queues and threads live
           qtrace stats TRACE                per-queue and per-thread statistics, findings
           qtrace report TRACE -o r.html     write the HTML report for an existing trace
+
+        Outputs: -o - is stdout (report, export, stats). Files are written beside under a \
+        temporary name and renamed into place: a symlink at the path is replaced, never \
+        followed, and a failed write leaves no half file. A write error (full disk, \
+        > /dev/full) is one line on stderr and exit status 2 (docs/outputs.md).
         """,
         version: qtraceVersion,
         subcommands: [Record.self, Top.self, Dump.self, Stats.self, Check.self, Diff.self, Report.self, Export.self]

@@ -27,10 +27,16 @@ struct Record: ParsableCommand {
 
         Environment: QTRACE_SHIM overrides the shim's path; QTRACE_MAX_BYTES caps a trace file \
         (events beyond it are counted as dropped); QTRACE_CHUNK_KB sets the per-thread buffer.
+
+        A full disk does not disturb the program: the trace keeps what fitted, the rest is \
+        counted as dropped ("N events dropped: disk full" in the summary line, stats and the \
+        report), and no half-written report is left (docs/outputs.md).
         """
     )
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Trace file to write.", valueName: "path"))
+    @Option(name: [.short, .long], help: ArgumentHelp(
+        "Trace file to write (not - : the program writes it through a shared mapping). A symlink there is replaced, never followed; so is one at the report's path.",
+        valueName: "path"))
     var output: String?
 
     @Flag(name: .long, help: "Do not write the HTML report.")
@@ -65,6 +71,9 @@ struct Record: ParsableCommand {
         guard !command.isEmpty else { throw ValidationError("missing program: use qtrace record -- PROGRAM [ARGS...]") }
         if command[0].hasPrefix("-") {
             throw ValidationError("unknown option '\(command[0])' (the program goes after --: qtrace record [OPTIONS] -- PROGRAM)")
+        }
+        if let output, OutputFile.isStandardOutput(output) {
+            throw ValidationError("-o -: the trace cannot go to stdout (the program writes it through a shared file mapping); give a file, and use qtrace report TRACE -o - for the report")
         }
         guard ["embedded", "lttng"].contains(backend) else {
             throw ValidationError("unknown backend '\(backend)': use embedded or lttng")
@@ -173,10 +182,23 @@ struct Record: ParsableCommand {
         }.sorted().map { (dir.isEmpty ? "" : dir + "/") + $0 }
     }
 
+    /// Whether the trace's directory has less free space than a header and one chunk: the
+    /// shim then removes the file it could not start (docs/outputs.md).
+    static func hasNoRoomForATrace(_ tracePath: String) -> Bool {
+        let dir = URL(fileURLWithPath: tracePath).deletingLastPathComponent().path
+        var info = statvfs()
+        guard statvfs(dir.isEmpty ? "." : dir, &info) == 0 else { return false }
+        return UInt64(info.f_bavail) * UInt64(info.f_frsize) < UInt64(TraceLayout.headerSize + TraceLayout.defaultChunkSize)
+    }
+
     /// `models`: traces already analysed (for the report); the others are modelled here.
     static func printSummary(traces: [String], mainPath: String, models: [String: TraceModel] = [:]) {
         if traces.isEmpty {
-            printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
+            if hasNoRoomForATrace(mainPath) {
+                printErr("qtrace: no trace written: the file system of '\(mainPath)' is full (not even the trace's header fits)")
+            } else {
+                printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
+            }
             return
         }
         for path in traces {
@@ -187,7 +209,8 @@ struct Record: ParsableCommand {
                 let model = models[path] ?? Analysis.buildModel(file: trace)
                 printErr("qtrace: trace: \(path)")
                 let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
-                printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped")
+                let why = trace.header.droppedEvents > 0 ? trace.header.dropReason.map { ": " + $0 } ?? "" : ""
+                printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped\(why)")
             } catch {
                 printErr("qtrace: error: \(path): \(error)")
             }

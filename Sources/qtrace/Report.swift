@@ -23,7 +23,9 @@ struct Report: ParsableCommand {
     @Argument(help: ArgumentHelp("The traces (.qtrace files or LTTng trace directories).", valueName: "trace"))
     var traces: [String]
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Report file to write (default: the first TRACE with .html).", valueName: "file"))
+    @Option(name: [.short, .long], help: ArgumentHelp(
+        "Report file to write (default: the first TRACE with .html; - for stdout). It is written beside under a temporary name and renamed into place: a symlink there is replaced, never followed.",
+        valueName: "file"))
     var output: String?
 
     func validate() throws {
@@ -35,14 +37,9 @@ struct Report: ParsableCommand {
         let path = output ?? Record.reportPath(for: Report.withoutTrailingSlash(traces[0]))
         let input = try ReportGeneration.input(tracePaths: traces, command: "report")
         ProgressLine.shared.phase("writing the report")
-        do {
-            try writeAtomically(path) { try ReportWriter.write(input, to: $0) }
-        } catch {
-            ProgressLine.shared.finish()
-            throw fail("report", "cannot write '\(path)': \(error)")
-        }
+        try writeOutputFile(path, command: "report") { try ReportWriter.write(input, to: $0) }
         ProgressLine.shared.finish()
-        writeStderr("qtrace: report: \(path)\n")
+        if let shown = announcedPath(path) { writeStderr("qtrace: report: \(shown)\n") }
     }
 
     /// "dir/" -> "dir", so that a directory's report is dir.html beside it.

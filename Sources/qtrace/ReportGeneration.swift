@@ -37,7 +37,7 @@ enum ReportGeneration {
             do { perProcess.append(try input(process: process(path), command: "record") { analysed(path, $0) }) } catch {}
         }
         ProgressLine.shared.phase("writing the report")
-        try writeAtomically(reportPath) { try ReportWriter.write(ReportInput.merged(perProcess), to: $0) }
+        try writeFile(reportPath) { try ReportWriter.write(ReportInput.merged(perProcess), to: $0) }
     }
 
     /// A .qtrace file that `qtrace record` wrote here.

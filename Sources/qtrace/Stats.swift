@@ -36,7 +36,7 @@ struct Stats: ParsableCommand {
     @Flag(help: "Write the JSON summary instead of tables.")
     var json = false
 
-    @Option(name: .shortAndLong, help: "Write the output to FILE instead of stdout.")
+    @Option(name: .shortAndLong, help: "Write the output to FILE instead of stdout (- is stdout; a file is renamed into place once complete, a symlink there is replaced).")
     var output: String?
 
     @Flag(help: "Show every queue and thread, not the busiest 20.")

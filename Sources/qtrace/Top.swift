@@ -156,9 +156,9 @@ final class LiveTerminal {
     /// Refreshes until `isDone` (then once more) or the q key.
     func watch(title: String, trace: () -> String?, isDone: () -> Bool, onQuit: () -> Void) {
         let keys = interactive ? RawKeyboard() : nil
-        if interactive { writeStdout("\u{1b}[?1049h\u{1b}[?25l") }  // alternate screen, no cursor
+        if interactive { writeView("\u{1b}[?1049h\u{1b}[?25l") }  // alternate screen, no cursor
         defer {
-            if interactive { writeStdout("\u{1b}[?25h\u{1b}[?1049l") }
+            if interactive { writeView("\u{1b}[?25h\u{1b}[?1049l") }
             keys?.restore()
         }
         var last = false
@@ -186,7 +186,7 @@ final class LiveTerminal {
         let findings = Diagnostics.findings(model: model, statistics: statistics).filter { !rulesSettledAtExit.contains($0.id) }
         let snapshot = LiveSnapshot(model: model, windowNs: windowNs, sortedBy: sortKey)
         guard interactive else {
-            writeStdout(TopText.line(snapshot, findings: findings.count) + "\n")
+            writeView(TopText.line(snapshot, findings: findings.count) + "\n")
             return
         }
         let groups = FindingGrouping.groups([("", Int(model.info.pid), findings)])
@@ -194,7 +194,7 @@ final class LiveTerminal {
     }
 
     private func show(_ text: String) {
-        writeStdout(interactive ? "\u{1b}[H\u{1b}[2J" + text.replacingOccurrences(of: "\n", with: "\r\n") : text + "\n")
+        writeView(interactive ? "\u{1b}[H\u{1b}[2J" + text.replacingOccurrences(of: "\n", with: "\r\n") : text + "\n")
     }
 }
 
@@ -229,3 +229,8 @@ final class RawKeyboard {
         if active { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
     }
 }
+
+/// The view's output: a terminal or pipe that went away ends qtrace top by SIGPIPE, as for
+/// any pipe reader; other write errors only lose a frame.
+@discardableResult
+private func writeView(_ text: String) -> Bool { writeAll(STDOUT_FILENO, text) }

@@ -45,7 +45,7 @@ class App {
     if (this.m.processes.length > 1) fact("processes", this.m.processes.map((p) => p.pid).join(", "));
     else fact("pid", String(meta.pid));
     fact("cpus", String(meta.ncpu));
-    fact("dropped", fmtCount(meta.droppedEvents), meta.droppedEvents > 0);
+    fact("dropped", fmtCount(meta.droppedEvents) + (meta.dropReason ? `: ${meta.dropReason}` : ""), meta.droppedEvents > 0);
     if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`);
     if (meta.qtraceVersion) fact("qtrace", meta.qtraceVersion);
   }
