@@ -17,7 +17,11 @@ builds compiled here from Sources/CQTraceShim without the item records
 (-DQT_BENCH_NO_ITEM_RECORDS: re-submission and trampoline only), without clock reads
 (-DQT_BENCH_NO_CLOCK: records with a 0 timestamp), and complete.
 
-Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown]
+`--armed` measures the cost of a program started armed but off (`qtrace record --off`,
+QTRACE_ARMED=1: the shim interposes, its gate reads the control file's word, nothing is
+recorded) next to untraced and recording, for both loads on 1 pinned CPU.
+
+Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed]
 (make bench builds release first)
 """
 import argparse
@@ -39,6 +43,7 @@ def parse_args():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--shim", action="append", default=[], help="another shim to compare (repeatable)")
     parser.add_argument("--breakdown", action="store_true", help="where the cost of an empty item goes")
+    parser.add_argument("--armed", action="store_true", help="armed but off next to untraced and recording")
     return parser.parse_args()
 
 
@@ -87,6 +92,9 @@ def main():
     if args.breakdown:
         breakdown(args.rounds, tmp, once, shims[0][1])
         return
+    if args.armed:
+        armed(args.rounds, tmp, once, shims[0][1])
+        return
 
     print(f"qtrace record benchmark: {args.rounds} rounds each, medians in ns per item")
     print(f"{'':<50}{'----------- wall -----------':>32}{'----------- cpu ------------':>32}")
@@ -130,6 +138,29 @@ def breakdown(rounds, tmp, once, shim):
             wall = statistics.median(r[0] for r in results[label])
             cpu = statistics.median(r[1] for r in results[label])
             print(f"{label:<30}{'1' if pinned else 'all':>5}{wall:>10.1f}{cpu:>10.1f}{cpu - base:>+16.1f}", flush=True)
+
+
+def armed(rounds, tmp, once, shim):
+    """Both loads untraced, armed but off, and recording, alternating, on 1 pinned CPU."""
+    control = os.path.join(tmp, "bench.ctl")
+    with open(control, "wb") as f:
+        f.write(bytes(4096))  # word 0 = 0: off
+    variants = [("untraced", None, {}), ("armed, off", shim, {"QTRACE_ARMED": "1", "QTRACE_CONTROL": control}),
+                ("recording", shim, {})]
+    print(f"armed but off: {rounds} rounds, 1 pinned CPU, medians of CPU ns per item (ratio to untraced)")
+    print(f"{'load':<34}" + "".join(f"{label:>22}" for label, _, _ in variants))
+    for scenario, items in LOADS:
+        results = {label: [] for label, _, _ in variants}
+        for _ in range(rounds):
+            for label, path, env in variants:
+                results[label].append(once(scenario, items, path, True, env)[1])
+        base = statistics.median(results["untraced"])
+        row = f"{scenario + f' ({items:,} items)':<34}"
+        for label, _, _ in variants:
+            cpu = statistics.median(results[label])
+            row += f"{cpu:>13.1f} ({cpu / base:5.3f})"
+        print(row, flush=True)
+    os.unlink(control)
 
 
 if __name__ == "__main__":

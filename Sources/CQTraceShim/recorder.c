@@ -380,7 +380,7 @@ void qt_recorder_after_fork_child(void) {
 
 // ---- public API (qtrace_shim.h) ----
 
-int qtrace_is_enabled(void) { return qt_enabled && g_rec.state >= 0; }
+int qtrace_is_enabled(void) { return QT_RECORDING && g_rec.state >= 0; }
 
 int qtrace_start(const char *path) {
     pthread_mutex_lock(&g_rec.lock);

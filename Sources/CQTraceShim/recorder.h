@@ -61,6 +61,12 @@ extern __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
 /// Process-wide switch: 1 records, 0 passes everything through.
 extern int qt_enabled;
 
+/// What the shim's gate reads: `qt_enabled`, or, when the recording is armed
+/// (QTRACE_ARMED / `qtrace record --off`), the word of the control file that `qtrace on` and
+/// `qtrace off` write (shim_threads.c). One dependent load on the hot path.
+extern const volatile int *qt_gate;
+#define QT_RECORDING (*qt_gate)
+
 QT_HIDDEN uint64_t *qt_reserve_slow(qt_thread_t *t, size_t bytes, unsigned type);
 QT_HIDDEN uint64_t qt_next_id_block(void);
 /// Counts an event that could not be recorded (type 0: unknown).

@@ -87,7 +87,7 @@ static inline void qt_resolve(void) {
 /// A user call is recorded; libdispatch's calls to itself and the shim's own are not.
 static inline int qt_is_user_call(qt_thread_t *t, void *ra) {
     uintptr_t a = (uintptr_t)ra;
-    return qt_enabled && t->depth == 0 && !(a >= g_dispatch_lo && a < g_dispatch_hi);
+    return QT_RECORDING && t->depth == 0 && !(a >= g_dispatch_lo && a < g_dispatch_hi);
 }
 
 /// QT_EF_CONCURRENCY for a call from libswift_Concurrency. Only the `_f` entry points ask: the

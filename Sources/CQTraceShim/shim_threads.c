@@ -4,7 +4,12 @@
 #include "shim_internal.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 // ---- threads ----
 
@@ -33,7 +38,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(vo
     uintptr_t a = (uintptr_t)ra;
     int from_dispatch = a >= g_dispatch_lo && a < g_dispatch_hi;
     // Only threads of a process that is tracing Dispatch are followed.
-    if (!qt_enabled || (!from_dispatch && qtrace_trace_path() == NULL))
+    if (!QT_RECORDING || (!from_dispatch && qtrace_trace_path() == NULL))
         return real.pthread_create(thread, attr, fn, arg);
     qt_thread_start_t *start = malloc(sizeof *start);
     if (!start) return real.pthread_create(thread, attr, fn, arg);
@@ -50,7 +55,7 @@ int pthread_setname_np(pthread_t thread, const char *name) {
     // glibc declares `name` nonnull, so the compiler would assume a test of it true, drop it
     // and warn; read through a volatile, the test stays for a caller that passes NULL anyway.
     const char *volatile name_or_null = name;
-    if (rc == 0 && qt_enabled && name_or_null && pthread_equal(thread, pthread_self()) && qtrace_trace_path())
+    if (rc == 0 && QT_RECORDING && name_or_null && pthread_equal(thread, pthread_self()) && qtrace_trace_path())
         qt_rec_string(&qt_tls, QT_THREAD_NAME, 0, NULL, 0, name);
     return rc;
 }
@@ -58,12 +63,12 @@ int pthread_setname_np(pthread_t thread, const char *name) {
 // ---- annotations (qtrace_shim.h) ----
 
 void qtrace_mark(const char *name) {
-    if (!qt_enabled || !name) return;
+    if (!QT_RECORDING || !name) return;
     qt_rec_string(&qt_tls, QT_MARK, 0, NULL, 0, name);
 }
 
 uint64_t qtrace_interval_begin(const char *name) {
-    if (!qt_enabled || !name) return 0;
+    if (!QT_RECORDING || !name) return 0;
     qt_thread_t *t = &qt_tls;
     uint64_t id = qt_next_id(t);
     uint64_t words[1] = { id };
@@ -72,12 +77,12 @@ uint64_t qtrace_interval_begin(const char *name) {
 }
 
 void qtrace_interval_end(uint64_t interval_id) {
-    if (!qt_enabled || interval_id == 0) return;
+    if (!QT_RECORDING || interval_id == 0) return;
     qt_rec1(&qt_tls, QT_INTERVAL_END, 0, 0, interval_id);
 }
 
 void qtrace_name_thread(const char *name) {
-    if (!qt_enabled || !name) return;
+    if (!QT_RECORDING || !name) return;
     qt_rec_string(&qt_tls, QT_THREAD_NAME, 0, NULL, 0, name);
 }
 
@@ -89,6 +94,37 @@ static void after_fork_child(void) {
 }
 
 static void at_exit(void) { qtrace_finish(); }
+
+const volatile int *qt_gate = &qt_enabled;
+
+/// Armed but off (docs/armed.md): with QTRACE_ARMED=1 the gate reads word 0 of the control
+/// file (QTRACE_CONTROL, else QTRACE_OUTPUT + ".ctl", created zeroed = off when missing),
+/// which `qtrace on`/`qtrace off` write. Children inherit the variables and map the same
+/// file: one switch for the whole recording. A control file that cannot be mapped keeps the
+/// process off: armed means nothing is recorded until asked.
+static void qt_arm_from_env(void) {
+    const char *armed = getenv("QTRACE_ARMED");
+    if (!armed || !*armed || strcmp(armed, "0") == 0) return;
+    static int off;
+    qt_gate = &off;
+    char path[4096];
+    const char *control = getenv("QTRACE_CONTROL");
+    const char *output = getenv("QTRACE_OUTPUT");
+    if (control && *control) {
+        snprintf(path, sizeof path, "%s", control);
+    } else if (output && *output) {
+        snprintf(path, sizeof path, "%s.ctl", output);
+    } else {
+        return;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (st.st_size < 4096 && ftruncate(fd, 4096) != 0)) { close(fd); return; }
+    void *word = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (word != MAP_FAILED) qt_gate = (const volatile int *)word;
+}
 
 __attribute__((constructor)) static void qt_init(void) {
     qt_resolve();
@@ -106,4 +142,5 @@ __attribute__((constructor)) static void qt_init(void) {
     // The trace file is created on the first recorded event, so processes that load
     // libdispatch but never use it leave no file behind.
     qt_recorder_init_from_env();
+    qt_arm_from_env();
 }

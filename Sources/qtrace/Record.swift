@@ -61,6 +61,9 @@ struct Record: ParsableCommand {
     @Flag(name: .long, help: "Also record kernel scheduling with perf (running / runnable / sleeping per thread; docs/sched.md).")
     var sched = false
 
+    @Flag(name: .long, help: "Start armed but off: the shim is loaded and records nothing until `qtrace on PID|TRACE` (docs/armed.md).")
+    var off = false
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
@@ -77,6 +80,9 @@ struct Record: ParsableCommand {
         }
         guard ["embedded", "lttng"].contains(backend) else {
             throw ValidationError("unknown backend '\(backend)': use embedded or lttng")
+        }
+        if off && (backend != "embedded" || relayd != nil) {
+            throw ValidationError("--off needs the embedded backend (an LTTng session has its own lttng start/stop)")
         }
         if let relayd {
             try LTTngSession.validateRelaydURL(relayd)
@@ -114,7 +120,14 @@ struct Record: ParsableCommand {
         env["QTRACE_OUTPUT"] = tracePath
         env["QTRACE_ROOT_PPID"] = String(getpid())
         if let maxSize { env["QTRACE_MAX_BYTES"] = String(maxSize * 1024 * 1024) }
-
+        guard off else { return try ChildProcess.run(command, environment: env) }
+        // Armed: every process of the recording maps this file; qtrace on/off write it.
+        let control = RecordingSwitch.controlPath(forTrace: URL(fileURLWithPath: tracePath).standardizedFileURL.path)
+        try RecordingSwitch.create(control)
+        defer { unlink(control) }
+        env["QTRACE_ARMED"] = "1"
+        env["QTRACE_CONTROL"] = control
+        if !quiet { printErr("qtrace: armed, recording off: `qtrace on \(tracePath)` starts it, `qtrace off \(tracePath)` stops it") }
         return try ChildProcess.run(command, environment: env)
     }
 

@@ -129,7 +129,7 @@ void qt_recorder_after_fork_child(void) {
 
 // ---- public API (qtrace_shim.h) ----
 
-int qtrace_is_enabled(void) { return qt_enabled; }
+int qtrace_is_enabled(void) { return QT_RECORDING; }
 
 int qtrace_start(const char *path) {
     (void)path;  // the LTTng session decides where the trace goes

@@ -399,6 +399,22 @@ func onceWait() {
     print("once done block=\(ranBlock) lazy=\(LazyTable.value)")
 }
 
+/// Three phases of 50 items on queues fx.phase.a, .b, .c. Between phases it creates
+/// DIR/ready-X and waits for DIR/go-X, so that a test can switch recording (qtrace on/off).
+func phases(dir: String) {
+    for (n, name) in ["a", "b", "c"].enumerated() {
+        let queue = DispatchQueue(label: "fx.phase.\(name)")
+        for _ in 0..<50 { queue.async { usleep(100) } }
+        queue.sync {}
+        print("phase \(name) done")
+        fflush(stdout)
+        guard n < 2 else { break }
+        _ = FileManager.default.createFile(atPath: "\(dir)/ready-\(name)", contents: nil)
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: "\(dir)/go-\(name)") && Date() < deadline { usleep(5_000) }
+    }
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 switch args.first ?? "" {
 case "all-apis": allAPIs()
@@ -420,6 +436,7 @@ case "deadlock": deadlock()
 case "crash": crash()
 case "fork": forkChild()
 case "spawn-child": spawnChild()
+case "phases": phases(dir: args.count > 1 ? args[1] : ".")
 case "exit-code": exit(Int32(args.count > 1 ? Int(args[1]) ?? 0 : 0))
 case "bench-empty": benchEmpty(items: args.count > 1 ? Int(args[1]) ?? 1_000_000 : 1_000_000)
 case "bench-realistic": benchRealistic(items: args.count > 1 ? Int(args[1]) ?? 100_000 : 100_000)
