@@ -13,7 +13,9 @@ struct Record: ParsableCommand {
         Its stdin, stdout and stderr pass through, Ctrl-C reaches it, and qtrace exits with its \
         status (128+N if it died of signal N). Child processes the program starts keep working and \
         are traced into files of their own, named TRACE.PID.qtrace beside the main trace \
-        (processes that never use Dispatch write nothing).
+        (processes that never use Dispatch write nothing: when the program itself is one, a shell \
+        script say, only its children's files exist, and the report covers them). A process that \
+        replaces itself with exec() ends its trace there.
 
         At the end qtrace prints where the trace is, one summary line, and the path of the HTML \
         report (TRACE with .html), which opens offline in a browser.
@@ -110,8 +112,11 @@ struct Record: ParsableCommand {
     }
 
     /// The summary line and the HTML report.
+    /// The report covers every process that traced something, even when the program itself made
+    /// no Dispatch call (a shell script whose child did): then TRACE.qtrace does not exist, and
+    /// the summary names the children's files.
     func finish(tracePath: String, traces: [String]) {
-        guard !noReport, FileManager.default.fileExists(atPath: tracePath) else {
+        guard !noReport, !traces.isEmpty else {
             if !quiet { Record.printSummary(traces: traces, mainPath: tracePath) }
             return
         }
@@ -154,7 +159,8 @@ struct Record: ParsableCommand {
         for old in [path] + siblingTraces(of: path) { try? FileManager.default.removeItem(atPath: old) }
     }
 
-    /// The traces of this run: the main one and one per other process (TRACE.PID.qtrace).
+    /// The traces of this run: the main one and one per other process (TRACE.PID.qtrace, and
+    /// TRACE.PID.N.qtrace for a later image of a process that exec'd).
     static func collectTraces(mainPath: String) -> [String] {
         var result: [String] = []
         if FileManager.default.fileExists(atPath: mainPath) { result.append(mainPath) }
@@ -169,7 +175,9 @@ struct Record: ParsableCommand {
         return names.filter { name in
             guard name.hasPrefix(base + "."), name.hasSuffix(".qtrace") else { return false }
             let middle = name.dropFirst(base.count + 1).dropLast(7)
-            return !middle.isEmpty && middle.allSatisfy(\.isNumber)
+            // PID, or PID.N for the Nth image of a process that exec'd a Dispatch program again.
+            let parts = middle.split(separator: ".", omittingEmptySubsequences: false)
+            return (1...2).contains(parts.count) && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
         }.sorted().map { (dir.isEmpty ? "" : dir + "/") + $0 }
     }
 
@@ -178,6 +186,9 @@ struct Record: ParsableCommand {
         if traces.isEmpty {
             printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
             return
+        }
+        if !traces.contains(mainPath) {
+            printErr("qtrace: the program made no Dispatch call itself; \(traces.count) of its child processes did (one trace each):")
         }
         for path in traces {
             do {
