@@ -90,9 +90,11 @@ struct Record: ParsableCommand {
             // The LTTng trace is converted into ordinary .qtrace files (exit status included).
             (status, traces) = try recordWithLTTng(tracePath: tracePath)
         } else {
-            status = try runEmbedded(tracePath: tracePath)
+            var programPid: pid_t = 0
+            status = try runEmbedded(tracePath: tracePath) { programPid = $0 }
             traces = Record.collectTraces(mainPath: tracePath)
-            for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
+            let exited = Record.lastImage(of: programPid, mainPath: tracePath, among: traces)
+            for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == exited ? status : nil) }
         }
         if let schedSession { Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
@@ -100,7 +102,7 @@ struct Record: ParsableCommand {
     }
 
     /// Runs the program with the embedded recorder's shim preloaded.
-    func runEmbedded(tracePath: String) throws -> Int32 {
+    func runEmbedded(tracePath: String, started: (pid_t) -> Void) throws -> Int32 {
         let shim = try ShimLocator.find()
         var env = ProcessInfo.processInfo.environment
         env["LD_PRELOAD"] = ShimLocator.preload(shim, before: env["LD_PRELOAD"])
@@ -108,7 +110,7 @@ struct Record: ParsableCommand {
         env["QTRACE_ROOT_PPID"] = String(getpid())
         if let maxSize { env["QTRACE_MAX_BYTES"] = String(maxSize * 1024 * 1024) }
 
-        return try ChildProcess.run(command, environment: env)
+        return try ChildProcess.run(command, environment: env, started: started)
     }
 
     /// The summary line and the HTML report.
@@ -165,6 +167,21 @@ struct Record: ParsableCommand {
         var result: [String] = []
         if FileManager.default.fileExists(atPath: mainPath) { result.append(mainPath) }
         return result + siblingTraces(of: mainPath)
+    }
+
+    /// The trace of the program's last image, the one whose exit status qtrace saw: TRACE.qtrace,
+    /// or TRACE.PID.N.qtrace with the highest N when the program exec'd another Dispatch program.
+    static func lastImage(of pid: pid_t, mainPath: String, among traces: [String]) -> String {
+        // The siblings are in the main trace's directory: their file names tell them apart.
+        let name = URL(fileURLWithPath: mainPath).lastPathComponent
+        let prefix = "\(name.hasSuffix(".qtrace") ? String(name.dropLast(7)) : name).\(pid)."
+        let images = traces.compactMap { path -> (Int, String)? in
+            let file = URL(fileURLWithPath: path).lastPathComponent
+            guard file.hasPrefix(prefix), file.hasSuffix(".qtrace"),
+                  let image = Int(file.dropFirst(prefix.count).dropLast(7)) else { return nil }
+            return (image, path)
+        }
+        return images.max { $0.0 < $1.0 }?.1 ?? mainPath
     }
 
     static func siblingTraces(of path: String) -> [String] {

@@ -73,6 +73,8 @@ final class ProcessLifecycleRecordTests: XCTestCase {
         XCTAssertEqual(second.header.pid, pid)
         XCTAssertNotNil(second.queue("fx.parent"), "the second image (fork scenario) wrote its own file")
         XCTAssertNil(second.queue("fx.before-exec"))
+        XCTAssertNil(first.header.exitStatus, "the first image did not exit")
+        XCTAssertEqual(second.header.exitStatus, 0, "the exit status is the last image's")
         XCTAssertEqual(try siblings(of: "trace", in: dir).count, 2, "the second image and its forked child")
     }
 
