@@ -74,23 +74,19 @@ int fexecve(int fd, char *const argv[], char *const envp[]) {
         for (size_t i = 1; i <= n; i++) argv[i] = va_arg(list, char *);     \
     } while (0)
 
-int execl(const char *path, const char *arg, ...) {
-    char **argv;
-    va_list list;
-    va_start(list, arg);
-    QT_GATHER_ARGS(arg, list, argv);
-    va_end(list);
-    return execv(path, argv);
-}
+// execl and execlp: the list form of execv and execvp.
+#define QT_EXEC_LIST(name, vector_form)                          \
+    int name(const char *path, const char *arg, ...) {           \
+        char **argv;                                             \
+        va_list list;                                            \
+        va_start(list, arg);                                     \
+        QT_GATHER_ARGS(arg, list, argv);                         \
+        va_end(list);                                            \
+        return vector_form(path, argv);                          \
+    }
 
-int execlp(const char *file, const char *arg, ...) {
-    char **argv;
-    va_list list;
-    va_start(list, arg);
-    QT_GATHER_ARGS(arg, list, argv);
-    va_end(list);
-    return execvp(file, argv);
-}
+QT_EXEC_LIST(execl, execv)
+QT_EXEC_LIST(execlp, execvp)
 
 int execle(const char *path, const char *arg, ...) {
     char **argv;

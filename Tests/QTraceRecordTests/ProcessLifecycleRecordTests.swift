@@ -46,6 +46,22 @@ final class ProcessLifecycleRecordTests: XCTestCase {
         XCTAssertTrue(dump.stdout.contains("the process replaced its image with exec()"), dump.stdout)
     }
 
+    /// Every member of the exec family ends the trace (glibc's call each other internally, not
+    /// through the exported names, so each is wrapped); the new image gets its arguments and
+    /// environment as given.
+    func testEveryExecFormEndsTheTrace() throws {
+        let dir = Paths.tempDir("exec-forms")
+        let exe = buildCProgram("Tests/Fixtures/c/exec_forms.c", in: dir)
+        for form in ["execl", "execlp", "execle", "execv", "execvp", "execvpe", "execve", "fexecve"] {
+            let (result, path) = record([exe, form], in: dir, name: form)
+            XCTAssertEqual(result.status, 0, "\(form): \(result.stderr)")
+            XCTAssertEqual(result.stdout, form == "execle" ? "FORM=execle ran\n" : "\(form) ran\n")
+            let trace = try TraceSummary(path: path)
+            XCTAssertTrue(trace.header.flags.contains(.replacedByExec), form)
+            XCTAssertNotNil(trace.queue("fx.c.exec"), form)
+        }
+    }
+
     /// An exec that fails returns: the process goes on tracing and finalizes at its real exit.
     func testFailedExecKeepsTracing() throws {
         let dir = Paths.tempDir("exec-fails")
