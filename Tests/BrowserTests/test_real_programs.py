@@ -35,6 +35,9 @@ WINDOW = (1600, 1000)
 # Header offsets (docs/trace-format.md): pid, and flags (bit 0 finalized by the process at
 # exit or exec, bit 2 replaced by exec).
 HEADER_PID, HEADER_FLAGS = 24, 104
+# The environment before any fixture ran: the browser fixture points HOME and the XDG
+# directories at a temporary directory, which the builds and qtrace's symbol cache should not use.
+ORIGINAL_ENV = dict(os.environ)
 
 
 # MARK: Tools and measurements
@@ -43,7 +46,8 @@ def _bin_dir():
     given = os.environ.get("QTRACE_BIN")
     if given:
         return pathlib.Path(given)
-    out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, capture_output=True, text=True, check=True)
+    out = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, env=_clean_env(), capture_output=True, text=True,
+                         check=True)
     return pathlib.Path(out.stdout.strip())
 
 
@@ -69,7 +73,7 @@ def measurements(tmp_path_factory):
 
 
 def _clean_env():
-    env = dict(os.environ)
+    env = dict(ORIGINAL_ENV)
     for key in ("LD_PRELOAD", "QTRACE_OUTPUT", "QTRACE_ROOT_PPID"):
         env.pop(key, None)
     return env
