@@ -113,10 +113,9 @@ struct Record: ParsableCommand {
         return try ChildProcess.run(command, environment: env, started: started)
     }
 
-    /// The summary line and the HTML report.
-    /// The report covers every process that traced something, even when the program itself made
-    /// no Dispatch call (a shell script whose child did): then TRACE.qtrace does not exist, and
-    /// the summary names the children's files.
+    /// The summary line and the HTML report. The report covers every process that traced
+    /// something, even when the program itself made no Dispatch call (a shell script whose child
+    /// did): then TRACE.qtrace does not exist, and the summary names the children's files.
     func finish(tracePath: String, traces: [String]) {
         guard !noReport, !traces.isEmpty else {
             if !quiet { Record.printSummary(traces: traces, mainPath: tracePath) }

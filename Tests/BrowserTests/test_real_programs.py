@@ -18,6 +18,7 @@ import json
 import os
 import pathlib
 import re
+import select
 import shutil
 import signal
 import struct
@@ -290,6 +291,8 @@ def _serve_and_load(argv, env):
     server = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
     try:
+        ready, _, _ = select.select([server.stdout], [], [], 300)
+        assert ready, "the server printed nothing for 300 s"
         line = server.stdout.readline()
         match = re.match(r"listening on (\d+)", line)
         assert match, f"server did not start: {line!r} {server.stderr.read() if server.poll() is not None else ''}"

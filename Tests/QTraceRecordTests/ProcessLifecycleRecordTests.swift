@@ -62,6 +62,20 @@ final class ProcessLifecycleRecordTests: XCTestCase {
         }
     }
 
+    /// `sh -c 'exec FIXTURE'`: the shell (no Dispatch) becomes the fixture in the same process,
+    /// whose trace is then the main one, with the program's exit status.
+    func testShellExecingTheProgramWritesTheMainTrace() throws {
+        let dir = Paths.tempDir("sh-exec")
+        let (result, path) = record(["/bin/sh", "-c", "exec '\(Paths.fixtures)' fork"], in: dir)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "fork child exited\n")
+        let trace = try TraceSummary(path: path)
+        XCTAssertNotNil(trace.queue("fx.parent"))
+        XCTAssertEqual(trace.header.exitStatus, 0)
+        XCTAssertFalse(trace.header.flags.contains(.replacedByExec), "the fixture exited; only sh exec'd, untraced")
+        XCTAssertEqual(try siblings(of: "trace", in: dir).count, 1, "the fixture's forked child")
+    }
+
     /// An exec that fails returns: the process goes on tracing and finalizes at its real exit.
     func testFailedExecKeepsTracing() throws {
         let dir = Paths.tempDir("exec-fails")
