@@ -60,6 +60,14 @@ final class ProcessLifecycleRecordTests: XCTestCase {
             XCTAssertTrue(trace.header.flags.contains(.replacedByExec), form)
             XCTAssertNotNil(trace.queue("fx.c.exec"), form)
         }
+        // A vfork child shares the parent's memory until it execs: the parent's trace goes on.
+        let (result, path) = record([exe, "vfork"], in: dir, name: "vfork")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "vfork ran\n")
+        let parent = try TraceSummary(path: path)
+        XCTAssertFalse(parent.header.flags.contains(.replacedByExec), "the vfork child's exec is not the parent's")
+        XCTAssertTrue(parent.header.flags.contains(.finalizedByProcess))
+        XCTAssertEqual(parent.enqueues(on: "fx.c.exec").count, 2, "the sync after the child's exec is recorded")
     }
 
     /// `sh -c 'exec FIXTURE'`: the shell (no Dispatch) becomes the fixture in the same process,
