@@ -3,8 +3,9 @@
 - a clean `swift build` of a copy of swift-argument-parser (this package's own dependency
   checkout, so it builds offline): the same exit status as untraced, every process's trace
   readable, the report's timeline at least half the window, findings grouped;
-- an HTTP server on SwiftNIO (Tests/Fixtures/real-nio-server) under a bounded load on
-  127.0.0.1, stopped by PID: every request answered, the event-loop threads in the trace;
+- an HTTP server on SwiftNIO (Tests/Fixtures/real-nio-server) under a bounded load (1000
+  requests) on 127.0.0.1, stopped by PID: every request answered, the event-loop threads in
+  the trace;
 - a Foundation program (Tests/Fixtures/real-foundation: OperationQueue with dependencies,
   URLSession against a local server, a RunLoop Timer): the same output and status as untraced.
 
@@ -269,7 +270,7 @@ def test_swift_build_findings_are_grouped(swift_build, driver):
 
 # MARK: an HTTP server on SwiftNIO under load
 
-REQUESTS_PER_CLIENT, CLIENTS = 100, 4
+REQUESTS_PER_CLIENT, CLIENTS = 250, 4
 
 
 def _load(port, client, answers):
@@ -411,3 +412,27 @@ def test_foundation_trace_has_the_operation_queue_and_the_downloads(foundation):
 
 def test_foundation_report_is_readable(foundation, driver):
     _check_report(driver, foundation["trace"], "foundation", foundation["numbers"])
+
+
+def _bench_server(rounds):
+    """The NIO server's load, untraced and traced in alternating rounds (one pair per test run
+    is too noisy on a shared machine): `python3 Tests/BrowserTests/test_real_programs.py ROUNDS`
+    after the suite has built the server."""
+    bin_dir = _bin_dir()
+    tools = {"qtrace": str(bin_dir / "qtrace"), "shim": str(bin_dir / "libqtrace-shim.so")}
+    server = str(_build_package("real-nio-server") / "nio-http-server")
+    ratios = []
+    for r in range(rounds):
+        untraced = _serve_and_load([server], _clean_env())[4]
+        trace = pathlib.Path(f"/tmp/qtrace-bench-server-{os.getpid()}.qtrace")
+        traced = _serve_and_load(_record_argv(tools, trace, [server]), _record_env(tools))[4]
+        for path in _traces(trace):
+            path.unlink()
+        ratios.append(traced / untraced)
+        print(f"round {r + 1}: {CLIENTS * REQUESTS_PER_CLIENT} requests untraced {untraced:.3f} s, "
+              f"traced {traced:.3f} s, ratio {ratios[-1]:.2f}", flush=True)
+    print(f"median ratio {sorted(ratios)[len(ratios) // 2]:.2f}")
+
+
+if __name__ == "__main__":
+    _bench_server(int(sys.argv[1]) if len(sys.argv) > 1 else 5)
