@@ -80,7 +80,7 @@ func timer() -> Bool {
     }
     RunLoop.main.add(timer, forMode: .default)
     let deadline = Date().addingTimeInterval(10)
-    while fired.all.count < 5 && Date() < deadline { RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.05)) }
+    while fired.all.count < 5 && Date() < deadline { _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.05)) }
     print("timer: fired \(fired.all.count) times on the main run loop")
     return fired.all.count == 5
 }
