@@ -118,8 +118,8 @@ static void sibling_path(const char *out, const char *suffix) {
     snprintf(g_rec.path, sizeof g_rec.path, "%.*s.%d%s.qtrace", (int)(has_ext ? n - ne : n), out, (int)getpid(), suffix);
 }
 
-/// Header flags bit 2: the process replaced its image (exec) where the trace ends.
-#define QT_FLAG_EXEC 4u
+/// Header flags bit 4: the process replaced its image (exec) where the trace ends.
+#define QT_FLAG_EXEC (1ull << 4)
 
 /// 1 when `path` is a trace this process wrote before it exec'd (this image is a later one).
 static int written_before_exec(const char *path) {
@@ -359,7 +359,7 @@ void qt_recorder_exec(int replacing) {
         qtrace_finish();
         __atomic_or_fetch(&g_rec.header->flags, QT_FLAG_EXEC, __ATOMIC_RELEASE);
     } else {
-        __atomic_and_fetch(&g_rec.header->flags, ~(uint64_t)(1u | QT_FLAG_EXEC), __ATOMIC_RELEASE);
+        __atomic_and_fetch(&g_rec.header->flags, ~(1ull | QT_FLAG_EXEC), __ATOMIC_RELEASE);
     }
 }
 

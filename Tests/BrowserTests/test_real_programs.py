@@ -35,8 +35,9 @@ SCRATCH = ROOT / ".build-real"
 FIXTURES = ROOT / "Tests" / "Fixtures"
 WINDOW = (1600, 1000)
 # Header offsets (docs/trace-format.md): pid, and flags (bit 0 finalized by the process at
-# exit or exec, bit 2 replaced by exec).
+# exit or exec, bit 4 replaced by exec).
 HEADER_PID, HEADER_FLAGS = 24, 104
+FLAG_FINALIZED, FLAG_EXEC = 1, 1 << 4
 # The environment before any fixture ran: the browser fixture points HOME and the XDG
 # directories at a temporary directory, which the builds and qtrace's symbol cache should not use.
 ORIGINAL_ENV = dict(os.environ)
@@ -187,7 +188,7 @@ def _totals(tools, traces):
         "processes": len(traces),
         "items": sum(s["statistics"]["items"] for s in summaries),
         "trace_bytes": sum(t.stat().st_size for t in traces),
-        "ended_by_exec": sum(1 for t in traces if _header(t)["flags"] & 4),
+        "ended_by_exec": sum(1 for t in traces if _header(t)["flags"] & FLAG_EXEC),
     }, summaries
 
 
@@ -241,7 +242,7 @@ def test_swift_build_every_process_trace_is_readable_and_ended(swift_build, tool
                                capture_output=True, text=True, timeout=300)
         assert stats.returncode == 0, f"{trace}: {stats.stderr}"
         # Every process exited or exec'd through the shim (none "did not reach its exit handler").
-        assert _header(trace)["flags"] & 1, f"{trace} was not finalized by its process"
+        assert _header(trace)["flags"] & FLAG_FINALIZED, f"{trace} was not finalized by its process"
 
 
 def test_swift_build_report_keeps_the_timeline(swift_build, driver):
