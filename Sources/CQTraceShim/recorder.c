@@ -114,6 +114,29 @@ static uint64_t env_u64(const char *name, uint64_t fallback) {
     return (end == v) ? fallback : (uint64_t)x;
 }
 
+/// TRACE.PID<suffix>.qtrace beside `out` (TRACE.qtrace).
+static void sibling_path(const char *out, const char *suffix) {
+    size_t n = strlen(out);
+    const char *ext = ".qtrace";
+    size_t ne = strlen(ext);
+    int has_ext = n > ne && strcmp(out + n - ne, ext) == 0;
+    snprintf(g_rec.path, sizeof g_rec.path, "%.*s.%d%s.qtrace", (int)(has_ext ? n - ne : n), out, (int)getpid(), suffix);
+}
+
+/// Header flags bit 4: the process replaced its image (exec) where the trace ends.
+#define QT_FLAG_EXEC (1ull << 4)
+
+/// 1 when `path` is a trace this process wrote before it exec'd (this image is a later one).
+static int written_before_exec(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    qt_header_t h;
+    ssize_t n = pread(fd, &h, sizeof h, 0);
+    close(fd);
+    return n == (ssize_t)sizeof h && memcmp(h.magic, "QTRACE\0\0", 8) == 0 && h.pid == (uint64_t)getpid()
+        && (h.flags & QT_FLAG_EXEC) != 0;
+}
+
 /// The root process writes $QTRACE_OUTPUT; any other process (a child, a fork) writes
 /// beside it with its pid, so every process gets its own file.
 static void choose_path(const char *explicit_path) {
@@ -129,13 +152,16 @@ static void choose_path(const char *explicit_path) {
     (void)root;
     if (is_root) {
         snprintf(g_rec.path, sizeof g_rec.path, "%s", out);
-        return;
+    } else {
+        sibling_path(out, "");
     }
-    size_t n = strlen(out);
-    const char *ext = ".qtrace";
-    size_t ne = strlen(ext);
-    int has_ext = n > ne && strcmp(out + n - ne, ext) == 0;
-    snprintf(g_rec.path, sizeof g_rec.path, "%.*s.%d.qtrace", (int)(has_ext ? n - ne : n), out, (int)getpid());
+    // An earlier image of this process (before an exec) may have written that file: keep it,
+    // and write TRACE.PID.N.qtrace (N = 2, 3...: the image's number) instead.
+    for (int image = 2; image < 1000 && written_before_exec(g_rec.path); image++) {
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, ".%d", image);
+        sibling_path(out, suffix);
+    }
 }
 
 static void read_self(const char *proc_file, char *dst, size_t cap, int nul_to_space) {
@@ -376,6 +402,16 @@ void qt_recorder_after_fork_child(void) {
     g_rec.base = NULL;
     g_rec.full = 0;
     g_rec.generation++;
+}
+
+void qt_recorder_exec(int replacing) {
+    if (g_rec.state != 1) return;
+    if (replacing) {
+        qtrace_finish();
+        __atomic_or_fetch(&g_rec.header->flags, QT_FLAG_EXEC, __ATOMIC_RELEASE);
+    } else {
+        __atomic_and_fetch(&g_rec.header->flags, ~(1ull | QT_FLAG_EXEC), __ATOMIC_RELEASE);
+    }
 }
 
 // ---- public API (qtrace_shim.h) ----

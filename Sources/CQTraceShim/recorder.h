@@ -210,6 +210,9 @@ static inline uint64_t qt_next_id(qt_thread_t *t) {
 QT_HIDDEN int qt_recorder_open(void);
 QT_HIDDEN void qt_recorder_init_from_env(void);
 QT_HIDDEN void qt_recorder_after_fork_child(void);
+/// exec() is about to replace the image (1): the trace ends here as at exit, flagged as an
+/// exec; exec failed (0): the process goes on, its trace open again.
+QT_HIDDEN void qt_recorder_exec(int replacing);
 QT_HIDDEN void qt_recorder_set_main_queue(uint64_t q);
 QT_HIDDEN pid_t qt_gettid(void);
 

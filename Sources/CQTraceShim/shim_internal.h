@@ -19,7 +19,7 @@
 // trampolines, wrapper blocks), shim_submit.c (async/sync/after/apply, deadlock detection),
 // shim_queues.c (queues, object tables, DispatchWorkItem), shim_groups.c (groups,
 // semaphores), shim_once.c (dispatch_once waits), shim_sources.c (sources, Dispatch I/O), shim_threads.c (threads, annotations,
-// process life cycle). Helpers that hot paths inline stay `static inline` here.
+// process life cycle), shim_exec.c (exec: the trace ends where the image is replaced). Helpers that hot paths inline stay `static inline` here.
 #ifndef QTRACE_SHIM_INTERNAL_H
 #define QTRACE_SHIM_INTERNAL_H
 
@@ -78,6 +78,10 @@ QT_HIDDEN extern const void *g_source_types[9];
 QT_HIDDEN extern pthread_once_t g_resolve_once;
 
 QT_HIDDEN void resolve_all(void);
+
+/// The process whose trace this memory holds (set at load and in a fork's child): a vfork
+/// child shares the memory but not the pid (shim_exec.c).
+QT_HIDDEN extern pid_t g_process_pid;
 
 /// Resolves the real functions once, however early the first call comes.
 static inline void qt_resolve(void) {

@@ -1,6 +1,6 @@
 // Threads, annotations and the process life cycle: pthread_create (THREAD_START of the
 // threads of a traced process) and pthread_setname_np, the qtrace_* annotation API
-// (qtrace_shim.h), fork and exit hooks, and the constructor that arms the shim.
+// (qtrace_shim.h), fork and exit hooks (exec: shim_exec.c), and the constructor that arms the shim.
 #include "shim_internal.h"
 
 #include <dlfcn.h>
@@ -89,6 +89,7 @@ void qtrace_name_thread(const char *name) {
 // ---- process life cycle ----
 
 static void after_fork_child(void) {
+    g_process_pid = getpid();
     qt_recorder_after_fork_child();
     qt_sites_after_fork_child();
 }
@@ -139,6 +140,7 @@ __attribute__((constructor)) static void qt_init(void) {
     pthread_key_create(&g_thread_exit_key, thread_exit_destructor);
     pthread_atfork(NULL, NULL, after_fork_child);
     atexit(at_exit);
+    g_process_pid = getpid();
     // The trace file is created on the first recorded event, so processes that load
     // libdispatch but never use it leave no file behind.
     qt_recorder_init_from_env();

@@ -334,7 +334,10 @@ struct RuleContext {
 
     mutating func groups() {
         for (g, group) in model.groups.enumerated() {
-            if group.leavesWithoutEnter > 0 {
+            // A group the program neither created nor entered is libdispatch's own: the one
+            // dispatch_block_create makes for a DispatchWorkItem is left by a tail call from
+            // libdispatch that reaches the shim as if from the program.
+            if group.leavesWithoutEnter > 0 && (group.createdAt != nil || group.enters > 0) {
                 let at = group.firstUnbalancedLeave ?? 0
                 add("group.leave-without-enter", .error, at, at, [groupRef(g)],
                     "\(groupRef(g).label): \(group.leavesWithoutEnter) leave() without a matching enter() (libdispatch crashes on this); pair every leave with one enter")

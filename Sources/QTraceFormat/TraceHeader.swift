@@ -4,6 +4,9 @@
 public struct TraceHeaderFlags: OptionSet, Sendable, Hashable {
     public let rawValue: UInt64
     public init(rawValue: UInt64) { self.rawValue = rawValue }
+    /// Bit 4: the process replaced its image with exec() where the trace ends (with
+    /// finalizedByProcess: the shim finalized it just before the exec).
+    public static let replacedByExec = TraceHeaderFlags(rawValue: 1 << 4)
     /// The traced process finalized the trace at exit (final_tsc/final_mono_ns are valid).
     public static let finalizedByProcess = TraceHeaderFlags(rawValue: 1 << 0)
     /// `qtrace record` finalized the trace after the process ended (exit status is valid).

@@ -31,7 +31,9 @@ struct ItemLayout {
     /// The last instant of the trace.
     let traceEnd: Int64
 
-    init(_ items: ReportItems, traceEnd: Int64) {
+    /// `processEnds`: per item, where its process's part of the timeline ends (see
+    /// `processEnds(of:)`); empty, or `.max`, for the report's end.
+    init(_ items: ReportItems, traceEnd: Int64, processEnds: [Int64] = []) {
         let n = items.count
         var start = [Int64](repeating: 0, count: n)
         var end = [Int64](repeating: 0, count: n)
@@ -42,7 +44,8 @@ struct ItemLayout {
             lastTime = max(lastTime, items.enqueueNs[i], items.startNs[i], items.endNs[i])
         }
         for i in 0..<n {
-            let times = ItemLayout.effectiveTimes(items, i, traceEnd: lastTime)
+            let limit = processEnds.indices.contains(i) ? min(lastTime, processEnds[i]) : lastTime
+            let times = ItemLayout.effectiveTimes(items, i, traceEnd: limit)
             (enqueue[i], start[i], end[i], flags[i]) = times
         }
         let order = ItemLayout.sortedByStart(start)
@@ -62,6 +65,21 @@ struct ItemLayout {
         runSlot = ItemLayout.greedySlots(groups: queues, begin: self.start, end: self.end, maxRows: Rows.queueRunning)
         pendingSlot = ItemLayout.greedySlots(
             groups: queues, begin: self.enqueue, end: self.start, maxRows: Rows.queuePending)
+    }
+
+    /// In a report of several processes, the end of each item's process (its threads' latest
+    /// end): an item still pending or running when its process exits, is killed or execs ends
+    /// there, not at the end of a process that outlived it. Empty for one process.
+    static func processEnds(of input: ReportInput) -> [Int64] {
+        guard input.processes.count > 1 else { return [] }
+        var ends = [Int64](repeating: .max, count: input.processes.count)
+        for thread in input.threads where ends.indices.contains(thread.process) {
+            ends[thread.process] = ends[thread.process] == .max ? thread.endNs : max(ends[thread.process], thread.endNs)
+        }
+        return input.items.queue.map { q in
+            let process = input.queues.indices.contains(Int(q)) ? input.queues[Int(q)].process : -1
+            return ends.indices.contains(process) ? ends[process] : .max
+        }
     }
 
     /// An item still pending at the end of the trace is drawn pending until the end; one

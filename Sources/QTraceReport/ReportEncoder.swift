@@ -35,7 +35,7 @@ struct ReportEncoder {
 
     init(_ input: ReportInput) {
         self.input = input
-        layout = ItemLayout(input.items, traceEnd: max(0, input.meta.durationNs))
+        layout = ItemLayout(input.items, traceEnd: max(0, input.meta.durationNs), processEnds: ItemLayout.processEnds(of: input))
         lod = LevelsOfDetail(traceDurationNs: max(layout.traceEnd, input.meta.durationNs))
     }
 

@@ -12,10 +12,11 @@ nonisolated(unsafe) private var forwardTarget: pid_t = 0
 
 enum ChildProcess {
     /// Runs `argv` with `environment` and returns its status: the exit code, or 128+N when it
-    /// died of signal N.
-    static func run(_ argv: [String], environment: [String: String]) throws -> Int32 {
+    /// died of signal N. `started` is told the child's pid.
+    static func run(_ argv: [String], environment: [String: String], started: (pid_t) -> Void = { _ in }) throws -> Int32 {
         let pid = try spawn(argv, environment: environment, actions: nil)
         forwardTarget = pid
+        started(pid)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             if errno != EINTR { throw ValidationError("waitpid failed: \(String(cString: strerror(errno)))") }

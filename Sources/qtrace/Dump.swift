@@ -136,7 +136,9 @@ struct Dump: ParsableCommand {
 
     private static func ending(_ header: TraceHeader) -> String {
         var parts: [String] = []
-        if header.flags.contains(.finalizedByProcess) {
+        if header.flags.contains(.replacedByExec) {
+            parts.append("the process replaced its image with exec() (the trace ends there)")
+        } else if header.flags.contains(.finalizedByProcess) {
             parts.append("the process finalized the trace at exit")
         } else {
             parts.append("the process did not reach its exit handler (killed, crashed or still running)")

@@ -13,7 +13,9 @@ struct Record: ParsableCommand {
         Its stdin, stdout and stderr pass through, Ctrl-C reaches it, and qtrace exits with its \
         status (128+N if it died of signal N). Child processes the program starts keep working and \
         are traced into files of their own, named TRACE.PID.qtrace beside the main trace \
-        (processes that never use Dispatch write nothing).
+        (processes that never use Dispatch write nothing: when the program itself is one, a shell \
+        script say, only its children's files exist, and the report covers them). A process that \
+        replaces itself with exec() ends its trace there.
 
         At the end qtrace prints where the trace is, one summary line, and the path of the HTML \
         report (TRACE with .html), which opens offline in a browser.
@@ -103,9 +105,11 @@ struct Record: ParsableCommand {
             // The LTTng trace is converted into ordinary .qtrace files (exit status included).
             (status, traces) = try recordWithLTTng(tracePath: tracePath)
         } else {
-            status = try runEmbedded(tracePath: tracePath)
+            var programPid: pid_t = 0
+            status = try runEmbedded(tracePath: tracePath) { programPid = $0 }
             traces = Record.collectTraces(mainPath: tracePath)
-            for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
+            let exited = Record.lastImage(of: programPid, mainPath: tracePath, among: traces)
+            for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == exited ? status : nil) }
         }
         if let schedSession { Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
@@ -113,14 +117,14 @@ struct Record: ParsableCommand {
     }
 
     /// Runs the program with the embedded recorder's shim preloaded.
-    func runEmbedded(tracePath: String) throws -> Int32 {
+    func runEmbedded(tracePath: String, started: (pid_t) -> Void) throws -> Int32 {
         let shim = try ShimLocator.find()
         var env = ProcessInfo.processInfo.environment
         env["LD_PRELOAD"] = ShimLocator.preload(shim, before: env["LD_PRELOAD"])
         env["QTRACE_OUTPUT"] = tracePath
         env["QTRACE_ROOT_PPID"] = String(getpid())
         if let maxSize { env["QTRACE_MAX_BYTES"] = String(maxSize * 1024 * 1024) }
-        guard off else { return try ChildProcess.run(command, environment: env) }
+        guard off else { return try ChildProcess.run(command, environment: env, started: started) }
         // Armed: every process of the recording maps this file; qtrace on/off write it.
         let control = RecordingSwitch.controlPath(forTrace: URL(fileURLWithPath: tracePath).standardizedFileURL.path)
         try RecordingSwitch.create(control)
@@ -128,12 +132,14 @@ struct Record: ParsableCommand {
         env["QTRACE_ARMED"] = "1"
         env["QTRACE_CONTROL"] = control
         if !quiet { printErr("qtrace: armed, recording off: `qtrace on \(tracePath)` starts it, `qtrace off \(tracePath)` stops it") }
-        return try ChildProcess.run(command, environment: env)
+        return try ChildProcess.run(command, environment: env, started: started)
     }
 
-    /// The summary line and the HTML report.
+    /// The summary line and the HTML report. The report covers every process that traced
+    /// something, even when the program itself made no Dispatch call (a shell script whose child
+    /// did): then TRACE.qtrace does not exist, and the summary names the children's files.
     func finish(tracePath: String, traces: [String]) {
-        guard !noReport, FileManager.default.fileExists(atPath: tracePath) else {
+        guard !noReport, !traces.isEmpty else {
             if !quiet { Record.printSummary(traces: traces, mainPath: tracePath) }
             return
         }
@@ -176,11 +182,27 @@ struct Record: ParsableCommand {
         for old in [path] + siblingTraces(of: path) { try? FileManager.default.removeItem(atPath: old) }
     }
 
-    /// The traces of this run: the main one and one per other process (TRACE.PID.qtrace).
+    /// The traces of this run: the main one and one per other process (TRACE.PID.qtrace, and
+    /// TRACE.PID.N.qtrace for a later image of a process that exec'd).
     static func collectTraces(mainPath: String) -> [String] {
         var result: [String] = []
         if FileManager.default.fileExists(atPath: mainPath) { result.append(mainPath) }
         return result + siblingTraces(of: mainPath)
+    }
+
+    /// The trace of the program's last image, the one whose exit status qtrace saw: TRACE.qtrace,
+    /// or TRACE.PID.N.qtrace with the highest N when the program exec'd another Dispatch program.
+    static func lastImage(of pid: pid_t, mainPath: String, among traces: [String]) -> String {
+        // The siblings are in the main trace's directory: their file names tell them apart.
+        let name = URL(fileURLWithPath: mainPath).lastPathComponent
+        let prefix = "\(name.hasSuffix(".qtrace") ? String(name.dropLast(7)) : name).\(pid)."
+        let images = traces.compactMap { path -> (Int, String)? in
+            let file = URL(fileURLWithPath: path).lastPathComponent
+            guard file.hasPrefix(prefix), file.hasSuffix(".qtrace"),
+                  let image = Int(file.dropFirst(prefix.count).dropLast(7)) else { return nil }
+            return (image, path)
+        }
+        return images.max { $0.0 < $1.0 }?.1 ?? mainPath
     }
 
     static func siblingTraces(of path: String) -> [String] {
@@ -191,7 +213,9 @@ struct Record: ParsableCommand {
         return names.filter { name in
             guard name.hasPrefix(base + "."), name.hasSuffix(".qtrace") else { return false }
             let middle = name.dropFirst(base.count + 1).dropLast(7)
-            return !middle.isEmpty && middle.allSatisfy(\.isNumber)
+            // PID, or PID.N for the Nth image of a process that exec'd a Dispatch program again.
+            let parts = middle.split(separator: ".", omittingEmptySubsequences: false)
+            return (1...2).contains(parts.count) && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
         }.sorted().map { (dir.isEmpty ? "" : dir + "/") + $0 }
     }
 
@@ -213,6 +237,9 @@ struct Record: ParsableCommand {
                 printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
             }
             return
+        }
+        if !traces.contains(mainPath) {
+            printErr("qtrace: the program made no Dispatch call itself; \(traces.count) of its child processes did (one trace each):")
         }
         for path in traces {
             do {

@@ -251,7 +251,11 @@ final class DiagnosticsTests: XCTestCase {
     func testGroupImbalance() {
         var s = TraceScript()
         s.mainAndGlobals()
+        s.add(.groupCreate, us(1), tid: mainTid, a: 0x6000)
         s.add(.groupLeave, us(1), tid: mainTid, a: 0x6000)
+        // Left without being created or entered by the program: libdispatch's own group (a
+        // DispatchWorkItem's), no finding.
+        s.add(.groupLeave, us(1), tid: mainTid, a: 0x6800)
         s.add(.groupEnter, us(2), tid: mainTid, a: 0x6100)
         s.add(.groupEnter, us(3), tid: mainTid, a: 0x6100)
         s.add(.groupLeave, us(4), tid: mainTid, a: 0x6100)

@@ -127,6 +127,12 @@ void qt_recorder_after_fork_child(void) {
     g_lttng.dropped = 0;
 }
 
+/// An exec ends the process's part of the session like an exit (a failed exec cannot take
+/// the process_end event back; the process's later events still arrive).
+void qt_recorder_exec(int replacing) {
+    if (replacing) qtrace_finish();
+}
+
 // ---- public API (qtrace_shim.h) ----
 
 int qtrace_is_enabled(void) { return QT_RECORDING; }

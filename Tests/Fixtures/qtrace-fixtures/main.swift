@@ -250,6 +250,20 @@ func spawnChild() {
     print("child rc=\(rc)")
 }
 
+/// Uses Dispatch (a worker thread still alive), then replaces itself with `argv` (exec). If
+/// the exec fails, goes on with Dispatch and exits normally.
+func execInto(_ argv: [String]) {
+    let queue = DispatchQueue(label: "fx.before-exec")
+    queue.async { usleep(1000) }
+    DispatchQueue.global().async { usleep(1000) }
+    queue.sync { }
+    print("exec \(argv.joined(separator: " "))")
+    let cArgs = argv.map { strdup($0) } + [nil]
+    execv(argv[0], cArgs)
+    print("exec failed")
+    queue.sync { }
+}
+
 /// Cost per item with and without the shim is measured by the benchmark; this is the load.
 func benchEmpty(items: Int) {
     let queue = DispatchQueue(label: "fx.bench")
@@ -437,6 +451,7 @@ case "crash": crash()
 case "fork": forkChild()
 case "spawn-child": spawnChild()
 case "phases": phases(dir: args.count > 1 ? args[1] : ".")
+case "exec-into": execInto(Array(args.dropFirst()))
 case "exit-code": exit(Int32(args.count > 1 ? Int(args[1]) ?? 0 : 0))
 case "bench-empty": benchEmpty(items: args.count > 1 ? Int(args[1]) ?? 1_000_000 : 1_000_000)
 case "bench-realistic": benchRealistic(items: args.count > 1 ? Int(args[1]) ?? 100_000 : 100_000)
