@@ -353,6 +353,7 @@ struct ReportEncoder {
                     ("start", .int(f.startNs)), ("end", .int(f.endNs)), ("queues", .ints(f.queues)),
                     ("threads", .ints(f.threads)), ("items", .array(f.items.map { .int(sortedRow($0)) })),
                     ("sites", .ints(f.sites)), ("process", .int(f.process)),
+                    ("count", .int(Int64(f.count))), ("processCount", .int(Int64(f.processCount))),
                 ])
             })),
             ("codes", .array(input.codes.map(codeJSON))),

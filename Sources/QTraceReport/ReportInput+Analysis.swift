@@ -30,7 +30,9 @@ extension ReportInput {
                    AnalysisReportBuilder.waitSiteTable(analysis.statistics),
                    AnalysisReportBuilder.taskTable(analysis.statistics, model: model)].compactMap { $0 },
             histograms: builder.histograms(),
-            findings: analysis.findings.map { AnalysisReportBuilder.finding($0, traceEnd: end) },
+            findings: FindingGrouping.groups([("", Int(header.pid), analysis.findings)]).map {
+                AnalysisReportBuilder.finding($0, traceEnd: end)
+            },
             processes: [ReportProcess(
                 pid: Int(header.pid), executable: AnalysisReportBuilder.executableName(header), commandLine: header.commandLine,
                 host: host, realtimeStartNs: Int64(clamping: header.initRealtimeNs), durationNs: Int64(model.duration),
@@ -291,15 +293,20 @@ struct AnalysisReportBuilder {
     }
 
     /// A finding whose range has no end (a deadlock lasts to the end of the trace) spans to `traceEnd`.
-    static func finding(_ f: Finding, traceEnd: Int64) -> ReportFinding {
-        let severity: ReportSeverity = f.severity == .error ? .error : (f.severity == .warning ? .warning : .info)
+    /// A group of identical findings as one: the worst one's objects and message, the count.
+    static func finding(_ g: FindingGroup, traceEnd: Int64) -> ReportFinding {
+        let f = g.worst
+        let severity: ReportSeverity = g.severity == .error ? .error : (g.severity == .warning ? .warning : .info)
         let endNs = f.end > f.start ? Int64(f.end) : max(traceEnd, Int64(f.start))
-        return ReportFinding(
+        var finding = ReportFinding(
             id: f.id, severity: severity, message: f.message, startNs: Int64(f.start), endNs: endNs,
             queues: f.objects.filter { $0.kind == .queue }.map(\.index),
             threads: f.objects.filter { $0.kind == .thread }.map(\.index),
             items: f.objects.filter { $0.kind == .item }.map(\.index),
             sites: f.objects.filter { $0.kind == .site }.map(\.index))
+        finding.groupKey = g.id + "\u{1F}" + g.subject
+        finding.count = g.count
+        return finding
     }
 }
 

@@ -36,7 +36,33 @@ extension ReportInput {
         merged.counters = mergedThreadCounters(inputs, merged.processes) + merged.counters
         merged.stats = tables.map(\.table)
         merged.meta.durationNs = merged.processes.map { $0.offsetNs + $0.durationNs }.max() ?? 0
+        merged.findings = groupedAcrossProcesses(merged.findings, merged.processes)
         return merged
+    }
+
+    /// Identical findings of one executable in several processes (40 swift-driver children
+    /// waiting at one call site) as one: the worst (longest) keeps its objects and message,
+    /// the counts add up. Same key as `qtrace stats` (FindingGrouping), in first-seen order.
+    static func groupedAcrossProcesses(_ findings: [ReportFinding], _ processes: [ReportProcess]) -> [ReportFinding] {
+        var grouped: [ReportFinding] = []
+        var slot: [String: Int] = [:]
+        var seenProcesses: [Set<Int>] = []
+        for f in findings {
+            let executable = processes.indices.contains(f.process) ? processes[f.process].executable : ""
+            let key = f.groupKey.isEmpty ? "\(grouped.count)" : f.groupKey + "\u{1F}" + executable
+            guard let i = slot[key] else {
+                slot[key] = grouped.count
+                grouped.append(f)
+                seenProcesses.append([f.process])
+                continue
+            }
+            let count = grouped[i].count + f.count
+            seenProcesses[i].insert(f.process)
+            if f.endNs - f.startNs > grouped[i].endNs - grouped[i].startNs { grouped[i] = f }
+            grouped[i].count = count
+            grouped[i].processCount = seenProcesses[i].count
+        }
+        return grouped
     }
 
     private static func mergedMeta(_ inputs: [ReportInput], _ processes: [ReportProcess]) -> ReportMeta {
@@ -101,9 +127,11 @@ extension ReportInput {
             ReportHistogram(queueIndex: s.queue($0.queueIndex), metric: $0.metric, boundsNs: $0.boundsNs, counts: $0.counts)
         }
         findings += input.findings.map { f in
-            ReportFinding(id: f.id, severity: f.severity, message: "\(title): \(f.message)", startNs: s.time(f.startNs),
-                          endNs: s.time(f.endNs), queues: f.queues.map(s.queue), threads: f.threads.map(s.thread),
-                          items: f.items.map(s.item), sites: f.sites.map(s.site), process: s.process)
+            var shifted = ReportFinding(id: f.id, severity: f.severity, message: "\(title): \(f.message)", startNs: s.time(f.startNs),
+                                        endNs: s.time(f.endNs), queues: f.queues.map(s.queue), threads: f.threads.map(s.thread),
+                                        items: f.items.map(s.item), sites: f.sites.map(s.site), process: s.process)
+            (shifted.groupKey, shifted.count) = (f.groupKey, f.count)
+            return shifted
         }
     }
 

@@ -593,6 +593,12 @@ public struct ReportFinding: Sendable {
     public var sites: [Int]
     /// Its process (index into `ReportInput.processes`).
     public var process: Int
+    /// What makes findings "the same" (QTraceAnalysis' FindingGrouping: rule and code site or
+    /// queues); identical findings of one executable are one, with these counts.
+    public var groupKey = ""
+    /// Occurrences grouped into it, and the processes they came from.
+    public var count = 1
+    public var processCount = 1
 
     public init(
         id: String, severity: ReportSeverity, message: String, startNs: Int64, endNs: Int64,

@@ -255,8 +255,6 @@ def _pattern(text):
     return re.sub(r"thread \d+ \([^)]*\)|0x[0-9a-f]+|\d+(\.\d+)?", "#", text)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 15 part 3: identical findings are not grouped yet "
-                   "(main.long-item once per swift-driver process on the same queue); remove this marker with it")
 def test_swift_build_findings_are_grouped(swift_build, driver):
     from conftest import Report
 

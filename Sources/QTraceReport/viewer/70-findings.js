@@ -44,7 +44,9 @@ class FindingsView {
     card.appendChild(left);
     const body = el("div");
     body.appendChild(el("div", "message", f.message));
-    body.appendChild(el("div", "rule", f.id));
+    // Identical findings grouped by the analysis: how many, and in how many processes.
+    const count = f.count > 1 ? ` ×${f.count}` + (f.processCount > 1 ? ` in ${f.processCount} processes` : "") : "";
+    body.appendChild(el("div", "rule", f.id + count));
     card.appendChild(body);
     card.appendChild(el("div", "when", `${fmtTime(f.start, Math.max(1, (f.end - f.start) / 100))} · ${fmtDuration(f.end - f.start)}`));
     const objects = el("div", "objects");
