@@ -77,6 +77,7 @@ public enum Diagnostics {
         rules.targetLoops()
         rules.applies()
         rules.droppedEvents()
+        rules.inconsistentTrace()
         rules.schedBlockedInItems()
         return rules.sorted()
     }
@@ -359,6 +360,12 @@ struct RuleContext {
             add("apply.no-parallelism", .info, call.begin, call.end ?? model.endTime, call.queue.map { [queueRef($0)] } ?? [],
                 "concurrentPerform ran its \(call.iterationsRun) iterations one at a time\(call.queue.map { " on \(q($0))" } ?? ""): no speedup; run it from a concurrent queue, or use a plain loop")
         }
+    }
+
+    mutating func inconsistentTrace() {
+        guard model.info.invalidEvents > 0 else { return }
+        add("trace.inconsistent", .error, 0, model.endTime, [],
+            inconsistentTraceMessage(model.info.invalidEvents) + ": records out of the trace's time range or order; figures cover the rest")
     }
 
     mutating func droppedEvents() {

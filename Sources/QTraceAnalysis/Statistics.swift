@@ -257,9 +257,9 @@ public struct QueueTreeNode: Sendable, Codable, Equatable {
                 let child = out[visit(c, depth: depth + 1, parent: q)]
                 out[slot].subtreeQueues += child.subtreeQueues
                 out[slot].subtreeItems += child.subtreeItems
-                out[slot].subtreeRunNs += child.subtreeRunNs
-                out[slot].subtreeWaitNs += child.subtreeWaitNs
-                out[slot].subtreeBusyNs += child.subtreeBusyNs
+                out[slot].subtreeRunNs.saturatingIncrement(by: child.subtreeRunNs)
+                out[slot].subtreeWaitNs.saturatingIncrement(by: child.subtreeWaitNs)
+                out[slot].subtreeBusyNs.saturatingIncrement(by: child.subtreeBusyNs)
             }
             return slot
         }
@@ -632,6 +632,8 @@ public struct OverheadStats: Sendable, Codable, Equatable {
     /// estimatedNs / trace duration (on one thread's time line).
     public var shareOfDuration: Double = 0
     public var droppedEvents: UInt64 = 0
+    /// Records the reader dropped as inconsistent (TraceInfo.invalidEvents).
+    public var invalidEvents = 0
     public var anomalies = BuildAnomalies()
     public init() {}
 
@@ -641,6 +643,7 @@ public struct OverheadStats: Sendable, Codable, Equatable {
         estimatedNs = UInt64(events) &* model.info.shimOverheadNs
         shareOfDuration = share(estimatedNs, of: model.duration)
         droppedEvents = model.info.droppedEvents
+        invalidEvents = model.info.invalidEvents
         anomalies = model.anomalies
     }
 }

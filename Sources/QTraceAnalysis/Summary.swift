@@ -69,6 +69,8 @@ public struct TraceSummary: Sendable, Codable, Equatable {
     public var durationNs: UInt64
     public var events: Int
     public var droppedEvents: UInt64
+    /// Records the reader dropped as inconsistent; nil in summaries older than this field.
+    public var invalidEvents: Int?
     public var shimOverheadNs: UInt64
     public var threads: Int
     public var queues: Int
@@ -83,6 +85,7 @@ public struct TraceSummary: Sendable, Codable, Equatable {
         durationNs = model.duration
         events = model.eventCount
         droppedEvents = model.info.droppedEvents
+        invalidEvents = model.info.invalidEvents
         shimOverheadNs = model.info.shimOverheadNs
         threads = model.threads.count
         queues = model.queues.count

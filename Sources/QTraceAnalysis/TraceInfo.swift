@@ -10,6 +10,9 @@ public struct TraceInfo: Sendable, Codable, Equatable {
     /// Address of the main queue (0 when unknown).
     public var mainQueue: UInt64
     public var droppedEvents: UInt64
+    /// Records the reader dropped as inconsistent (TraceFile.invalidRecordCount): non-zero
+    /// means the trace lies somewhere, and the analysis saw only its valid part.
+    public var invalidEvents = 0
     /// Measured cost of recording one event, in ns.
     public var shimOverheadNs: UInt64
     /// CLOCK_MONOTONIC / CLOCK_REALTIME at trace start: convert dispatch_time_t deadlines.
@@ -75,5 +78,6 @@ extension TraceInfo {
                   droppedEvents: h.droppedEvents, shimOverheadNs: h.shimOverheadNs, initMonoNs: h.initMonoNs,
                   initRealtimeNs: h.initRealtimeNs, durationNs: file.endTime, executable: h.executablePath,
                   commandLine: h.commandLine, threadNames: names)
+        invalidEvents = file.invalidRecordCount
     }
 }

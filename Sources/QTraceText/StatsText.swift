@@ -54,6 +54,7 @@ public enum StatsText {
         var overhead = "tracing    ~\(formatDuration(o.estimatedNs)) recorder time (\(o.shimOverheadNsPerEvent) ns/event)"
         if o.droppedEvents > 0 { overhead += ", \(o.droppedEvents) events DROPPED" }
         lines.append(overhead)
+        if o.invalidEvents > 0 { lines.append("WARNING    " + inconsistentTraceMessage(o.invalidEvents)) }
         return lines.joined(separator: "\n") + "\n"
     }
 
