@@ -15,11 +15,12 @@ for target in "$@"; do
   # One job at a time (-fork=1) that survives crashes, so one run can find several; inputs
   # up to 128 KiB (the embedded seeds are 16-64 KiB); a run over 10 s or 2 GiB is a finding.
   if ! QTRACE_FUZZ_TARGET=$target SWIFT_BACKTRACE=enable=no "$fuzzer" -fork=1 -ignore_crashes=1 "$work/corpus" "Fuzz/corpus/$target" \
-      -max_total_time="$seconds" -max_len=131072 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      -max_total_time="$seconds" -max_len=131072 -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="$work/crashes/" >"$log" 2>&1; then
     status=1
   fi
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  # Fork mode reports progress as "#RUNS: cov: ..."; the last line has the total.
+  runs=$(grep -o '^#[0-9]*:' "$log" | tr -d '#:' | tail -1)
   crashes=$(find "$work/crashes" -type f | wc -l)
   echo "fuzz $target: ${runs:-?} executions in ${seconds} s, $crashes crasher(s) in $work/crashes (log: $log)"
   [ "$crashes" -eq 0 ] || status=1
