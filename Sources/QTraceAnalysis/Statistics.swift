@@ -632,8 +632,6 @@ public struct OverheadStats: Sendable, Codable, Equatable {
     /// estimatedNs / trace duration (on one thread's time line).
     public var shareOfDuration: Double = 0
     public var droppedEvents: UInt64 = 0
-    /// Records the reader dropped as inconsistent (TraceInfo.invalidEvents).
-    public var invalidEvents = 0
     public var anomalies = BuildAnomalies()
     public init() {}
 
@@ -643,7 +641,6 @@ public struct OverheadStats: Sendable, Codable, Equatable {
         estimatedNs = UInt64(events) &* model.info.shimOverheadNs
         shareOfDuration = share(estimatedNs, of: model.duration)
         droppedEvents = model.info.droppedEvents
-        invalidEvents = model.info.invalidEvents
         anomalies = model.anomalies
     }
 }

@@ -293,7 +293,7 @@ struct ReportEncoder {
                 ("ncpu", .int(m.ncpu)), ("durationNs", .int(max(m.durationNs, layout.traceEnd))),
                 ("droppedEvents", .int(m.droppedEvents)), ("shimOverheadNs", .number(m.shimOverheadNsPerEvent)),
                 ("qtraceVersion", .string(m.qtraceVersion)),
-            ])),
+            ] + (m.invalidEvents > 0 ? [("invalidEvents", .int(m.invalidEvents))] : []))),
             ("processes", .array(input.processes.map { p in
                 .object([
                     ("pid", .int(p.pid)), ("executable", .string(p.executable)), ("commandLine", .string(p.commandLine)),

@@ -15,7 +15,8 @@ extension ReportInput {
             meta: ReportMeta(
                 title: AnalysisReportBuilder.title(header), commandLine: header.commandLine, pid: Int(header.pid),
                 ncpu: Int(header.ncpu), durationNs: Int64(clamping: model.duration), droppedEvents: Int64(clamping: header.droppedEvents),
-                shimOverheadNsPerEvent: Double(header.shimOverheadNs), qtraceVersion: qtraceVersion),
+                shimOverheadNsPerEvent: Double(header.shimOverheadNs), qtraceVersion: qtraceVersion,
+                invalidEvents: Int64(model.info.invalidEvents)),
             threads: builder.threads(),
             queues: builder.queues(),
             items: builder.items(),

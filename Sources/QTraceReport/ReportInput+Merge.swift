@@ -46,7 +46,8 @@ extension ReportInput {
             title: "\(inputs.count) processes: " + names.joined(separator: ", "), commandLine: first.commandLine,
             pid: first.pid, ncpu: inputs.map(\.meta.ncpu).max() ?? 1, durationNs: 0,
             droppedEvents: inputs.map(\.meta.droppedEvents).reduce(0, +),
-            shimOverheadNsPerEvent: first.shimOverheadNsPerEvent, qtraceVersion: first.qtraceVersion)
+            shimOverheadNsPerEvent: first.shimOverheadNsPerEvent, qtraceVersion: first.qtraceVersion,
+            invalidEvents: inputs.map(\.meta.invalidEvents).reduce(0, +))
     }
 
     /// Appends one process's input, moved by `shift`.

@@ -54,7 +54,8 @@ public enum StatsText {
         var overhead = "tracing    ~\(formatDuration(o.estimatedNs)) recorder time (\(o.shimOverheadNsPerEvent) ns/event)"
         if o.droppedEvents > 0 { overhead += ", \(o.droppedEvents) events DROPPED" }
         lines.append(overhead)
-        if o.invalidEvents > 0 { lines.append("WARNING    " + inconsistentTraceMessage(o.invalidEvents)) }
+        let invalid = model.info.invalidEvents
+        if invalid > 0 { lines.append("WARNING    " + inconsistentTraceMessage(invalid)) }
         return lines.joined(separator: "\n") + "\n"
     }
 

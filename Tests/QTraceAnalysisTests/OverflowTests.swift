@@ -85,7 +85,6 @@ final class OverflowTests: XCTestCase {
         XCTAssertEqual(file.invalidRecordCount, 10)
         let result = Analysis.run(file: file)
         XCTAssertEqual(result.model.info.invalidEvents, 10)
-        XCTAssertEqual(result.statistics.overhead.invalidEvents, 10)
         XCTAssertTrue(StatsText.render(result, tracePath: path).contains("WARNING    inconsistent trace: 10 events dropped"))
         XCTAssertEqual(AnalysisSummary(result: result, tracePath: path, generator: "test").trace.invalidEvents, 10)
         let finding = try XCTUnwrap(result.findings.first { $0.id == "trace.inconsistent" })
