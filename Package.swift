@@ -89,7 +89,7 @@ let package = Package(
                           linkerSettings: libFuzzer ? [.unsafeFlags(["-sanitize=fuzzer"])] : []),
         .testTarget(name: "QTraceFuzzingTests", dependencies: ["QTraceFuzzing", "QTraceFormat"]),
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
-        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText"]),
+        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText", "QTraceFuzzing"]),
         .testTarget(
             name: "QTraceRecordTests",
             dependencies: [

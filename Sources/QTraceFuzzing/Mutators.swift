@@ -4,20 +4,6 @@
 // tests the first, cheapest checks only.
 import QTraceFormat
 
-/// A small deterministic generator: libFuzzer gives each mutation a seed, and a crash is
-/// reproduced from the input alone.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { n <= 1 ? 0 : Int(next() % UInt64(n)) }
-}
-
 /// Values at the edges that overflow arithmetic, and near-misses of the current value.
 func interestingValue(near old: UInt64, _ rng: inout SplitMix64) -> UInt64 {
     let edges: [UInt64] = [0, 1, 2, 0x7F, 0xFF, 0xFFFF, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, 1 << 32, 1 << 50,
@@ -35,7 +21,8 @@ public enum StructuredMutator {
     /// Mutates `data` in place for `target`, keeping it within `maxSize` bytes. Returns false
     /// when the input has no structure to work on: the caller then mutates bytes.
     public static func mutate(_ target: FuzzTarget, _ data: inout [UInt8], maxSize: Int, seed: UInt32) -> Bool {
-        var rng = SplitMix64(state: UInt64(seed) &* 0x2545_F491_4F6C_DD1D)
+        // libFuzzer gives each mutation a seed (SplitMix64, QTraceFormat): a crash is reproduced from its input.
+        var rng = SplitMix64(seed: UInt64(seed) &* 0x2545_F491_4F6C_DD1D)
         switch target {
         case .embedded:
             var mutator = EmbeddedTraceMutator(bytes: data)
