@@ -158,14 +158,14 @@ extension TraceBytes {
         if lastThreadName >= 0 { scan.lastThreadNameOffset = lastThreadName }
         if let firstInvalid = invalid.first {
             scan.invalidProblem = "record at byte \(firstInvalid - start + TraceLayout.chunkHeaderSize) "
-                + invalidProblem(shapes[Int(u64(firstInvalid) & 0xFF)], at: firstInvalid, start: start, bounds: bounds)
+                + invalidProblem(shapes[Int(u64(firstInvalid) & 0xFF)], at: firstInvalid, bounds: bounds)
             scan.invalidOffsets = invalid
         }
         return scan
     }
 
     /// Why the valid-looking record at `offset` was dropped: its string, its time, or its order.
-    private func invalidProblem(_ shape: RecordShape, at offset: Int, start: Int, bounds: TimeBounds) -> String {
+    private func invalidProblem(_ shape: RecordShape, at offset: Int, bounds: TimeBounds) -> String {
         if shape.hasString && stringTooLong(shape, at: offset) {
             return "(\(shape.type.name)) has a \(u32(offset + shape.minLength - 4))-byte string, over the recorder's \(TraceLayout.maxStringLength)"
         }
