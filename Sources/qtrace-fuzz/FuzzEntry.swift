@@ -16,6 +16,8 @@ public func fuzzerInitialize(_ argc: UnsafeMutablePointer<Int32>?, _ argv: Unsaf
         exit(2)
     }
     fuzzTarget = target
+    // libFuzzer's fork mode runs each job in a new process: each removes its scratch files.
+    atexit { FuzzTarget.removeScratch() }
     return 0
 }
 
