@@ -13,7 +13,7 @@ SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/qtrace_record
 SHIM := $(BIN)/libqtrace-shim.so
 OUT := out
 
-.PHONY: all deps test-deps build shim shim-lttng demo check test bench clean
+.PHONY: all deps test-deps build shim shim-lttng demo check test bench clean fuzz-build fuzz fuzz-smoke
 
 all: build
 
@@ -71,6 +71,19 @@ test: test-deps build
 	@rm -rf $(BROWSER_FIXTURES) && mkdir -p $(BROWSER_FIXTURES)
 	QTRACE_SHIM=$(abspath $(SHIM)) QTRACE_BROWSER_FIXTURES=$(BROWSER_FIXTURES) $(SWIFT) test -c $(CONFIG) --skip-build
 	QTRACE_BROWSER_FIXTURES=$(BROWSER_FIXTURES) bash Tests/BrowserTests/run.sh
+	@$(MAKE) --no-print-directory fuzz-smoke
+
+# The fuzzers (docs/fuzzing.md): qtrace-fuzz built with libFuzzer in its own scratch path.
+# `make fuzz` is the long run (FUZZ_SECONDS per target); `make test` runs a one-minute smoke.
+FUZZ_SECONDS ?= 1200
+fuzz-build:
+	QTRACE_LIBFUZZER=1 $(SWIFT) build -c release --scratch-path .build-fuzz --product qtrace-fuzz
+
+fuzz: fuzz-build
+	bash scripts/fuzz.sh $(FUZZ_SECONDS) embedded ctf perf
+
+fuzz-smoke: fuzz-build
+	bash scripts/fuzz.sh 20 embedded ctf perf
 
 bench:
 	@$(MAKE) --no-print-directory build CONFIG=release

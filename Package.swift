@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 // qtrace: a tracing profiler and visualizer for Grand Central Dispatch on Linux.
 import PackageDescription
+import Foundation
+
+/// `make fuzz` builds with QTRACE_LIBFUZZER=1 (in its own scratch path): the modules the fuzzers
+/// run are instrumented for libFuzzer, and qtrace-fuzz links it (docs/fuzzing.md). Build tools
+/// such as the viewer embedder stay plain: libFuzzer brings its own `main`.
+let libFuzzer = ProcessInfo.processInfo.environment["QTRACE_LIBFUZZER"] == "1"
+let fuzzed: [SwiftSetting] = libFuzzer ? [.unsafeFlags(["-sanitize=fuzzer"]), .define("QTRACE_LIBFUZZER")] : []
 
 let package = Package(
     name: "qtrace",
@@ -26,21 +33,22 @@ let package = Package(
         // Small C helpers for the Swift side (TSC, process spawning) without interposing.
         .target(name: "CQTraceSys"),
         // Reading (and, for tests, writing) the embedded trace format.
-        .target(name: "QTraceFormat", dependencies: ["CQTraceSys"]),
+        .target(name: "QTraceFormat", dependencies: ["CQTraceSys"], swiftSettings: fuzzed),
         // Pure, deterministic analysis: model, statistics and diagnostics.
         .target(
             name: "QTraceAnalysis",
-            dependencies: ["QTraceFormat", .product(name: "Histogram", package: "hdrhistogram-swift")]
+            dependencies: ["QTraceFormat", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            swiftSettings: fuzzed
         ),
         // Terminal rendering of the analysis: the tables of `qtrace stats`, `diff` and `check`.
-        .target(name: "QTraceText", dependencies: ["QTraceAnalysis", "QTraceFormat"]),
+        .target(name: "QTraceText", dependencies: ["QTraceAnalysis", "QTraceFormat"], swiftSettings: fuzzed),
         // The static HTML report. Its viewer/ (HTML, JS, CSS) is embedded at build time by the
         // EmbedViewer plugin (ViewerAssets.swift, written into the build directory): nothing
         // generated is committed. viewer/ lives in the target so that adding or removing a file
         // re-plans the build (SwiftPM watches target directories, not the package root).
         .target(
             name: "QTraceReport", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"],
-            exclude: ["viewer"], plugins: ["EmbedViewer"]
+            exclude: ["viewer"], swiftSettings: fuzzed, plugins: ["EmbedViewer"]
         ),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["qtrace-embed-viewer"]),
         .executableTarget(name: "qtrace-embed-viewer"),
@@ -52,9 +60,9 @@ let package = Package(
         // libbabeltrace2 (Debian libbabeltrace2-dev) for reading LTTng's CTF traces.
         .systemLibrary(name: "CBabeltrace2", path: "Sources/CBabeltrace2"),
         // Reading the `qtrace:*` events of an LTTng (CTF) trace into the same `Event`s.
-        .target(name: "QTraceCTF", dependencies: ["QTraceFormat", "CBabeltrace2"]),
+        .target(name: "QTraceCTF", dependencies: ["QTraceFormat", "CBabeltrace2"], swiftSettings: fuzzed),
         // Kernel scheduling for `qtrace record --sched`: perf's sched events → SCHED_STATE records.
-        .target(name: "QTraceSched", dependencies: ["QTraceFormat"]),
+        .target(name: "QTraceSched", dependencies: ["QTraceFormat"], swiftSettings: fuzzed),
         // Offline symbolization of recorded code addresses (llvm-symbolizer, swift-demangle, build-id checks).
         .target(name: "QTraceSymbols"),
         // Annotation API for apps, and the linked-in recorder.
@@ -77,8 +85,15 @@ let package = Package(
             name: "qtrace-linked-app", dependencies: ["QTrace"], path: "Tests/Fixtures/qtrace-linked-app",
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // The fuzzers (docs/fuzzing.md): targets and structure-aware mutators, and the binary
+        // that runs them under libFuzzer (`make fuzz`) or replays inputs (normal build).
+        .target(name: "QTraceFuzzing", dependencies: ["QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF",
+                                                      "QTraceSched", "QTraceText"], swiftSettings: fuzzed),
+        .executableTarget(name: "qtrace-fuzz", dependencies: ["QTraceFuzzing"], swiftSettings: fuzzed,
+                          linkerSettings: libFuzzer ? [.unsafeFlags(["-sanitize=fuzzer"])] : []),
+        .testTarget(name: "QTraceFuzzingTests", dependencies: ["QTraceFuzzing", "QTraceFormat"]),
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
-        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText"]),
+        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText", "QTraceFuzzing"]),
         .testTarget(
             name: "QTraceRecordTests",
             dependencies: [

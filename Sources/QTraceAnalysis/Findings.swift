@@ -81,6 +81,7 @@ public enum Diagnostics {
         rules.targetLoops()
         rules.applies()
         rules.droppedEvents()
+        rules.inconsistentTrace()
         rules.schedBlockedInItems()
         return rules.sorted()
     }
@@ -395,6 +396,12 @@ struct RuleContext {
             }
             add("apply.no-parallelism", .info, call.begin, call.end ?? model.endTime, objects, message)
         }
+    }
+
+    mutating func inconsistentTrace() {
+        guard model.info.invalidEvents > 0 else { return }
+        add("trace.inconsistent", .error, 0, model.endTime, [],
+            inconsistentTraceMessage(model.info.invalidEvents) + ": records out of the trace's time range or order; figures cover the rest")
     }
 
     mutating func droppedEvents() {

@@ -94,3 +94,8 @@ func trimmedWhitespace(_ text: String) -> String {
     while let l = s.last, l == " " || l == "\t" { s.removeLast() }
     return String(s)
 }
+
+/// The one wording of a trace whose reader dropped invalid records (stats header, finding).
+public func inconsistentTraceMessage(_ droppedRecords: Int) -> String {
+    "inconsistent trace: \(droppedRecords) event\(droppedRecords == 1 ? "" : "s") dropped"
+}

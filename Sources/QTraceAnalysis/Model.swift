@@ -122,7 +122,9 @@ public struct WaitBreakdown: Sendable, Codable, Equatable {
     /// Waits of delayed items (after, notify) whose start of readiness is not observable.
     public var unattributedNs: UInt64 = 0
     public init() {}
-    public var totalNs: UInt64 { behindPreviousNs + behindBarrierNs + suspendedNs + threadNs + unattributedNs }
+    public var totalNs: UInt64 {
+        [behindBarrierNs, suspendedNs, threadNs, unattributedNs].reduce(behindPreviousNs) { $0.saturatingAdd($1) }
+    }
 }
 
 public struct WaitBehind: Sendable, Codable, Equatable {

@@ -87,7 +87,8 @@ extension ModelBuilder {
     /// Site ids → model indexes, once every SITE record has been read (closeOpenState).
     mutating func resolveSites() {
         resolveTasks()
-        guard !model.sites.isEmpty else { return }
+        // No early return without sites: site words then name no site and must become 0
+        // (a fuzzed trace's raw ids indexed the empty site table).
         // Ids are dense from 1 in a shim's trace; a damaged trace's ids (up to 2^24, the
         // widest an item keeps) must not size the table: only ids of known sites are kept.
         let maxID = model.sites.reduce(0) { Swift.max($0, Int($1.traceID)) }

@@ -135,7 +135,7 @@ extension ModelBuilder {
         guard ready != noTime, now > ready else { return }
         let total = now - ready
         guard entry.inBacklog else {
-            queues[q].waitByCause.unattributedNs += total
+            queues[q].waitByCause.unattributedNs.saturatingIncrement(by: total)
             items[i].waitCause = .unattributed
             return
         }
@@ -153,10 +153,11 @@ extension ModelBuilder {
         let behindBarrier = Swift.min(barrier, total - behindPrevious)
         let whileSuspended = Swift.min(suspended, total - behindPrevious - behindBarrier)
         let forThread = total - behindPrevious - behindBarrier - whileSuspended
-        queues[q].waitByCause.behindPreviousNs += behindPrevious
-        queues[q].waitByCause.behindBarrierNs += behindBarrier
-        queues[q].waitByCause.suspendedNs += whileSuspended
-        queues[q].waitByCause.threadNs += forThread
+        // Sums over every item of the queue: saturating (Saturating.swift).
+        queues[q].waitByCause.behindPreviousNs.saturatingIncrement(by: behindPrevious)
+        queues[q].waitByCause.behindBarrierNs.saturatingIncrement(by: behindBarrier)
+        queues[q].waitByCause.suspendedNs.saturatingIncrement(by: whileSuspended)
+        queues[q].waitByCause.threadNs.saturatingIncrement(by: forThread)
         items[i].waitCause = dominantCause(behindPrevious, behindBarrier, whileSuspended, forThread)
 
         var blocker: Int32 = -1

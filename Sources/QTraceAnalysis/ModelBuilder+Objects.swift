@@ -202,7 +202,8 @@ extension ModelBuilder {
     mutating func timerLateness(source s: Int, data: UInt64) -> Int64? {
         guard model.sources[s].type == .timer || model.sources[s].type == .interval,
               let timer = model.sources[s].timers.last, let start = timer.start else { return nil }
-        sourceState[s].firesSinceTimerSet &+= Swift.max(data, 1)
+        // `data` is the payload's fire count: saturating, so k stays >= 0 whatever it claims.
+        sourceState[s].firesSinceTimerSet.saturatingIncrement(by: Swift.max(data, 1))
         let k = sourceState[s].firesSinceTimerSet - 1
         let (offset, overflow) = (timer.intervalNs ?? 0).multipliedReportingOverflow(by: k)
         guard !overflow, timer.intervalNs != nil || k == 0 else { return nil }

@@ -281,9 +281,9 @@ public struct QueueTreeNode: Sendable, Codable, Equatable {
                 let child = out[visit(c, depth: depth + 1, parent: q)]
                 out[slot].subtreeQueues += child.subtreeQueues
                 out[slot].subtreeItems += child.subtreeItems
-                out[slot].subtreeRunNs += child.subtreeRunNs
-                out[slot].subtreeWaitNs += child.subtreeWaitNs
-                out[slot].subtreeBusyNs += child.subtreeBusyNs
+                out[slot].subtreeRunNs.saturatingIncrement(by: child.subtreeRunNs)
+                out[slot].subtreeWaitNs.saturatingIncrement(by: child.subtreeWaitNs)
+                out[slot].subtreeBusyNs.saturatingIncrement(by: child.subtreeBusyNs)
             }
             return slot
         }

@@ -72,6 +72,8 @@ public struct TraceSummary: Sendable, Codable, Equatable {
     public var droppedEvents: UInt64
     /// Why ("disk full", "trace size limit reached"); absent when the trace does not say.
     public var dropReason: String?
+    /// Records the reader dropped as inconsistent; nil in summaries older than this field.
+    public var invalidEvents: Int?
     public var shimOverheadNs: UInt64
     public var threads: Int
     public var queues: Int
@@ -87,6 +89,7 @@ public struct TraceSummary: Sendable, Codable, Equatable {
         events = model.eventCount
         droppedEvents = model.info.droppedEvents
         dropReason = model.info.droppedEvents > 0 ? model.info.dropReason : nil
+        invalidEvents = model.info.invalidEvents
         shimOverheadNs = model.info.shimOverheadNs
         threads = model.threads.count
         queues = model.queues.count

@@ -12,6 +12,9 @@ public struct TraceInfo: Sendable, Codable, Equatable {
     public var droppedEvents: UInt64
     /// Why they were dropped ("disk full", "trace size limit reached"), when the trace says.
     public var dropReason: String?
+    /// Records the reader dropped as inconsistent (TraceFile.invalidRecordCount): non-zero
+    /// means the trace lies somewhere, and the analysis saw only its valid part.
+    public var invalidEvents = 0
     /// Measured cost of recording one event, in ns.
     public var shimOverheadNs: UInt64
     /// CLOCK_MONOTONIC / CLOCK_REALTIME at trace start: convert dispatch_time_t deadlines.
@@ -78,5 +81,6 @@ extension TraceInfo {
                   initRealtimeNs: h.initRealtimeNs, durationNs: file.endTime, executable: h.executablePath,
                   commandLine: h.commandLine, threadNames: names)
         dropReason = h.dropReason
+        invalidEvents = file.invalidRecordCount
     }
 }

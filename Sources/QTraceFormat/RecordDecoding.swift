@@ -18,6 +18,12 @@ struct ChunkScan {
     /// Offset of the last THREAD_NAME record, whose string names the thread.
     var lastThreadNameOffset: Int?
     var problem: String?
+    /// Well-framed records of known types that break the validation rules (time out of the
+    /// trace's range or before the record before, an overlong string), in file order: the
+    /// spans leave them out, and they are counted in no other field.
+    var invalidOffsets: [Int] = []
+    /// Why the first of them is invalid.
+    var invalidProblem: String?
 }
 
 /// How the hot paths read a raw record type: one table entry per type byte, so that the
@@ -77,12 +83,16 @@ struct RecordShape {
 extension TraceBytes {
     /// Walks the records of `start..<end` (the bytes after a chunk header) and stops at the
     /// end marker (a zero word) or at the first record that cannot be trusted.
-    func scanRecords(start: Int, end: Int, shapes: UnsafeBufferPointer<RecordShape>) -> ChunkScan {
+    /// Records of known types must also lie within `bounds` and not before the previous one.
+    func scanRecords(start: Int, end: Int, shapes: UnsafeBufferPointer<RecordShape>,
+                     bounds: TimeBounds = .unbounded) -> ChunkScan {
         let base = self.base
         var offset = start
         var known = 0, unknown = 0
         var lastKnown = -1, lastThreadName = -1
         var damaged = false
+        var previousTsc: UInt64 = 0
+        var invalid: [Int] = []
         // Bounds: offset stays within start...end (each step adds a length checked against
         // end - offset), so the arithmetic below cannot overflow.
         scanning: while end &- offset >= 8 {
@@ -90,6 +100,7 @@ extension TraceBytes {
             if word0 == 0 { break }
             let length = Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
             let shape = shapes[Int(word0 & 0xFF)]
+            var isThreadName = false
             if length < shape.minLength || length & 7 != 0 || length > end &- offset || shape.isSpecial {
                 // Damage, strings and unknown types: classified out of line, so that the
                 // common case keeps its few values in registers.
@@ -101,12 +112,25 @@ extension TraceBytes {
                     unknown &+= 1
                     offset &+= length
                     continue scanning
+                case .invalid:
+                    invalid.append(offset)
+                    offset &+= length
+                    continue scanning
                 case .threadName:
-                    lastThreadName = offset
+                    isThreadName = true
                 case .known:
                     break
                 }
             }
+            // Known records carry a TSC at +8 (length >= 16): in range, and never going back.
+            let tsc = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self))
+            if tsc < previousTsc || !bounds.contains(tsc) {
+                invalid.append(offset)
+                offset &+= length
+                continue scanning
+            }
+            previousTsc = tsc
+            if isThreadName { lastThreadName = offset }
             lastKnown = offset
             known &+= 1
             offset &+= length
@@ -122,18 +146,36 @@ extension TraceBytes {
         scan.eventCount = known
         scan.unknownCount = unknown
         if lastKnown >= 0 {
-            // The first known record: found again here rather than tracked per record.
-            var first = start
-            while !shapes[Int(u64(first) & 0xFF)].isKnown { first += Int(truncatingIfNeeded: (u64(first) >> 16) & 0xFFFF) }
+            // The first valid known record: found again here rather than tracked per record.
+            var first = start, skipped = 0
+            while !shapes[Int(u64(first) & 0xFF)].isKnown || (skipped < invalid.count && invalid[skipped] == first) {
+                if skipped < invalid.count && invalid[skipped] == first { skipped += 1 }
+                first += Int(truncatingIfNeeded: (u64(first) >> 16) & 0xFFFF)
+            }
             scan.firstTsc = u64(first + 8)
             scan.lastTsc = u64(lastKnown + 8)
         }
         if lastThreadName >= 0 { scan.lastThreadNameOffset = lastThreadName }
+        if let firstInvalid = invalid.first {
+            scan.invalidProblem = "record at byte \(firstInvalid - start + TraceLayout.chunkHeaderSize) "
+                + invalidProblem(shapes[Int(u64(firstInvalid) & 0xFF)], at: firstInvalid, bounds: bounds)
+            scan.invalidOffsets = invalid
+        }
         return scan
     }
 
+    /// Why the valid-looking record at `offset` was dropped: its string, its time, or its order.
+    private func invalidProblem(_ shape: RecordShape, at offset: Int, bounds: TimeBounds) -> String {
+        if shape.hasString && stringTooLong(shape, at: offset) {
+            return "(\(shape.type.name)) has a \(u32(offset + shape.minLength - 4))-byte string, over the recorder's \(TraceLayout.maxStringLength)"
+        }
+        let tsc = u64(offset + 8)
+        if !bounds.contains(tsc) { return "(\(shape.type.name)) has TSC \(tsc), outside the trace's time range" }
+        return "(\(shape.type.name)) has TSC \(tsc), earlier than the record before it"
+    }
+
     /// What the scan makes of a record off its common path.
-    enum SpecialRecord { case damaged, unknown, known, threadName }
+    enum SpecialRecord { case damaged, unknown, invalid, known, threadName }
 
     @inline(never)
     private func classifySpecial(_ shape: RecordShape, at offset: Int, length: Int, end: Int) -> SpecialRecord {
@@ -142,7 +184,14 @@ extension TraceBytes {
             return .damaged
         }
         if !shape.isKnown { return .unknown }
+        if shape.hasString && stringTooLong(shape, at: offset) { return .invalid }
         return shape.type == .threadName ? .threadName : .known
+    }
+
+    /// A string longer than the recorder ever writes (it truncates at maxStringLength).
+    @inline(__always)
+    private func stringTooLong(_ shape: RecordShape, at offset: Int) -> Bool {
+        Int(u32(offset &+ shape.minLength &- 4)) > TraceLayout.maxStringLength
     }
 
     /// Whether the string of a record of a string type fits in its `length` bytes (at least

@@ -22,6 +22,9 @@ public final class TraceFile: @unchecked Sendable {
     public let unwrittenChunkCount: Int
     /// Records of types this reader does not know (newer minor version), skipped.
     public let unknownRecordCount: Int
+    /// Records that break the validation rules (docs/trace-format.md, "Validation"): dropped
+    /// with a warning, never delivered. Non-zero means the trace is inconsistent.
+    public let invalidRecordCount: Int
 
     private let bytes: TraceBytes
     private let streams: [ThreadStream]
@@ -51,6 +54,7 @@ public final class TraceFile: @unchecked Sendable {
         chunkCount = index.chunkCount
         unwrittenChunkCount = index.unwrittenChunkCount
         unknownRecordCount = index.unknownRecordCount
+        invalidRecordCount = index.invalidRecordCount
         streams = index.streams
         maxTsc = index.maxTsc
     }
@@ -63,7 +67,7 @@ public final class TraceFile: @unchecked Sendable {
     public var endTime: UInt64 {
         let lastEvent = threads.map(\.lastTime).max() ?? 0
         guard header.finalTsc != 0 else { return lastEvent }
-        return max(lastEvent, clock.time(ofTSC: header.finalTsc))
+        return max(lastEvent, min(clock.time(ofTSC: header.finalTsc), TraceLimits.maxTraceNs))
     }
 
     /// Calls `body` with every event of the file in time order. Each thread's records are

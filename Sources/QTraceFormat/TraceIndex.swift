@@ -33,12 +33,18 @@ struct TraceIndex {
     var maxTsc: UInt64 = 0
     var threads: [ThreadInfo] = []
     var warnings: [TraceWarning] = []
+    /// Records dropped by the validation rules (TraceValidation.swift), in no other count.
+    var invalidRecordCount = 0
+    /// The TSC range of valid records.
+    var bounds = TimeBounds.unbounded
 
     init(bytes: TraceBytes, path: String) throws {
         header = try Self.readHeader(bytes, path: path)
+        for problem in header.dropImplausibleFields() { warnings.append(TraceWarning(chunk: nil, message: problem)) }
         let usable = try locateChunks(bytes, path: path)
         let chunks = readChunkHeaders(bytes, usable: usable)
-        clock = Self.fitClock(header: header, chunks: chunks)
+        clock = fitClock(chunks: chunks)
+        bounds = TimeBounds(clock: clock, finalTsc: header.finalTsc)
         buildStreams(bytes, chunks: chunks)
     }
 
@@ -143,12 +149,24 @@ struct TraceIndex {
         return chunks
     }
 
-    static func fitClock(header: TraceHeader, chunks: [ChunkEntry]) -> TraceClock {
+    /// The clock line through the plausible calibration pairs (a chunk's pair that lies is
+    /// left out with a warning); a line that is no clock falls back to tsc_hz or 1 tick = 1 ns.
+    private mutating func fitClock(chunks: [ChunkEntry]) -> TraceClock {
         let initPair = CalibrationPair(tsc: header.initTsc, monoNs: header.initMonoNs)
         var pairs = [initPair]
-        pairs.append(contentsOf: chunks.map(\.calibration))
+        for chunk in chunks {
+            if let problem = chunk.calibration.problem(initPair: initPair, tscHz: header.tscHz) {
+                warnings.append(TraceWarning(chunk: chunk.index, message: "calibration pair \(problem), not used"))
+            } else {
+                pairs.append(chunk.calibration)
+            }
+        }
         if header.finalTsc != 0 { pairs.append(CalibrationPair(tsc: header.finalTsc, monoNs: header.finalMonoNs)) }
-        return TraceClock.fit(initPair: initPair, pairs: pairs, tscHz: header.tscHz)
+        let clock = TraceClock.fit(initPair: initPair, pairs: pairs, tscHz: header.tscHz)
+        if clock.isPlausible { return clock }
+        warnings.append(TraceWarning(chunk: nil, message:
+            "calibration pairs give no plausible clock (\(clock.ticksPerSecond) ticks/s), using \(header.tscHz == 0 ? "1 tick = 1 ns" : "header tsc_hz")"))
+        return TraceClock.fit(initPair: initPair, pairs: [initPair], tscHz: header.tscHz)
     }
 
     // MARK: Streams
@@ -183,21 +201,28 @@ struct TraceIndex {
             var firstTsc: UInt64?, lastTsc: UInt64 = 0, count = 0
             for chunk in group {
                 if let headerName = chunk.name, !(name ?? "").hasPrefix(headerName) { name = headerName }
-                let scan = bytes.scanRecords(start: chunk.start + TraceLayout.chunkHeaderSize, end: chunk.end, shapes: shapes)
+                let recordsStart = chunk.start + TraceLayout.chunkHeaderSize
+                let scan = bytes.scanRecords(start: recordsStart, end: chunk.end, shapes: shapes, bounds: bounds)
                 if let problem = scan.problem {
                     warnings.append(TraceWarning(chunk: chunk.index, message: "tid \(tid): \(problem); rest of the chunk skipped"))
                 }
-                if let offset = scan.lastThreadNameOffset { name = bytes.threadName(record: offset) }
-                if scan.validEnd > chunk.start + TraceLayout.chunkHeaderSize {
-                    stream.spans.append(RecordSpan(start: chunk.start + TraceLayout.chunkHeaderSize, end: scan.validEnd))
+                if let problem = scan.invalidProblem {
+                    let count = scan.invalidOffsets.count
+                    warnings.append(TraceWarning(chunk: chunk.index, message:
+                        "tid \(tid): \(count) invalid record\(count == 1 ? "" : "s") dropped, the first: \(problem)"))
+                    invalidRecordCount += count
                 }
+                if let offset = scan.lastThreadNameOffset { name = bytes.threadName(record: offset) }
+                stream.spans += bytes.spans(from: recordsStart, to: scan.validEnd, excluding: scan.invalidOffsets)
                 if firstTsc == nil { firstTsc = scan.firstTsc }
                 if scan.eventCount > 0 { lastTsc = scan.lastTsc; maxTsc = max(maxTsc, scan.lastTsc) }
                 count += scan.eventCount
                 unknownRecordCount += scan.unknownCount
             }
             eventCount += count
-            let first = clock.time(ofTSC: firstTsc ?? group[0].calibration.tsc)
+            // A chunk's claim TSC is only a fallback, and may lie: kept within the bounds.
+            let claim = Swift.min(Swift.max(group[0].calibration.tsc, bounds.low), bounds.low &+ bounds.span)
+            let first = clock.time(ofTSC: firstTsc ?? claim)
             let last = firstTsc == nil ? first : clock.time(ofTSC: lastTsc)
             let info = ThreadInfo(tid: tid, name: name, firstTime: first, lastTime: last, eventCount: count, chunkCount: group.count)
             built.append((stream, info, group[0].index))
@@ -213,6 +238,18 @@ struct TraceIndex {
 }
 
 extension TraceBytes {
+    /// The valid record runs of `start..<end`: the whole range less the dropped records.
+    fileprivate func spans(from start: Int, to end: Int, excluding dropped: [Int]) -> [RecordSpan] {
+        var spans: [RecordSpan] = []
+        var runStart = start
+        for offset in dropped {
+            if offset > runStart { spans.append(RecordSpan(start: runStart, end: offset)) }
+            runStart = offset + Int(truncatingIfNeeded: (u64(offset) >> 16) & 0xFFFF)
+        }
+        if end > runStart { spans.append(RecordSpan(start: runStart, end: end)) }
+        return spans
+    }
+
     /// The name in a validated THREAD_NAME record.
     fileprivate func threadName(record offset: Int) -> String {
         let layout = RecordLayout(.threadName)

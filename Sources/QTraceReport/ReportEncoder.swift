@@ -293,8 +293,9 @@ struct ReportEncoder {
                 ("ncpu", .int(m.ncpu)), ("durationNs", .int(max(m.durationNs, layout.traceEnd))),
                 ("droppedEvents", .int(m.droppedEvents)), ("shimOverheadNs", .number(m.shimOverheadNsPerEvent)),
                 ("qtraceVersion", .string(m.qtraceVersion)),
-            // Only when said: reports of traces without drops stay as they were.
-            ] + (m.dropReason.isEmpty ? [] : [("dropReason", .string(m.dropReason))]))),
+            // Only when said: reports of traces without drops or lies stay as they were.
+            ] + (m.dropReason.isEmpty ? [] : [("dropReason", .string(m.dropReason))])
+              + (m.invalidEvents > 0 ? [("invalidEvents", .int(m.invalidEvents))] : []))),
             ("processes", .array(input.processes.map { p in
                 .object([
                     ("pid", .int(p.pid)), ("executable", .string(p.executable)), ("commandLine", .string(p.commandLine)),

@@ -8,14 +8,15 @@ extension ReportInput {
     /// `host`: the machine the process ran on (the LTTng trace's hostname; "" if unknown).
     public init(analysis: AnalysisResult, header: TraceHeader, qtraceVersion: String, host: String = "") {
         let model = analysis.model
-        let end = Int64(model.endTime)
+        // Times are within 2^50 ns (the reader's bounds); counts and payload values saturate.
+        let end = Int64(clamping: model.endTime)
         let builder = AnalysisReportBuilder(model: model, end: end)
         self.init(
             meta: ReportMeta(
                 title: AnalysisReportBuilder.title(header), commandLine: header.commandLine, pid: Int(header.pid),
-                ncpu: Int(header.ncpu), durationNs: Int64(model.duration), droppedEvents: Int64(header.droppedEvents),
+                ncpu: Int(header.ncpu), durationNs: Int64(clamping: model.duration), droppedEvents: Int64(clamping: header.droppedEvents),
                 shimOverheadNsPerEvent: Double(header.shimOverheadNs), qtraceVersion: qtraceVersion,
-                dropReason: header.dropReason ?? ""),
+                dropReason: header.dropReason ?? "", invalidEvents: Int64(model.info.invalidEvents)),
             threads: builder.threads(),
             queues: builder.queues(),
             items: builder.items(),
@@ -35,8 +36,8 @@ extension ReportInput {
             },
             processes: [ReportProcess(
                 pid: Int(header.pid), executable: AnalysisReportBuilder.executableName(header), commandLine: header.commandLine,
-                host: host, realtimeStartNs: Int64(clamping: header.initRealtimeNs), durationNs: Int64(model.duration),
-                droppedEvents: Int64(header.droppedEvents))],
+                host: host, realtimeStartNs: Int64(clamping: header.initRealtimeNs), durationNs: Int64(clamping: model.duration),
+                droppedEvents: Int64(clamping: header.droppedEvents))],
             sched: builder.sched()
         )
         codes = builder.codes()
@@ -175,7 +176,8 @@ struct AnalysisReportBuilder {
             let queueLabel = model.queues[safe: s.queue].map(queueName) ?? ""
             let runs = s.runs.compactMap { run -> ReportSourceRun? in
                 guard let item = model.items[safe: run.item], let start = item.started else { return nil }
-                return ReportSourceRun(startNs: Int64(start), endNs: Int64(item.ended ?? model.endTime), data: Int64(run.data))
+                return ReportSourceRun(startNs: Int64(clamping: start), endNs: Int64(clamping: item.ended ?? model.endTime),
+                                       data: Int64(clamping: run.data))
             }
             let suspended = s.suspensions.map { ReportSpan(startNs: Int64($0.start), endNs: Int64($0.end ?? model.endTime)) }
             return ReportSource(index: i, label: "\(s.type.name) source #\(i)" + (queueLabel.isEmpty ? "" : " → \(queueLabel)"),

@@ -73,7 +73,8 @@ extension ReportInput {
             pid: first.pid, ncpu: inputs.map(\.meta.ncpu).max() ?? 1, durationNs: 0,
             droppedEvents: inputs.map(\.meta.droppedEvents).reduce(0, +),
             shimOverheadNsPerEvent: first.shimOverheadNsPerEvent, qtraceVersion: first.qtraceVersion,
-            dropReason: Set(inputs.map(\.meta.dropReason).filter { !$0.isEmpty }).sorted().joined(separator: ", "))
+            dropReason: Set(inputs.map(\.meta.dropReason).filter { !$0.isEmpty }).sorted().joined(separator: ", "),
+            invalidEvents: inputs.map(\.meta.invalidEvents).reduce(0, +))
     }
 
     /// Appends one process's input, moved by `shift`.

@@ -112,12 +112,17 @@ public struct ReportMeta: Sendable {
     public var dropReason: String
     public var shimOverheadNsPerEvent: Double
     public var qtraceVersion: String
+    /// Records the reader dropped as inconsistent (TraceInfo.invalidEvents): the header then
+    /// says "inconsistent trace: N events dropped".
+    public var invalidEvents: Int64
 
     public init(
         title: String, commandLine: String = "", pid: Int = 0, ncpu: Int = 1, durationNs: Int64,
-        droppedEvents: Int64 = 0, shimOverheadNsPerEvent: Double = 0, qtraceVersion: String = "", dropReason: String = ""
+        droppedEvents: Int64 = 0, shimOverheadNsPerEvent: Double = 0, qtraceVersion: String = "", dropReason: String = "",
+        invalidEvents: Int64 = 0
     ) {
         self.dropReason = dropReason
+        self.invalidEvents = invalidEvents
         self.title = title
         self.commandLine = commandLine
         self.pid = pid

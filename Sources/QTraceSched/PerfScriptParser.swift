@@ -152,7 +152,10 @@ private struct Scanner {
         }
         guard digits > 0 else { return nil }
         for _ in digits..<max(digits, 9) { fraction *= 10 }
-        return UInt64(seconds) * 1_000_000_000 + fraction
+        // Up to 18 digits of seconds: more than a UInt64 of nanoseconds holds is no timestamp.
+        let (ns, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        let (time, carry) = ns.addingReportingOverflow(fraction)
+        return overflow || carry ? nil : time
     }
 }
 

@@ -67,7 +67,10 @@ public enum SchedStateConverter {
         mutating func emit(_ record: PerfSchedRecord, thread: Int32, state: SchedState, flags: SchedFlags, other: Int32) {
             if let now = current[thread], now.state == state, now.flags == flags { return }
             current[thread] = (state, flags)
-            let event = Event(type: .schedState, time: started ? record.timeNs - initMonoNs : 0,
+            // perf's records come in time order; one that does not (a damaged perf.data) may
+            // precede the start: it gets time 0, and the trace reader drops it as going back.
+            let time = started && record.timeNs >= initMonoNs ? record.timeNs - initMonoNs : 0
+            let event = Event(type: .schedState, time: time,
                               tid: TraceLayout.schedStreamTid, arg: state.rawValue, flags: flags.rawValue,
                               a: UInt64(UInt32(bitPattern: thread)), b: UInt64(record.cpu),
                               c: UInt64(UInt32(bitPattern: other)))

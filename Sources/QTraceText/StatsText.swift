@@ -56,6 +56,8 @@ public enum StatsText {
             overhead += ", \(o.droppedEvents) events DROPPED" + (model.info.dropReason.map { ": " + $0 } ?? "")
         }
         lines.append(overhead)
+        let invalid = model.info.invalidEvents
+        if invalid > 0 { lines.append("WARNING    " + inconsistentTraceMessage(invalid)) }
         return lines.joined(separator: "\n") + "\n"
     }
 

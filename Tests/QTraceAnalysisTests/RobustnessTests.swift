@@ -6,20 +6,10 @@ import QTraceText
 /// Damaged and hostile input must not trap: random records over small id and address spaces
 /// (collisions, ends without starts, waits without begins, reused tids, time going back).
 final class RobustnessTests: XCTestCase {
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     func testRandomEventsNeverTrap() throws {
         for seed: UInt64 in 1...4 {
-            var rng = SplitMix(state: seed)
+            var rng = SplitMix64(seed: seed)
             var events: [Event] = []
             var t: UInt64 = 0
             let types = EventType.allCases

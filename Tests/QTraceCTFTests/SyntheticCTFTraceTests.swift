@@ -28,6 +28,17 @@ final class SyntheticCTFTraceTests: XCTestCase {
         XCTAssertEqual(strings, ["lab\u{FFFD}l", "ab"], "invalid UTF-8 replaced; a text sequence ends at its NUL")
     }
 
+    /// The CTF fuzzer's seeds (Fuzz/corpus/ctf, docs/fuzzing.md) are this trace, written into
+    /// $QTRACE_WRITE_FUZZ_SEEDS when set; `qtrace-fuzz` packs them (CTFInput).
+    func testWritesTheFuzzSeedsWhenAsked() throws {
+        guard let out = ProcessInfo.processInfo.environment["QTRACE_WRITE_FUZZ_SEEDS"] else {
+            throw XCTSkip("QTRACE_WRITE_FUZZ_SEEDS not set")
+        }
+        for packetized in [false, true] {
+            try SyntheticTrace().write(to: out + (packetized ? "/packetized" : "/plain"), packetizedMetadata: packetized)
+        }
+    }
+
     func testPacketizedMetadata() throws {
         let dir = TestPaths.tempDir("packetized")
         try SyntheticTrace().write(to: dir.path, packetizedMetadata: true)

@@ -19,18 +19,8 @@ func writeBytes(_ bytes: [UInt8], to path: String) throws {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
 }
 
-/// SplitMix64: reproducible fuzzing without Foundation's random sources.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// Reproducible fuzzing without Foundation's random sources.
+typealias SeededGenerator = SplitMix64
 
 /// One event of `type` with every field the record stores set to a distinctive value and
 /// every field it does not store left 0 (the reader returns 0 for those).

@@ -43,4 +43,13 @@ final class PerfScriptParserTests: XCTestCase {
             XCTAssertNil(PerfScriptParser.parse(line), line)
         }
     }
+
+    /// Timestamps beyond a UInt64 of nanoseconds are no timestamps (they trapped, found by the
+    /// perf fuzzer: docs/fuzzing.md).
+    func testTimestampsTooLargeForNanosecondsAreNotRecords() {
+        let wake = ": sched:sched_wakeup: comm=a pid=1 prio=1 target_cpu=000"
+        XCTAssertNil(PerfScriptParser.parse("10/10 [000] 999999999999999999.0" + wake))
+        XCTAssertNil(PerfScriptParser.parse("10/10 [000] 18446744073.999999999" + wake))
+        XCTAssertEqual(PerfScriptParser.parse("10/10 [000] 18446744073.709551615" + wake)?.timeNs, .max)
+    }
 }

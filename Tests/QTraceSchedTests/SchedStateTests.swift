@@ -45,6 +45,15 @@ final class SchedStateTests: XCTestCase {
         ])
     }
 
+    /// A record out of time order that precedes the start (a damaged perf.data; it trapped,
+    /// found by the perf fuzzer) gets time 0 instead of wrapping: the trace reader then drops
+    /// it as going back in time.
+    func testARecordBeforeTheStartAfterItBecomesTimeZero() {
+        let records = [switched(2000, pid: 10, from: 10, "S", to: 99), switched(500, pid: 99, from: 99, "S", to: 10)]
+        let events = SchedStateConverter.events(from: records, pid: 10, tids: [10], initMonoNs: 1000, endMonoNs: 10000)
+        XCTAssertEqual(events.map(\.time), [1000, 0])
+    }
+
     /// An item from 1000 to 9000 on a thread running 0–2000, sleeping 2000–5000, runnable
     /// 5000–6000, running 6000–8000, sleeping from 8000: 3000 running, 1000 runnable, 4000
     /// sleeping. Another thread's states do not count.
