@@ -244,11 +244,13 @@ struct ReportEncoder {
                     payload.doubleColumn("max", steps.max)
                 }
             }
-            out.append(.object([
+            var fields: [(String, JSONValue)] = [
                 ("name", .string(series.name)), ("kind", .string(series.kind.rawValue)),
                 ("queue", .int(series.queueIndex)), ("table", .string(table)),
                 ("bucketNs", .int(steps.bucketNs)), ("points", .int(series.timesNs.count)),
-            ]))
+            ]
+            if series.process >= 0 { fields.append(("process", .int(series.process))) }
+            out.append(.object(fields))
         }
         return out
     }
@@ -292,13 +294,16 @@ struct ReportEncoder {
                 ("title", .string(m.title)), ("commandLine", .string(m.commandLine)), ("pid", .int(m.pid)),
                 ("ncpu", .int(m.ncpu)), ("durationNs", .int(max(m.durationNs, layout.traceEnd))),
                 ("droppedEvents", .int(m.droppedEvents)), ("shimOverheadNs", .number(m.shimOverheadNsPerEvent)),
-                ("qtraceVersion", .string(m.qtraceVersion)),
+                ("qtraceVersion", .string(m.qtraceVersion)), ("peakThreadsAlive", .int(m.peakThreadsAlive)),
             ])),
             ("processes", .array(input.processes.map { p in
                 .object([
                     ("pid", .int(p.pid)), ("executable", .string(p.executable)), ("commandLine", .string(p.commandLine)),
                     ("host", .string(p.host)), ("title", .string(p.title)), ("realtimeStartNs", .int(p.realtimeStartNs)),
                     ("offset", .int(p.offsetNs)), ("durationNs", .int(p.durationNs)), ("droppedEvents", .int(p.droppedEvents)),
+                    ("arguments", .string(p.arguments)), ("items", .int(p.items)), ("threads", .int(p.threads)),
+                    ("peakThreadsAlive", .int(p.peakThreadsAlive)), ("busy", .int(p.busyNs)),
+                    ("busiestQueue", .int(p.busiestQueue)), ("findings", .int(p.findings)),
                 ])
             })),
             ("itemKinds", .array(ReportItemKind.allCases.map { .string($0.name) })),

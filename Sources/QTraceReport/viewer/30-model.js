@@ -277,6 +277,9 @@ function buildCounters(m, h, T) {
   });
   const byKind = (kind) => m.counters.find((c) => c.kind === kind) || null;
   m.threadCounters = { alive: byKind("threadsAlive"), running: byKind("threadsRunning"), blocked: byKind("threadsBlocked") };
+  // A report of several processes: each one's running threads (its collapsed lane group).
+  m.processRunning = m.processes.map(() => null);
+  for (const c of m.counters) if (c.kind === "processThreadsRunning" && c.process >= 0 && c.process < m.processes.length) m.processRunning[c.process] = c;
   m.backlogSeries = new Array(m.queues.length).fill(null);
   for (const c of m.counters) if (c.kind === "backlog" && c.queue >= 0 && c.queue < m.queues.length) m.backlogSeries[c.queue] = c;
   m.backlogMax = new Array(m.queues.length).fill(-1);
@@ -392,9 +395,9 @@ function setFigures(m) {
   m.queueCounted = m.queues.map((q) => !analysed || q.items >= 0);
 }
 
-/** How many queues the analysis found (in process `process`, or in all when undefined). */
-function queueCount(m, process) {
-  return m.queues.filter((q, i) => m.queueCounted[i] && (process === undefined || q.process === process)).length;
+/** How many queues the analysis found. */
+function queueCount(m) {
+  return m.queues.filter((q, i) => m.queueCounted[i]).length;
 }
 
 /** A figure of the Stats tables (object's row, column key), or undefined: details show it as is. */

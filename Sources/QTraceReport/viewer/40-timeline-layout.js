@@ -47,6 +47,7 @@ class Timeline {
     this.threadMax = Math.max(model.meta.ncpu, ...maxOfSeries(model.threadCounters.alive));
     this.alphaScale = 1;
     if (model.tasks.length > TASKS_EXPANDED_MAX) this.collapsed.add("section:tasks");
+    this.initProcesses();
     this.packGroups();
     this.packIntervals();
     this.buildLanes();
@@ -67,20 +68,12 @@ class Timeline {
       return this.collapsed.has(`section:${key}`);
     };
     if (m.processes.length > 1) {
-      // Several processes: the total thread count, then a collapsible group per process.
+      // Several processes: the total thread count, then a collapsible group per process
+      // (46-timeline-processes.js).
       if (m.threadCounters.alive) {
         lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", subtitle: "all processes", height: COUNT_H });
       }
-      const threadOrder = this.threadOrder(), queueOrder = this.queueTreeOrder();
-      m.processes.forEach((p, pi) => {
-        const threads = threadOrder.filter((t) => m.threads[t].process === pi);
-        const queues = queueOrder.filter(({ q }) => m.queues[q].process === pi);
-        lanes.push({ kind: "section", key: `section:process:${pi}`, process: pi, title: p.title,
-          count: `${threads.length} threads · ${queueCount(m, pi)} queues`, height: SECTION_H });
-        if (this.collapsed.has(`section:process:${pi}`)) return;
-        threads.forEach((t) => lanes.push(this.threadLane(t)));
-        queues.forEach((entry) => lanes.push(this.queueLane(entry)));
-      });
+      this.addProcessLanes(lanes);
     } else {
       if (!section("threads", "Threads", m.threads.length)) {
         if (m.threadCounters.alive) lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", height: COUNT_H });
@@ -298,7 +291,10 @@ class Timeline {
     if (sectionOf[kind] && this.collapsed.has(`section:${sectionOf[kind]}`)) this.collapsed.delete(`section:${sectionOf[kind]}`);
     const object = kind === "thread" ? this.m.threads[Number(key.split(":")[1])]
       : kind === "queue" ? this.m.queues[Number(key.split(":")[1])] : null;
-    if (object && this.m.processes.length > 1) this.collapsed.delete(`section:process:${object.process}`);
+    if (object && this.m.processes.length > 1) {
+      this.collapsed.delete(`section:process:${object.process}`);
+      this.hiddenProcesses.delete(object.process);
+    }
     if (kind === "task") {
       let t = this.m.tasks[Number(key.split(":")[1])]?.parent ?? -1;
       for (let guard = 0; t >= 0 && guard < 64; guard++) {
@@ -336,6 +332,7 @@ class Timeline {
     return this.lanes.map((l) => {
       const lane = { kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height };
       if (l.count !== undefined) lane.count = l.count;
+      if (l.process !== undefined) lane.process = l.process;
       // Where the scheduling strip is drawn (canvas px), for the browser tests.
       if (l.kind === "thread" && this.m.threadSched) lane.schedStrip = lane.top + LANE_PAD + l.rows * THREAD_ROW_H + 1;
       return lane;

@@ -80,6 +80,7 @@ Object.assign(Timeline.prototype, {
       case "thread": this.drawThreadLane(lane, y); break;
       case "threadcount": this.drawThreadCount(lane, y); break;
       case "queue": this.drawQueueLane(lane, y); break;
+      case "process": this.drawProcessSummary(lane, y); break;
       case "task": this.drawTaskLane(lane, y); break;
       case "source": this.drawSourceLane(lane, y); break;
       case "groups": this.drawGroups(lane, y); break;
@@ -117,6 +118,12 @@ Object.assign(Timeline.prototype, {
       ctx.fillStyle = this.colors[lane.obj];
       ctx.fillRect(x, y + 7, 8, 8);
       x += 14;
+    } else if (lane.kind === "process") {
+      // A collapsed process group: its header's marker, and its name as the lane's title.
+      ctx.fillStyle = "#8d98aa";
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.fillText("▸", x - 4, y + 12);
+      x += 6;
     } else if (lane.kind === "thread") {
       const thread = this.m.threads[lane.obj];
       ctx.fillStyle = thread.kind === "main" ? MAIN_COLOR : thread.kind === "worker" ? "#6e7b91" : "#4c5566";

@@ -167,7 +167,7 @@ Object.assign(Timeline.prototype, {
   onClick(hit) {
     if (hit.area === "gutter") {
       const lane = hit.lane;
-      if (lane.kind === "section" || ((lane.kind === "queue" || lane.kind === "task") && lane.hasChildren)) {
+      if (lane.kind === "section" || lane.kind === "process" || ((lane.kind === "queue" || lane.kind === "task") && lane.hasChildren)) {
         this.toggleCollapsed(lane.key);
         if (lane.kind === "task") this.app.details.showTask(lane.obj);
       } else if (lane.kind === "task") this.app.details.showTask(lane.obj);
@@ -176,7 +176,7 @@ Object.assign(Timeline.prototype, {
       return;
     }
     if (hit.area !== "plot") return;
-    if (hit.lane.kind === "section") {
+    if (hit.lane.kind === "section" || hit.lane.kind === "process") {
       this.toggleCollapsed(hit.lane.key);
       return;
     }

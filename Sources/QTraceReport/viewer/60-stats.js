@@ -22,6 +22,13 @@ class StatsView {
     this.syncActiveRow(viewState.filter);
   }
 
+  /** Opens the Stats tab at table `id`. */
+  showTable(id) {
+    this.app.openTab("stats");
+    const t = this.root.querySelector(`table[data-table-id='${id}']`);
+    if (t) t.closest(".table-wrap").previousElementSibling.scrollIntoView({ block: "start" });
+  }
+
   buildTable(table) {
     const m = this.m;
     this.root.appendChild(el("h2", null, table.title));
@@ -56,6 +63,8 @@ class StatsView {
     table.columns.forEach((column, k) => {
       const value = row.values[k];
       const td = el("td", isText[k] ? "text" : "");
+      // Long text (a process's arguments) is cut by the stylesheet; the whole is on hover.
+      if (column.key === "arguments") td.classList.add("clip");
       if (typeof value === "number") {
         td.dataset.value = String(value);
         td.textContent = fmtValue(value, column.unit);
@@ -81,6 +90,13 @@ class StatsView {
       tr.classList.add("clickable");
       tr.dataset.object = String(row.object);
       tr.addEventListener("click", () => this.followCodeRow(table.rowObject, row.object, tr));
+    }
+    if (row.object >= 0 && table.rowObject === "process") {
+      tr.classList.add("clickable");
+      tr.addEventListener("click", () => {
+        this.app.openTab("timeline");
+        this.app.timeline.revealProcess(row.object);
+      });
     }
     if (row.object >= 0 && (table.rowObject === "queue" || table.rowObject === "thread")) {
       tr.addEventListener("click", () => {
