@@ -84,10 +84,10 @@ class Timeline {
       }
     }
     this.addTaskLanes(lanes, section);
-    if (m.sources.length && !section("sources", "Sources", m.sources.length)) {
-      m.sources.forEach((s, i) => {
-        lanes.push({ kind: "source", key: `source:${i}`, obj: i, title: s.label, subtitle: s.type, height: 38 });
-      });
+    // With several processes, a source is in its queue's process group; the rest are here.
+    const sources = m.sources.map((_, i) => i).filter((i) => m.processes.length < 2 || sourceProcess(m, i) < 0);
+    if (sources.length && !section("sources", "Sources", sources.length)) {
+      sources.forEach((i) => lanes.push(this.sourceLane(i)));
     }
     if (m.groups.length && !section("groups", "Groups", m.groups.length)) {
       lanes.push({ kind: "groups", key: "groups", title: "Groups", subtitle: "enter → leave → notify",
@@ -131,6 +131,11 @@ class Timeline {
       backlog, pendingRows, runRows,
       height: LANE_PAD * 2 + backlog + pendingRows * QUEUE_PENDING_H + (pendingRows ? 2 : 0) + runRows * QUEUE_RUN_H,
     };
+  }
+
+  sourceLane(i) {
+    const source = this.m.sources[i];
+    return { kind: "source", key: `source:${i}`, obj: i, title: source.label, subtitle: source.type, height: 38 };
   }
 
   /** Main thread first, then workers as they appear, then other threads. */

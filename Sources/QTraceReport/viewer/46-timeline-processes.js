@@ -1,5 +1,5 @@
 // A report of several processes in the timeline, added to the Timeline class: a lane group per
-// process (a header, then its threads and queues), busiest process first (the analysis' busy
+// process (a header, then its threads, queues and sources), busiest process first (the analysis' busy
 // time of its threads). Beyond a few processes the groups start collapsed, each one summary
 // lane (its running threads over its life), so 50 processes take 50 short lanes, not a wall.
 // The process picker (48-process-picker.js) hides and shows groups.
@@ -25,6 +25,8 @@ Object.assign(Timeline.prototype, {
     const threadsOf = m.processes.map(() => []), queuesOf = m.processes.map(() => []);
     for (const t of this.threadOrder()) threadsOf[m.threads[t].process]?.push(t);
     for (const entry of this.queueTreeOrder()) queuesOf[m.queues[entry.q].process]?.push(entry);
+    const sourcesOf = m.processes.map(() => []);
+    m.sources.forEach((_, i) => sourcesOf[sourceProcess(m, i)]?.push(i));
     const queuesCounted = queueCountsByProcess(m);
     for (const p of this.processOrder) {
       if (this.hiddenProcesses.has(p)) continue;
@@ -38,6 +40,7 @@ Object.assign(Timeline.prototype, {
       lanes.push({ kind: "section", key, process: p, title: m.processes[p].title, count, height: SECTION_H });
       threadsOf[p].forEach((t) => lanes.push(this.threadLane(t)));
       queuesOf[p].forEach((entry) => lanes.push(this.queueLane(entry)));
+      sourcesOf[p].forEach((i) => lanes.push(this.sourceLane(i)));
     }
   },
 
@@ -91,6 +94,12 @@ Object.assign(Timeline.prototype, {
 function processesByActivity(m) {
   const busy = (p) => (m.processes[p].busy > 0 ? m.processes[p].busy : 0);
   return m.processes.map((_, p) => p).sort((a, b) => busy(b) - busy(a) || a - b);
+}
+
+/** The process of source i (its queue's), or -1. */
+function sourceProcess(m, i) {
+  const queue = m.queues[m.sources[i].queue];
+  return queue && queue.process >= 0 ? queue.process : -1;
 }
 
 /** How many queues the analysis found in each process (one pass over the queues). */
