@@ -32,11 +32,20 @@ struct ReportEncoder {
     var payload = PayloadBuilder()
     var strings = StringTable()
     var lod: LevelsOfDetail
+    /// The distinct bucket bounds of the histograms (one, usually): written once, not per queue.
+    let histogramBounds: [[Double]]
+    private let histogramBoundsIndex: [[Double]: Int]
 
     init(_ input: ReportInput) {
         self.input = input
         layout = ItemLayout(input.items, traceEnd: max(0, input.meta.durationNs))
         lod = LevelsOfDetail(traceDurationNs: max(layout.traceEnd, input.meta.durationNs))
+        var bounds: [[Double]] = [], index: [[Double]: Int] = [:]
+        for h in input.histograms where index[h.boundsNs] == nil {
+            index[h.boundsNs] = bounds.count
+            bounds.append(h.boundsNs)
+        }
+        (histogramBounds, histogramBoundsIndex) = (bounds, index)
     }
 
     static func encode(_ input: ReportInput) -> EncodedReport {
@@ -285,6 +294,18 @@ struct ReportEncoder {
 
     // MARK: Header
 
+    /// A histogram as its bounds' index and the counts from its first to its last non-empty
+    /// bucket (`first`: the index of the first): at 100k queues, 20 bytes instead of 400.
+    private func histogramJSON(_ h: ReportHistogram) -> JSONValue {
+        let first = h.counts.firstIndex { $0 != 0 } ?? 0
+        let last = h.counts.lastIndex { $0 != 0 } ?? -1
+        let bounds = histogramBoundsIndex[h.boundsNs] ?? 0
+        return .object([
+            ("queue", .int(h.queueIndex)), ("metric", .string(h.metric.rawValue)), ("bounds", .int(bounds)),
+            ("first", .int(first)), ("counts", .ints(last >= first ? Array(h.counts[first...last]) : [])),
+        ])
+    }
+
     private func headerJSON(counters: [JSONValue]) -> JSONValue {
         let m = input.meta
         return .object([
@@ -345,12 +366,8 @@ struct ReportEncoder {
             })),
             ("counters", .array(counters)),
             ("stats", .array(input.stats.map(tableJSON))),
-            ("histograms", .array(input.histograms.map { h in
-                .object([
-                    ("queue", .int(h.queueIndex)), ("metric", .string(h.metric.rawValue)),
-                    ("bounds", .array(h.boundsNs.map { .number($0) })), ("counts", .ints(h.counts)),
-                ])
-            })),
+            ("histogramBounds", .array(histogramBounds.map { .array($0.map { .number($0) }) })),
+            ("histograms", .array(input.histograms.map(histogramJSON))),
             ("findings", .array(input.findings.map { f in
                 .object([
                     ("id", .string(f.id)), ("severity", .string(f.severity.rawValue)), ("message", .string(f.message)),

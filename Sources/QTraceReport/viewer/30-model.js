@@ -265,6 +265,21 @@ function lodLevelFor(lod, maxBucketNs) {
   return -1;
 }
 
+/**
+ * The histograms with their bounds and full counts: the writer stores each one's bounds as an
+ * index into `histogramBounds` and only its counts from `first` to the last non-empty bucket.
+ * (Older reports carry the arrays themselves.)
+ */
+function expandHistograms(h) {
+  return (h.histograms || []).map((x) => {
+    if (typeof x.bounds !== "number") return x;
+    const bounds = h.histogramBounds[x.bounds];
+    const counts = new Array(Math.max(0, bounds.length - 1)).fill(0);
+    x.counts.forEach((c, k) => (counts[x.first + k] = c));
+    return { queue: x.queue, metric: x.metric, bounds, counts };
+  });
+}
+
 function buildCounters(m, h, T) {
   m.counters = h.counters.map((c) => {
     // Derived backlogs are computed when first drawn (see backlogOf).

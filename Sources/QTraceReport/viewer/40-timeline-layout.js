@@ -22,6 +22,10 @@ const LANE_PAD = 4;
 const SCHED_STRIP_H = 6;
 const SCHED_COLORS = ["#3fb950", "#f0b429", "#4a6fa5"];
 const MIN_SPAN_NS = 50;
+/** More queues than this: the subtrees of more than QUEUE_CHILDREN_EXPANDED_MAX queues start
+ * collapsed, so 100k short-lived queues under a few targets are a few lanes until expanded. */
+const QUEUE_LANES_EXPANDED_MAX = 2000;
+const QUEUE_CHILDREN_EXPANDED_MAX = 50;
 
 class Timeline {
   constructor(model, app) {
@@ -48,6 +52,7 @@ class Timeline {
     this.alphaScale = 1;
     if (model.tasks.length > TASKS_EXPANDED_MAX) this.collapsed.add("section:tasks");
     this.initProcesses();
+    this.foldLargeSubtrees();
     this.packGroups();
     this.packIntervals();
     this.buildLanes();
@@ -172,6 +177,12 @@ class Timeline {
     return out;
   }
 
+  foldLargeSubtrees() {
+    const { children } = this.m.queueForest;
+    if (this.m.queues.length <= QUEUE_LANES_EXPANDED_MAX) return;
+    children.forEach((below, q) => { if (below.length > QUEUE_CHILDREN_EXPANDED_MAX) this.collapsed.add(`queue:${q}`); });
+  }
+
   toggleCollapsed(key) {
     if (this.collapsed.has(key)) this.collapsed.delete(key); else this.collapsed.add(key);
     this.buildLanes();
@@ -219,6 +230,14 @@ class Timeline {
   }
 
   // MARK: Geometry
+
+  /** [first, end) of the lanes overlapping content heights [y0, y1] (lanes are in y order). */
+  lanesBetween(y0, y1) {
+    const lanes = this.lanes;
+    const first = upperBoundBy((k) => lanes[k].y + lanes[k].height, y0, 0, lanes.length);
+    const end = upperBoundBy((k) => lanes[k].y, y1, first, lanes.length);
+    return [first, end];
+  }
 
   get plotX() {
     return GUTTER;

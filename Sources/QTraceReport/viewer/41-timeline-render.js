@@ -27,11 +27,9 @@ Object.assign(Timeline.prototype, {
     ctx.beginPath();
     ctx.rect(0, top, this.width, this.height - top);
     ctx.clip();
-    for (const lane of this.lanes) {
-      const y = this.laneTop(lane);
-      if (y + lane.height < top || y > this.height) continue;
-      this.drawLane(lane, y);
-    }
+    // Only the lanes on screen (a report of 100k queues has as many lanes).
+    const [first, end] = this.lanesBetween(this.scrollY, this.scrollY + this.height - top);
+    for (let k = first; k < end; k++) this.drawLane(this.lanes[k], this.laneTop(this.lanes[k]));
     ctx.save();
     ctx.beginPath();
     ctx.rect(GUTTER, top, this.plotW, this.height - top);

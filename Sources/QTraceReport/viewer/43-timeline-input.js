@@ -7,7 +7,8 @@ Object.assign(Timeline.prototype, {
   hitTest(x, y) {
     if (y < AXIS_H) return { area: "axis" };
     const cy = y - AXIS_H + this.scrollY;
-    const lane = this.lanes.find((l) => cy >= l.y && cy < l.y + l.height);
+    const [k] = this.lanesBetween(cy, cy);
+    const lane = k < this.lanes.length && this.lanes[k].y <= cy ? this.lanes[k] : null;
     if (!lane) return { area: "none" };
     if (x < GUTTER) return { area: "gutter", lane };
     const m = this.m;
