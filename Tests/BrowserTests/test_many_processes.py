@@ -11,12 +11,9 @@ PROCESSES = 50
 
 @pytest.fixture
 def many(driver, fixtures_dir):
-    from conftest import Report
+    from conftest import recorded_report
 
-    path = fixtures_dir / "real-many-processes.html"
-    if not path.exists():
-        pytest.fail(f"{path} missing: run the Swift tests with QTRACE_BROWSER_FIXTURES set (make test)")
-    return Report(driver, path)
+    return recorded_report(driver, fixtures_dir, "real-many-processes")
 
 
 def _process_lanes(report):
