@@ -156,3 +156,29 @@ def test_the_processes_table(many):
     assert many.state()["tab"] == "timeline"
     lane = next(lane for lane in _process_lanes(many) if lane["process"] == target)
     assert lane["kind"] == "section"
+
+
+def test_long_tables_are_paged(many):
+    """260 queues: the Queues table shows 200 rows and a button for the rest; sorting sorts them all."""
+    many.js("window.qtrace.openTab('stats')")
+    table = "table[data-table-id='queues']"
+    total = many.js("return JSON.parse(document.getElementById('qtrace-header').textContent).header.stats"
+                    ".find((t) => t.id === 'queues').rows.length")
+    assert total > 200
+    count = lambda: many.js(f"return document.querySelectorAll(\"{table} tbody tr\").length")
+    assert count() == 200
+    more = many.driver.find_element("css selector", f"{table} + button, .table-wrap:has({table}) + button.more")
+    assert more.text == f"Show {total - 200} more of {total - 200} rows"
+    # Sorting by items (descending) brings the largest to the top, from all rows, not the 200 shown.
+    items = many.js(f"return [...document.querySelectorAll(\"{table} th\")].findIndex((th) => th.dataset.key === 'items')")
+    header = many.driver.find_elements("css selector", f"{table} th button")[items]
+    header.click()
+    header.click()
+    top = many.js(f"return Number(document.querySelector(\"{table} tbody tr\").cells[arguments[0]].dataset.value)", items)
+    largest = many.js("return Math.max(...JSON.parse(document.getElementById('qtrace-header').textContent).header.stats"
+                      ".find((t) => t.id === 'queues').rows.map((r) => r.values[arguments[0]]))", items)
+    assert top == largest
+    assert count() == 200
+    more.click()
+    assert count() == total
+    assert not more.is_displayed()
