@@ -108,6 +108,23 @@ final class ReportWriterTests: XCTestCase {
         XCTAssertEqual(try report.column("items", "wait"), [100, 9_700])
     }
 
+    /// Histograms name their bounds by index (written once) and keep their non-empty span.
+    func testHistogramsShareTheirBoundsAndKeepTheirNonEmptySpan() throws {
+        var input = ReportInput(meta: ReportMeta(title: "h", durationNs: 1_000))
+        input.queues = [ReportQueue(index: 0, label: "q", kind: .serial), ReportQueue(index: 1, label: "r", kind: .serial)]
+        let bounds: [Double] = [64, 128, 256, 512, 1_024, 2_048, 4_096]
+        input.histograms = [
+            ReportHistogram(queueIndex: 0, metric: .wait, boundsNs: bounds, counts: [0, 0, 3, 0, 1, 0]),
+            ReportHistogram(queueIndex: 1, metric: .run, boundsNs: bounds, counts: [0, 0, 0, 0, 0, 0]),
+        ]
+        let header = try WrittenReport(try ReportWriter.html(input)).header
+        XCTAssertEqual(header["histogramBounds"] as? [[Double]], [bounds])
+        let written = try XCTUnwrap(header["histograms"] as? [[String: Any]])
+        XCTAssertEqual(written.map { $0["bounds"] as? Int }, [0, 0])
+        XCTAssertEqual(written.map { $0["first"] as? Int }, [2, 0])
+        XCTAssertEqual(written.map { $0["counts"] as? [Int] }, [[3, 0, 1], []])
+    }
+
     func testAnEmptyInputStillMakesAReport() throws {
         let report = try WrittenReport(try ReportWriter.html(ReportInput(meta: ReportMeta(title: "empty", durationNs: 0))))
         XCTAssertEqual(try report.column("items", "start"), [])
