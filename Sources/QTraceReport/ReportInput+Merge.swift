@@ -48,7 +48,7 @@ extension ReportInput {
     private func processTable() -> ReportTable {
         func number(_ v: Int) -> ReportValue { v < 0 ? .missing : .number(Double(v)) }
         let columns = [
-            ReportColumn(key: "pid", title: "PID", unit: "count"), ReportColumn(key: "executable", title: "Executable"),
+            ReportColumn(key: "pid", title: "PID", unit: "id"), ReportColumn(key: "executable", title: "Executable"),
             ReportColumn(key: "arguments", title: "Arguments"), ReportColumn(key: "duration_ns", title: "Duration", unit: "ns"),
             ReportColumn(key: "items", title: "Items", unit: "count"), ReportColumn(key: "threads", title: "Threads", unit: "count"),
             ReportColumn(key: "peak_threads_alive", title: "Peak alive", unit: "count"),
