@@ -120,9 +120,13 @@ def test_the_picker_hides_and_shows_groups(many):
 
 def test_a_collapsed_group_draws_its_process_life(many):
     """The summary lane paints the process's life (a band) where it ran, and nothing elsewhere."""
+    # Without the expanded group (as high as the window at times), the collapsed ones are on screen.
+    order = many.state()["processes"]["order"]
+    many.js("window.qtrace.showProcesses(arguments[0])", order[1:])
     many.js("window.qtrace.draw()")
     state = many.state()
     lane = next(lane for lane in _process_lanes(many) if lane["kind"] == "process")
+    assert lane["top"] + lane["height"] < _rect(many, "timeline")["height"], lane
     process = many.js("return JSON.parse(document.getElementById('qtrace-header').textContent).header.processes[arguments[0]]",
                       lane["process"])
     v0, v1 = state["visible"]["t0"], state["visible"]["t1"]
