@@ -283,7 +283,7 @@ function expandHistograms(h) {
 function buildCounters(m, h, T) {
   m.counters = h.counters.map((c) => {
     // Derived backlogs are computed when first drawn (see backlogOf).
-    if (c.derived) return { name: c.name, kind: c.kind, queue: c.queue, bucketNs: 0, derived: true };
+    if (c.derived) return { name: c.name || "backlog", kind: c.kind, queue: c.queue, bucketNs: 0, derived: true };
     const t = T[c.table];
     return {
       name: c.name, kind: c.kind, queue: c.queue, bucketNs: c.bucketNs,
