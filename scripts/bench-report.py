@@ -3,7 +3,10 @@
 the report size, bytes per event, time to write, time to first render and the memory of the
 tab in headless Chromium.
 
-  scripts/bench-report.py [--events 100000,1000000,10000000] [--out DIR] [--skip-build]
+  scripts/bench-report.py [--events 100000,1000000,10000000] [--queues N] [--out DIR] [--skip-build]
+
+--queues 100000: reports of that many queues (most with one or two items), for the report at
+100k queues; the table then also gives the time to open the Stats tab.
 
 The Swift half (generating and writing) is the XCTest QTraceReportTests.ReportBenchmarkTests,
 built in release mode into the .build-report scratch path. The browser half needs Debian's
@@ -22,12 +25,13 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def write_reports(events, out, skip_build):
+def write_reports(events, out, skip_build, queues=16):
     command = ["swift", "test", "-c", "release", "--scratch-path", ".build-report", "-Xswiftc", "-enable-testing",
                "--filter", "QTraceReportTests.ReportBenchmarkTests"]
     if skip_build:
         command.append("--skip-build")
-    env = dict(os.environ, QTRACE_BENCH_OUT=str(out), QTRACE_BENCH_EVENTS=",".join(map(str, events)))
+    env = dict(os.environ, QTRACE_BENCH_OUT=str(out), QTRACE_BENCH_EVENTS=",".join(map(str, events)),
+               QTRACE_BENCH_QUEUES=str(queues))
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     lines = [line for line in result.stdout.splitlines() if line.startswith("BENCH ")]
     if result.returncode != 0 or len(lines) != len(events):
@@ -94,6 +98,8 @@ def measure_in_browser(path):
         frames = [driver.execute_script("window.qtrace.zoomTo(arguments[0], arguments[1]); return window.qtrace.draw()",
                                         duration * a, duration * b)
                   for a, b in ((0, 1), (0.3, 0.35), (0.5, 0.5005), (0, 1))]
+        stats_ms = driver.execute_script(
+            "const t0 = performance.now(); window.qtrace.openTab('stats'); return performance.now() - t0")
         return {
             "first_render_ms": timings["firstRender"],
             "wall_s": wall,
@@ -102,6 +108,7 @@ def measure_in_browser(path):
             "array_buffers_mb": driver.execute_script("return window.qtrace.state().arrayBufferBytes") / 2**20,
             "renderer_rss_mb": renderer_rss_kb(driver.service.process.pid) / 1024,
             "max_frame_ms": max(frames),
+            "stats_tab_ms": stats_ms,
         }
     finally:
         driver.quit()
@@ -112,24 +119,26 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", default="100000,1000000,10000000")
     parser.add_argument("--out", default=None, help="where to keep the reports (default: a temporary directory)")
+    parser.add_argument("--queues", type=int, default=16)
     parser.add_argument("--skip-build", action="store_true")
     args = parser.parse_args()
     events = [int(e) for e in args.events.split(",")]
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="qtrace-bench-reports-"))
     out.mkdir(parents=True, exist_ok=True)
-    rows = write_reports(events, out, args.skip_build)
-    header = ("events", "items", "report MB", "bytes/event", "write s", "first render ms", "JS heap MB",
-              "typed arrays MB", "tab RSS MB", "max frame ms")
+    rows = write_reports(events, out, args.skip_build, args.queues)
+    header = ("events", "items", "queues", "report MB", "bytes/event", "write s", "first render ms", "JS heap MB",
+              "typed arrays MB", "tab RSS MB", "max frame ms", "Stats tab ms")
     print(" | ".join(header))
     print(" | ".join("---" for _ in header))
     for row in rows:
         size = int(row["bytes"])
         browser = measure_in_browser(row["path"])
         print(" | ".join([
-            f"{int(row['events']):,}", f"{int(row['items']):,}", f"{size / 1e6:.1f}", f"{size / int(row['events']):.2f}",
+            f"{int(row['events']):,}", f"{int(row['items']):,}", f"{int(row['queues']):,}", f"{size / 1e6:.1f}",
+            f"{size / int(row['events']):.2f}",
             row["write_s"], f"{browser['first_render_ms']:.0f}", f"{browser['js_heap_mb']:.0f}",
             f"{browser['array_buffers_mb']:.0f}",
-            f"{browser['renderer_rss_mb']:.0f}", f"{browser['max_frame_ms']:.1f}",
+            f"{browser['renderer_rss_mb']:.0f}", f"{browser['max_frame_ms']:.1f}", f"{browser['stats_tab_ms']:.0f}",
         ]), flush=True)
     if not args.out:
         shutil.rmtree(out, ignore_errors=True)

@@ -31,18 +31,19 @@ public struct ProcessOverview: Sendable, Codable, Equatable {
     public var findingGroups: Int
 
     public init(_ result: AnalysisResult) {
-        let info = result.model.info, stats = result.statistics
+        let info = result.model.info
+        // The figures the report's Processes table shows (ProcessSummary): one definition.
+        let summary = ProcessSummary(statistics: result.statistics, findings: result.findings)
         pid = info.pid
         executable = Self.programName(executable: info.executable, commandLine: info.commandLine)
         arguments = Self.arguments(info.commandLine)
         startRealtimeNs = info.initRealtimeNs
-        durationNs = stats.durationNs
-        items = stats.items
-        threadsSeen = stats.threadCounts.seen
-        peakThreadsAlive = stats.threadCounts.peakAlive
-        let busiest = stats.queuesByBusyTime.first
-        busiestQueue = busiest.map { queueName(result.model.queues[$0.queue]) }
-        busiestQueueBusyNs = busiest?.busyNs ?? 0
+        durationNs = summary.durationNs
+        items = summary.items
+        threadsSeen = summary.threads
+        peakThreadsAlive = summary.peakThreadsAlive
+        busiestQueue = summary.busiestQueue.map { queueName(result.model.queues[$0]) }
+        busiestQueueBusyNs = summary.busiestQueueBusyNs
         findings = FindingCounts(result.findings)
         findingGroups = FindingGrouping.groups([(executable, pid, result.findings)]).count
     }
@@ -74,12 +75,15 @@ public struct RecordingTotal: Sendable, Codable, Equatable {
     /// First process start to last process end (wall clock).
     public var spanNs: UInt64
     public var items: Int
-    /// Threads seen in all processes together.
+    /// Threads seen in all processes together, and the most alive at once (processes placed
+    /// on the wall clock, each counting 0 once it ended: ProcessTotals, as the report).
     public var threadsSeen: Int
+    public var peakThreadsAliveAtOnce: Int
     public var findings: FindingCounts
     public var findingGroups: Int
 
-    public init(_ rows: [ProcessOverview], findingGroups: [FindingGroup]) {
+    public init(_ rows: [ProcessOverview], findingGroups: [FindingGroup], peakThreadsAliveAtOnce: Int) {
+        self.peakThreadsAliveAtOnce = peakThreadsAliveAtOnce
         processes = rows.count
         let start = rows.map(\.startRealtimeNs).min() ?? 0
         let end = rows.map { $0.startRealtimeNs &+ $0.durationNs }.max() ?? 0
@@ -162,10 +166,11 @@ public struct RecordingOverview: Sendable, Codable, Equatable {
 
     /// `results` are analysed one at a time by callers that keep only what this needs: see
     /// `RecordingOverview.Builder`.
-    public init(processes: [ProcessOverview], findings: [(executable: String, pid: Int, findings: [Finding])]) {
+    public init(processes: [ProcessOverview], findings: [(executable: String, pid: Int, findings: [Finding])],
+                peakThreadsAliveAtOnce: Int = 0) {
         self.processes = processes.sorted { ($0.startRealtimeNs, $0.pid) < ($1.startRealtimeNs, $1.pid) }
         findingGroups = FindingGrouping.groups(findings)
-        total = RecordingTotal(self.processes, findingGroups: findingGroups)
+        total = RecordingTotal(self.processes, findingGroups: findingGroups, peakThreadsAliveAtOnce: peakThreadsAliveAtOnce)
     }
 
     /// Collects the overview while the processes are analysed one after another (a recording
@@ -173,6 +178,8 @@ public struct RecordingOverview: Sendable, Codable, Equatable {
     public struct Builder: Sendable {
         var rows: [ProcessOverview] = []
         var findings: [(executable: String, pid: Int, findings: [Finding])] = []
+        /// Each process's threads alive (times from its own start), to place on the wall clock.
+        var alive: [(times: [UInt64], values: [Double])] = []
 
         public init() {}
 
@@ -180,9 +187,19 @@ public struct RecordingOverview: Sendable, Codable, Equatable {
             let row = ProcessOverview(result)
             rows.append(row)
             findings.append((row.executable, row.pid, result.findings))
+            let points = result.model.threadActivity.alive.points
+            alive.append((points.map(\.time), points.map { Double($0.max) }))
         }
 
-        public func build() -> RecordingOverview { RecordingOverview(processes: rows, findings: findings) }
+        public func build() -> RecordingOverview {
+            let origin = rows.map(\.startRealtimeNs).min() ?? 0
+            let parts = zip(rows, alive).map { row, series in
+                let offset = Int64(clamping: row.startRealtimeNs &- origin)
+                return PlacedSteps(timesNs: series.times.map { offset &+ Int64(clamping: $0) }, values: series.values,
+                                   startNs: offset, endNs: offset &+ Int64(clamping: row.durationNs))
+            }
+            return RecordingOverview(processes: rows, findings: findings, peakThreadsAliveAtOnce: Int(ProcessTotals.peak(parts)))
+        }
     }
 }
 

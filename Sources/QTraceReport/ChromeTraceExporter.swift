@@ -91,8 +91,10 @@ struct ChromeTraceExporter {
     private func writeCounters(_ w: inout EventWriter) throws {
         for series in input.counters {
             let name = JSONValue.quoted(series.name)
+            // A process's own series goes on that process's track.
+            let track = input.processes.indices.contains(series.process) ? String(input.processes[series.process].pid) : pid
             for (t, v) in zip(series.timesNs, series.values) {
-                try w.event("{\"ph\":\"C\",\"pid\":\(pid),\"ts\":\(us(t)),\"name\":\(name),\"args\":{\"value\":\(JSONValue.format(v))}}")
+                try w.event("{\"ph\":\"C\",\"pid\":\(track),\"ts\":\(us(t)),\"name\":\(name),\"args\":{\"value\":\(JSONValue.format(v))}}")
             }
         }
     }

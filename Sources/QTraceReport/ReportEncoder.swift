@@ -32,11 +32,20 @@ struct ReportEncoder {
     var payload = PayloadBuilder()
     var strings = StringTable()
     var lod: LevelsOfDetail
+    /// The distinct bucket bounds of the histograms (one, usually): written once, not per queue.
+    let histogramBounds: [[Double]]
+    private let histogramBoundsIndex: [[Double]: Int]
 
     init(_ input: ReportInput) {
         self.input = input
         layout = ItemLayout(input.items, traceEnd: max(0, input.meta.durationNs), processEnds: ItemLayout.processEnds(of: input))
         lod = LevelsOfDetail(traceDurationNs: max(layout.traceEnd, input.meta.durationNs))
+        var bounds: [[Double]] = [], index: [[Double]: Int] = [:]
+        for h in input.histograms where index[h.boundsNs] == nil {
+            index[h.boundsNs] = bounds.count
+            bounds.append(h.boundsNs)
+        }
+        (histogramBounds, histogramBoundsIndex) = (bounds, index)
     }
 
     static func encode(_ input: ReportInput) -> EncodedReport {
@@ -219,10 +228,10 @@ struct ReportEncoder {
             if series.kind == .backlog, input.queues.indices.contains(series.queueIndex),
                CounterSteps.normalized(series.timesNs, series.values) == derivedBacklog(rows[series.queueIndex])
             {
-                // The viewer recomputes it from the items: no bytes needed.
+                // The viewer recomputes it from the items: no bytes needed, not even its name
+                // (the queue's: 100k queues, 100k names).
                 out.append(.object([
-                    ("name", .string(series.name)), ("kind", .string(series.kind.rawValue)),
-                    ("queue", .int(series.queueIndex)), ("derived", .bool(true)),
+                    ("kind", .string(series.kind.rawValue)), ("queue", .int(series.queueIndex)), ("derived", .bool(true)),
                 ]))
                 continue
             }
@@ -244,11 +253,13 @@ struct ReportEncoder {
                     payload.doubleColumn("max", steps.max)
                 }
             }
-            out.append(.object([
+            var fields: [(String, JSONValue)] = [
                 ("name", .string(series.name)), ("kind", .string(series.kind.rawValue)),
                 ("queue", .int(series.queueIndex)), ("table", .string(table)),
                 ("bucketNs", .int(steps.bucketNs)), ("points", .int(series.timesNs.count)),
-            ]))
+            ]
+            if series.process >= 0 { fields.append(("process", .int(series.process))) }
+            out.append(.object(fields))
         }
         return out
     }
@@ -283,6 +294,18 @@ struct ReportEncoder {
 
     // MARK: Header
 
+    /// A histogram as its bounds' index and the counts from its first to its last non-empty
+    /// bucket (`first`: the index of the first): at 100k queues, 20 bytes instead of 400.
+    private func histogramJSON(_ h: ReportHistogram) -> JSONValue {
+        let first = h.counts.firstIndex { $0 != 0 } ?? 0
+        let last = h.counts.lastIndex { $0 != 0 } ?? -1
+        let bounds = histogramBoundsIndex[h.boundsNs] ?? 0
+        return .object([
+            ("queue", .int(h.queueIndex)), ("metric", .string(h.metric.rawValue)), ("bounds", .int(bounds)),
+            ("first", .int(first)), ("counts", .ints(last >= first ? Array(h.counts[first...last]) : [])),
+        ])
+    }
+
     private func headerJSON(counters: [JSONValue]) -> JSONValue {
         let m = input.meta
         return .object([
@@ -292,7 +315,7 @@ struct ReportEncoder {
                 ("title", .string(m.title)), ("commandLine", .string(m.commandLine)), ("pid", .int(m.pid)),
                 ("ncpu", .int(m.ncpu)), ("durationNs", .int(max(m.durationNs, layout.traceEnd))),
                 ("droppedEvents", .int(m.droppedEvents)), ("shimOverheadNs", .number(m.shimOverheadNsPerEvent)),
-                ("qtraceVersion", .string(m.qtraceVersion)),
+                ("qtraceVersion", .string(m.qtraceVersion)), ("peakThreadsAlive", .int(m.peakThreadsAlive)),
             // Only when said: reports of traces without drops or lies stay as they were.
             ] + (m.dropReason.isEmpty ? [] : [("dropReason", .string(m.dropReason))])
               + (m.invalidEvents > 0 ? [("invalidEvents", .int(m.invalidEvents))] : []))),
@@ -301,6 +324,9 @@ struct ReportEncoder {
                     ("pid", .int(p.pid)), ("executable", .string(p.executable)), ("commandLine", .string(p.commandLine)),
                     ("host", .string(p.host)), ("title", .string(p.title)), ("realtimeStartNs", .int(p.realtimeStartNs)),
                     ("offset", .int(p.offsetNs)), ("durationNs", .int(p.durationNs)), ("droppedEvents", .int(p.droppedEvents)),
+                    ("arguments", .string(p.arguments)), ("items", .int(p.items)), ("threads", .int(p.threads)),
+                    ("peakThreadsAlive", .int(p.peakThreadsAlive)), ("busy", .int(p.busyNs)),
+                    ("busiestQueue", .int(p.busiestQueue)), ("findings", .int(p.findings)),
                 ])
             })),
             ("itemKinds", .array(ReportItemKind.allCases.map { .string($0.name) })),
@@ -342,12 +368,8 @@ struct ReportEncoder {
             })),
             ("counters", .array(counters)),
             ("stats", .array(input.stats.map(tableJSON))),
-            ("histograms", .array(input.histograms.map { h in
-                .object([
-                    ("queue", .int(h.queueIndex)), ("metric", .string(h.metric.rawValue)),
-                    ("bounds", .array(h.boundsNs.map { .number($0) })), ("counts", .ints(h.counts)),
-                ])
-            })),
+            ("histogramBounds", .array(histogramBounds.map { .array($0.map { .number($0) }) })),
+            ("histograms", .array(input.histograms.map(histogramJSON))),
             ("findings", .array(input.findings.map { f in
                 .object([
                     ("id", .string(f.id)), ("severity", .string(f.severity.rawValue)), ("message", .string(f.message)),

@@ -44,6 +44,19 @@ extension ReportInput {
         sites = builder.sites()
         tasks = builder.tasks()
         setFigures(analysis.statistics)
+        setProcessFigures(ProcessSummary(statistics: analysis.statistics, findings: analysis.findings))
+    }
+
+    /// The process's row of the Processes table, and its peak thread count as the report's.
+    mutating func setProcessFigures(_ summary: ProcessSummary) {
+        meta.peakThreadsAlive = summary.peakThreadsAlive
+        guard !processes.isEmpty else { return }
+        processes[0].items = summary.items
+        processes[0].threads = summary.threads
+        processes[0].peakThreadsAlive = summary.peakThreadsAlive
+        processes[0].busyNs = Int64(summary.busyNs)
+        processes[0].busiestQueue = summary.busiestQueue ?? -1
+        processes[0].findings = summary.findings
     }
 
     /// The analysis' busy and blocked figures and target-queue forest, so that the viewer shows

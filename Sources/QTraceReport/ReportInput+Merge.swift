@@ -4,6 +4,8 @@
 // every thread, queue and finding keeps the process it came from, so the viewer can draw a
 // lane group per process.
 
+import QTraceAnalysis
+
 extension ReportInput {
     /// One report of `inputs` (each a single process, as `init(analysis:header:...)` makes
     /// them), in the given order. Processes whose start time is unknown (0) start at the
@@ -22,19 +24,22 @@ extension ReportInput {
         for (p, input) in inputs.enumerated() {
             var process = processes[p]
             process.offsetNs = process.realtimeStartNs > 0 ? process.realtimeStartNs - origin : 0
-            merged.processes.append(process)
             let shift = ProcessShift(process: p, offsetNs: process.offsetNs, threads: merged.threads.count,
                                      queues: merged.queues.count, items: merged.items.count,
                                      sources: merged.sources.count, groups: merged.groups.count,
                                      codes: merged.codes.count, sites: merged.sites.count, tasks: merged.tasks.count)
+            process.busiestQueue = shift.queue(process.busiestQueue)
+            merged.processes.append(process)
             merged.append(input, shift: shift, title: process.title)
             for table in input.stats {
                 guard let t = tables.firstIndex(where: { $0.table.id == table.id }) else { continue }
                 tables[t].append(table, shift: shift, processTitle: process.title)
             }
         }
-        merged.counters = mergedThreadCounters(inputs, merged.processes) + merged.counters
-        merged.stats = tables.map(\.table)
+        let totals = mergedThreadCounters(inputs, merged.processes)
+        merged.meta.peakThreadsAlive = Int(totals.first { $0.kind == .threadsAlive }?.values.max() ?? -1)
+        merged.counters = totals + processRunningCounters(inputs, merged.processes) + merged.counters
+        merged.stats = [merged.processTable()] + tables.map(\.table)
         merged.meta.durationNs = merged.processes.map { $0.offsetNs + $0.durationNs }.max() ?? 0
         merged.findings = groupedAcrossProcesses(merged.findings, merged.processes)
         return merged
@@ -65,16 +70,53 @@ extension ReportInput {
         return grouped
     }
 
+    /// The Processes table: a row per process, the analysis' figures (ReportProcess).
+    private func processTable() -> ReportTable {
+        func number(_ v: Int) -> ReportValue { v < 0 ? .missing : .number(Double(v)) }
+        let columns = [
+            ReportColumn(key: "pid", title: "PID", unit: "id"), ReportColumn(key: "executable", title: "Executable"),
+            ReportColumn(key: "arguments", title: "Arguments"), ReportColumn(key: "duration_ns", title: "Duration", unit: "ns"),
+            ReportColumn(key: "items", title: "Items", unit: "count"), ReportColumn(key: "threads", title: "Threads", unit: "count"),
+            ReportColumn(key: "peak_threads_alive", title: "Peak alive", unit: "count"),
+            ReportColumn(key: "busy_ns", title: "Threads busy", unit: "ns"),
+            ReportColumn(key: "busiest_queue", title: "Busiest queue"), ReportColumn(key: "findings", title: "Findings", unit: "count"),
+        ]
+        let rows = processes.enumerated().map { p, process in
+            let busiest = queues.indices.contains(process.busiestQueue) ? ReportValue.text(queues[process.busiestQueue].label) : .missing
+            return ReportRow(values: [
+                .number(Double(process.pid)), .text(process.executable), .text(process.arguments),
+                .number(Double(process.durationNs)), number(process.items), number(process.threads),
+                number(process.peakThreadsAlive), process.busyNs < 0 ? .missing : .number(Double(process.busyNs)),
+                busiest, number(process.findings),
+            ], objectIndex: p)
+        }
+        return ReportTable(id: "processes", title: "Processes", rowObject: .process, columns: columns, rows: rows)
+    }
+
     private static func mergedMeta(_ inputs: [ReportInput], _ processes: [ReportProcess]) -> ReportMeta {
         let first = inputs[0].meta
-        let names = processes.map { $0.executable.isEmpty ? "pid \($0.pid)" : $0.executable }
         return ReportMeta(
-            title: "\(inputs.count) processes: " + names.joined(separator: ", "), commandLine: first.commandLine,
+            title: "\(inputs.count) processes: " + executablesSummary(processes), commandLine: first.commandLine,
             pid: first.pid, ncpu: inputs.map(\.meta.ncpu).max() ?? 1, durationNs: 0,
             droppedEvents: inputs.map(\.meta.droppedEvents).reduce(0, +),
             shimOverheadNsPerEvent: first.shimOverheadNsPerEvent, qtraceVersion: first.qtraceVersion,
             dropReason: Set(inputs.map(\.meta.dropReason).filter { !$0.isEmpty }).sorted().joined(separator: ", "),
             invalidEvents: inputs.map(\.meta.invalidEvents).reduce(0, +))
+    }
+
+    /// The distinct executables, most frequent first, with their counts ("swift-frontend ×30,
+    /// swift-build"): a title of one line however many processes there are.
+    static func executablesSummary(_ processes: [ReportProcess], shown: Int = 3) -> String {
+        var counts: [String: Int] = [:], order: [String] = []
+        for p in processes {
+            let name = p.executable.isEmpty ? "?" : p.executable
+            if counts[name] == nil { order.append(name) }
+            counts[name, default: 0] += 1
+        }
+        let ranked = order.enumerated().sorted { (counts[$1.element]!, $1.offset) < (counts[$0.element]!, $0.offset) }.map(\.element)
+        let named = ranked.prefix(shown).map { counts[$0]! > 1 ? "\($0) ×\(counts[$0]!)" : $0 }
+        let others = ranked.dropFirst(shown).reduce(0) { $0 + counts[$1]! }
+        return named.joined(separator: ", ") + (others > 0 ? ", \(others) more" : "")
     }
 
     /// Appends one process's input, moved by `shift`.
@@ -176,29 +218,34 @@ extension ReportInput {
     }
 
     /// "threads alive / running / blocked" of all processes together: each process's step
-    /// series, moved to the common origin, summed.
+    /// series on the common axis, 0 after the process ended, summed (ProcessTotals).
     private static func mergedThreadCounters(_ inputs: [ReportInput], _ processes: [ReportProcess]) -> [ReportCounterSeries] {
         let kinds: [(ReportCounterKind, String)] = [(.threadsAlive, "threads alive"), (.threadsRunning, "threads running"),
                                                     (.threadsBlocked, "threads blocked")]
         return kinds.compactMap { kind, name in
-            var changes: [(time: Int64, process: Int, value: Double)] = []
-            for (p, input) in inputs.enumerated() {
-                guard let series = input.counters.first(where: { $0.kind == kind }) else { continue }
-                for (t, v) in zip(series.timesNs, series.values) { changes.append((t + processes[p].offsetNs, p, v)) }
-            }
-            guard !changes.isEmpty else { return nil }
-            changes.sort { $0.time < $1.time }
-            var current = [Double](repeating: 0, count: inputs.count)
-            var times: [Int64] = [], values: [Double] = []
-            for change in changes {
-                current[change.process] = change.value
-                let total = current.reduce(0, +)
-                if times.last == change.time { values[values.count - 1] = total } else {
-                    times.append(change.time)
-                    values.append(total)
-                }
-            }
-            return ReportCounterSeries(name: name, kind: kind, timesNs: times, values: values)
+            let parts = placedSeries(inputs, processes, kind)
+            guard !parts.isEmpty else { return nil }
+            let total = ProcessTotals.summed(parts)
+            return ReportCounterSeries(name: name, kind: kind, timesNs: total.timesNs, values: total.values)
+        }
+    }
+
+    /// Each process's running threads, for its collapsed lane group.
+    private static func processRunningCounters(_ inputs: [ReportInput], _ processes: [ReportProcess]) -> [ReportCounterSeries] {
+        inputs.indices.compactMap { p in
+            guard let part = placedSeries([inputs[p]], [processes[p]], .threadsRunning).first else { return nil }
+            let steps = ProcessTotals.summed([part])
+            return ReportCounterSeries(name: "threads running \(processes[p].title)", kind: .processThreadsRunning,
+                                       process: p, timesNs: steps.timesNs, values: steps.values)
+        }
+    }
+
+    /// The processes' series of `kind`, moved to the common origin, each ending with its process.
+    private static func placedSeries(_ inputs: [ReportInput], _ processes: [ReportProcess], _ kind: ReportCounterKind) -> [PlacedSteps] {
+        zip(inputs, processes).compactMap { input, process in
+            guard let series = input.counters.first(where: { $0.kind == kind }) else { return nil }
+            return PlacedSteps(timesNs: series.timesNs.map { $0 + process.offsetNs }, values: series.values,
+                               startNs: process.offsetNs, endNs: process.offsetNs + process.durationNs)
         }
     }
 }
@@ -243,6 +290,7 @@ private struct MergedTable {
             case .code: object = shift.code(row.objectIndex)
             case .site: object = shift.site(row.objectIndex)
             case .task: object = shift.task(row.objectIndex)
+            case .process: object = shift.process
             case .none: object = row.objectIndex
             }
             return ReportRow(values: [.text(processTitle)] + row.values, objectIndex: object)

@@ -81,6 +81,14 @@ public struct ReportProcess: Sendable, Equatable {
     public var offsetNs: Int64
     public var durationNs: Int64
     public var droppedEvents: Int64
+    /// The analysis' figures of the process (its Processes table row, the order of the lane
+    /// groups); -1: unknown. `busiestQueue` indexes `ReportInput.queues`.
+    public var items = -1
+    public var threads = -1
+    public var peakThreadsAlive = -1
+    public var busyNs: Int64 = -1
+    public var busiestQueue = -1
+    public var findings = -1
 
     public init(pid: Int, executable: String, commandLine: String = "", host: String = "", realtimeStartNs: Int64 = 0,
                 offsetNs: Int64 = 0, durationNs: Int64 = 0, droppedEvents: Int64 = 0) {
@@ -97,6 +105,14 @@ public struct ReportProcess: Sendable, Equatable {
     /// "PID executable @ host", the lane group's header.
     public var title: String {
         "\(pid) \(executable.isEmpty ? "?" : executable)" + (host.isEmpty ? "" : " @ \(host)")
+    }
+
+    /// The command line without its first word (the program): what the Processes table's
+    /// Arguments column shows.
+    public var arguments: String {
+        let line = commandLine.drop { $0 == " " }
+        guard let space = line.firstIndex(of: " ") else { return "" }
+        return String(line[space...].drop { $0 == " " })
     }
 }
 
@@ -115,6 +131,8 @@ public struct ReportMeta: Sendable {
     /// Records the reader dropped as inconsistent (TraceInfo.invalidEvents): the header then
     /// says "inconsistent trace: N events dropped".
     public var invalidEvents: Int64
+    /// The most threads alive at once (all processes together); -1 when unknown.
+    public var peakThreadsAlive = -1
 
     public init(
         title: String, commandLine: String = "", pid: Int = 0, ncpu: Int = 1, durationNs: Int64,
@@ -485,6 +503,9 @@ public struct ReportAnnotations: Sendable {
 
 public enum ReportCounterKind: String, Sendable, CaseIterable {
     case threadsAlive, threadsRunning, threadsBlocked, backlog, other
+    /// One process's running threads in a report of several processes (`process` says which):
+    /// the curve of its collapsed lane group.
+    case processThreadsRunning
 }
 
 /// A step function: `values[i]` holds from `timesNs[i]` until the next time.
@@ -493,13 +514,16 @@ public struct ReportCounterSeries: Sendable {
     public var kind: ReportCounterKind
     /// The queue of a backlog series, or -1.
     public var queueIndex: Int
+    /// The process of a per-process series, or -1.
+    public var process: Int
     public var timesNs: [Int64]
     public var values: [Double]
 
-    public init(name: String, kind: ReportCounterKind, queueIndex: Int = -1, timesNs: [Int64], values: [Double]) {
+    public init(name: String, kind: ReportCounterKind, queueIndex: Int = -1, process: Int = -1, timesNs: [Int64], values: [Double]) {
         self.name = name
         self.kind = kind
         self.queueIndex = queueIndex
+        self.process = process
         self.timesNs = timesNs
         self.values = values
     }
@@ -528,6 +552,8 @@ public struct ReportColumn: Sendable {
 
 public enum ReportRowObject: String, Sendable {
     case queue, thread, source, group, none
+    /// Index into `ReportInput.processes`.
+    case process
     /// Index into `ReportInput.codes`, `ReportInput.sites`, `ReportInput.tasks`.
     case code, site, task
 }

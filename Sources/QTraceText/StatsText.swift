@@ -247,7 +247,7 @@ public enum StatsText {
     public static func renderRecording(_ overview: RecordingOverview, width: Int = 100, limit: Int = 20) -> String {
         let t = overview.total
         var out = "recording  \(plural(t.processes, "process")) over \(formatDuration(t.spanNs)): \(t.items) items, "
-            + "\(t.threadsSeen) threads, findings \(t.findings.error) errors, \(t.findings.warning) warnings, "
+            + "\(t.threadsSeen) threads (at most \(t.peakThreadsAliveAtOnce) alive at once), findings \(t.findings.error) errors, \(t.findings.warning) warnings, "
             + "\(t.findings.info) info (\(plural(t.findingGroups, "group")))\n"
         var table = TextTable(["pid", "program", "arguments", "start", "duration", "items", "threads", "peak",
                                "busiest queue", "findings"])

@@ -90,6 +90,14 @@ class Report:
         return [entry for entry in self.driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
+def recorded_report(driver, fixtures_dir, name):
+    """A report the Swift tests wrote from a real recording (not the synthetic FIXTURES)."""
+    path = fixtures_dir / f"{name}.html"
+    if not path.exists():
+        pytest.fail(f"{path} missing: run the Swift tests with QTRACE_BROWSER_FIXTURES set (make test)")
+    return Report(driver, path)
+
+
 @pytest.fixture
 def open_report(driver, fixtures_dir):
     def opener(name):

@@ -7,12 +7,9 @@ import pytest
 
 @pytest.fixture
 def merged(driver, fixtures_dir):
-    from conftest import Report
+    from conftest import recorded_report
 
-    path = fixtures_dir / "real-merged.html"
-    if not path.exists():
-        pytest.fail(f"{path} missing: run the Swift tests with QTRACE_BROWSER_FIXTURES set (make test)")
-    return Report(driver, path)
+    return recorded_report(driver, fixtures_dir, "real-merged")
 
 
 def _groups(lanes):

@@ -101,7 +101,7 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertEqual(merged.processes[0].offsetNs, 0, "the parent started first")
         XCTAssertGreaterThan(merged.processes[1].offsetNs, 0, "the child started after")
         XCTAssertEqual(Set(merged.threads.map(\.process)), [0, 1])
-        XCTAssertEqual(merged.stats.first?.columns.first?.key, "process")
+        XCTAssertEqual(merged.stats.first { $0.id == "queues" }?.columns.first?.key, "process")
 
         // Given together on the command line: one report, and one Chrome trace with a pid per process.
         let both = dir.appendingPathComponent("both").path
@@ -159,12 +159,14 @@ final class MultiProcessTests: XCTestCase {
         XCTAssertEqual(merged.findings.map(\.process), [0, 1])
         XCTAssertEqual(merged.findings[1].startNs, 303)
         XCTAssertTrue(merged.findings[1].message.hasPrefix("2 p2: "), merged.findings[1].message)
-        // Threads alive of both processes, summed on the common axis.
+        // Threads alive of both processes, summed on the common axis; each counts 0 after its end.
         let alive = merged.counters.first { $0.kind == .threadsAlive }
-        XCTAssertEqual(alive?.timesNs, [0, 300, 500, 800])
-        XCTAssertEqual(alive?.values, [1, 2, 3, 4])
-        XCTAssertEqual(merged.stats[0].rows.map(\.objectIndex), [1, 3])
-        XCTAssertEqual(merged.stats[0].rows.map { $0.values.first }, [.text("1 p1"), .text("2 p2")])
+        XCTAssertEqual(alive?.timesNs, [0, 300, 500, 800, 1_000, 1_300])
+        XCTAssertEqual(alive?.values, [1, 2, 3, 4, 2, 0])
+        XCTAssertEqual(merged.meta.peakThreadsAlive, 4)
+        XCTAssertEqual(merged.stats.map(\.id), ["processes", "queues"], "the Processes table first")
+        XCTAssertEqual(merged.stats[1].rows.map(\.objectIndex), [1, 3])
+        XCTAssertEqual(merged.stats[1].rows.map { $0.values.first }, [.text("1 p1"), .text("2 p2")])
         // A report of it encodes (indexes in range).
         XCTAssertNoThrow(try ReportWriter.write(merged, to: TestPaths.tempDir("merge").appendingPathComponent("m.html").path))
     }

@@ -91,6 +91,8 @@ struct Simulation {
     let dispatchLatencyNs: Int64 = 2_500
 
     var queues: [ReportQueue] = []
+    /// The private serial queues (fixed once the queues are made).
+    var privateSerials: [Int] = []
     /// Nearest serial queue at or above each queue (the one that serialises it), or -1.
     var serialRoot: [Int] = []
     var serialFreeAt: [Int64] = []
@@ -133,6 +135,7 @@ struct Simulation {
         for (i, qos) in Simulation.globalQoS.enumerated() {
             queues.append(ReportQueue(index: i + 1, label: "com.apple.root.\(qos)-qos", kind: .global, qosName: qos))
         }
+        var lastSerial: Int?   // the last private serial queue so far (not a search per queue: 100k queues)
         for p in 0..<(queueCount - 6) {
             let index = queues.count
             var label = Simulation.privateNames[p % Simulation.privateNames.count]
@@ -141,12 +144,14 @@ struct Simulation {
             let kind: ReportQueueKind = p % 3 == 1 ? .concurrent : .serial
             // The first ones target global queues; later ones funnel into earlier serial ones.
             var target = 1 + [2, 1, 3, 4][p % 4]
-            if p >= 4, random.chance(0.5), let parent = (6..<index).filter({ queues[$0].kind == .serial }).last {
+            if p >= 4, random.chance(0.5), let parent = lastSerial {
                 target = parent
             }
             queues.append(ReportQueue(index: index, label: label, kind: kind, qosName: queues[target].qosName,
                                       targetIndex: target))
+            if kind == .serial { lastSerial = index }
         }
+        privateSerials = (6..<queues.count).filter { queues[$0].kind == .serial }
         serialRoot = queues.map { q in
             var current = q.index
             while current >= 0 {
@@ -327,7 +332,7 @@ struct Simulation {
     mutating func runOnMain(_ item: ReportItem, earliest: Int64, duration: Int64, index: Int) -> (Int64, Int64) {
         let start = max(earliest, mainFreeAt)
         var total = duration
-        let privates = (6..<queues.count).filter { queues[$0].kind == .serial }
+        let privates = privateSerials
         if !privates.isEmpty, random.chance(0.15) {
             let q = privates[random.below(privates.count)]
             let root = serialRoot[q]

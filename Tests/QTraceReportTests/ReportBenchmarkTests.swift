@@ -1,6 +1,6 @@
 // The report benchmark's Swift half (scripts/bench-report.py drives it): writes synthetic
 // reports of the sizes in QTRACE_BENCH_EVENTS into QTRACE_BENCH_OUT and prints, per size,
-// the time to generate and to write, and the file size. Skipped unless QTRACE_BENCH_OUT is set.
+// the time to generate and to write, and the file size (QTRACE_BENCH_QUEUES: with that many queues). Skipped unless QTRACE_BENCH_OUT is set.
 import Foundation
 import XCTest
 import QTraceReport
@@ -16,19 +16,21 @@ final class ReportBenchmarkTests: XCTestCase {
             .split(separator: ",").compactMap { Int($0) }
         // QTRACE_BENCH_CODE=0: without code identity (sites, tasks), to measure what it costs.
         let codeIdentity = environment["QTRACE_BENCH_CODE"] != "0"
+        // QTRACE_BENCH_QUEUES: how many queues (16 by default; 100000 for a report of many queues).
+        let queues = Int(environment["QTRACE_BENCH_QUEUES"] ?? "") ?? 16
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         for events in sizes {
             let clock = ContinuousClock()
             var input: ReportInput!
             let generate = clock.measure {
-                input = SyntheticReport.make(items: events / 3, threads: 12, queues: 16, seed: 42,
+                input = SyntheticReport.make(items: events / 3, threads: 12, queues: queues, seed: 42,
                                              codeIdentity: codeIdentity)
             }
-            let path = "\(dir)/bench-\(events)\(codeIdentity ? "" : "-nocode").html"
+            let path = "\(dir)/bench-\(events)\(queues == 16 ? "" : "-q\(queues)")\(codeIdentity ? "" : "-nocode").html"
             let write = try clock.measure { try ReportWriter.write(input, to: path) }
             let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
             let actualEvents = SyntheticReport.eventCount(input)
-            print("BENCH events=\(actualEvents) items=\(input.items.count) bytes=\(size) "
+            print("BENCH events=\(actualEvents) items=\(input.items.count) queues=\(input.queues.count) bytes=\(size) "
                 + "generate_s=\(seconds(generate)) write_s=\(seconds(write)) path=\(path)")
         }
     }

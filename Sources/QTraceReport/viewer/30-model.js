@@ -265,10 +265,25 @@ function lodLevelFor(lod, maxBucketNs) {
   return -1;
 }
 
+/**
+ * The histograms with their bounds and full counts: the writer stores each one's bounds as an
+ * index into `histogramBounds` and only its counts from `first` to the last non-empty bucket.
+ * (Older reports carry the arrays themselves.)
+ */
+function expandHistograms(h) {
+  return (h.histograms || []).map((x) => {
+    if (typeof x.bounds !== "number") return x;
+    const bounds = h.histogramBounds[x.bounds];
+    const counts = new Array(Math.max(0, bounds.length - 1)).fill(0);
+    x.counts.forEach((c, k) => (counts[x.first + k] = c));
+    return { queue: x.queue, metric: x.metric, bounds, counts };
+  });
+}
+
 function buildCounters(m, h, T) {
   m.counters = h.counters.map((c) => {
     // Derived backlogs are computed when first drawn (see backlogOf).
-    if (c.derived) return { name: c.name, kind: c.kind, queue: c.queue, bucketNs: 0, derived: true };
+    if (c.derived) return { name: c.name || "backlog", kind: c.kind, queue: c.queue, bucketNs: 0, derived: true };
     const t = T[c.table];
     return {
       name: c.name, kind: c.kind, queue: c.queue, bucketNs: c.bucketNs,
@@ -277,6 +292,9 @@ function buildCounters(m, h, T) {
   });
   const byKind = (kind) => m.counters.find((c) => c.kind === kind) || null;
   m.threadCounters = { alive: byKind("threadsAlive"), running: byKind("threadsRunning"), blocked: byKind("threadsBlocked") };
+  // A report of several processes: each one's running threads (its collapsed lane group).
+  m.processRunning = m.processes.map(() => null);
+  for (const c of m.counters) if (c.kind === "processThreadsRunning" && c.process >= 0 && c.process < m.processes.length) m.processRunning[c.process] = c;
   m.backlogSeries = new Array(m.queues.length).fill(null);
   for (const c of m.counters) if (c.kind === "backlog" && c.queue >= 0 && c.queue < m.queues.length) m.backlogSeries[c.queue] = c;
   m.backlogMax = new Array(m.queues.length).fill(-1);
@@ -392,9 +410,9 @@ function setFigures(m) {
   m.queueCounted = m.queues.map((q) => !analysed || q.items >= 0);
 }
 
-/** How many queues the analysis found (in process `process`, or in all when undefined). */
-function queueCount(m, process) {
-  return m.queues.filter((q, i) => m.queueCounted[i] && (process === undefined || q.process === process)).length;
+/** How many queues the analysis found. */
+function queueCount(m) {
+  return m.queues.filter((q, i) => m.queueCounted[i]).length;
 }
 
 /** A figure of the Stats tables (object's row, column key), or undefined: details show it as is. */

@@ -22,6 +22,10 @@ const LANE_PAD = 4;
 const SCHED_STRIP_H = 6;
 const SCHED_COLORS = ["#3fb950", "#f0b429", "#4a6fa5"];
 const MIN_SPAN_NS = 50;
+/** More queues than this: the subtrees of more than QUEUE_CHILDREN_EXPANDED_MAX queues start
+ * collapsed, so 100k short-lived queues under a few targets are a few lanes until expanded. */
+const QUEUE_LANES_EXPANDED_MAX = 2000;
+const QUEUE_CHILDREN_EXPANDED_MAX = 50;
 
 class Timeline {
   constructor(model, app) {
@@ -47,6 +51,8 @@ class Timeline {
     this.threadMax = Math.max(model.meta.ncpu, ...maxOfSeries(model.threadCounters.alive));
     this.alphaScale = 1;
     if (model.tasks.length > TASKS_EXPANDED_MAX) this.collapsed.add("section:tasks");
+    this.initProcesses();
+    this.foldLargeSubtrees();
     this.packGroups();
     this.packIntervals();
     this.buildLanes();
@@ -67,20 +73,12 @@ class Timeline {
       return this.collapsed.has(`section:${key}`);
     };
     if (m.processes.length > 1) {
-      // Several processes: the total thread count, then a collapsible group per process.
+      // Several processes: the total thread count, then a collapsible group per process
+      // (46-timeline-processes.js).
       if (m.threadCounters.alive) {
         lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", subtitle: "all processes", height: COUNT_H });
       }
-      const threadOrder = this.threadOrder(), queueOrder = this.queueTreeOrder();
-      m.processes.forEach((p, pi) => {
-        const threads = threadOrder.filter((t) => m.threads[t].process === pi);
-        const queues = queueOrder.filter(({ q }) => m.queues[q].process === pi);
-        lanes.push({ kind: "section", key: `section:process:${pi}`, process: pi, title: p.title,
-          count: `${threads.length} threads · ${queueCount(m, pi)} queues`, height: SECTION_H });
-        if (this.collapsed.has(`section:process:${pi}`)) return;
-        threads.forEach((t) => lanes.push(this.threadLane(t)));
-        queues.forEach((entry) => lanes.push(this.queueLane(entry)));
-      });
+      this.addProcessLanes(lanes);
     } else {
       if (!section("threads", "Threads", m.threads.length)) {
         if (m.threadCounters.alive) lanes.push({ kind: "threadcount", key: "threadcount", title: "Thread count", height: COUNT_H });
@@ -91,10 +89,10 @@ class Timeline {
       }
     }
     this.addTaskLanes(lanes, section);
-    if (m.sources.length && !section("sources", "Sources", m.sources.length)) {
-      m.sources.forEach((s, i) => {
-        lanes.push({ kind: "source", key: `source:${i}`, obj: i, title: s.label, subtitle: s.type, height: 38 });
-      });
+    // With several processes, a source is in its queue's process group; the rest are here.
+    const sources = m.sources.map((_, i) => i).filter((i) => m.processes.length < 2 || sourceProcess(m, i) < 0);
+    if (sources.length && !section("sources", "Sources", sources.length)) {
+      sources.forEach((i) => lanes.push(this.sourceLane(i)));
     }
     if (m.groups.length && !section("groups", "Groups", m.groups.length)) {
       lanes.push({ kind: "groups", key: "groups", title: "Groups", subtitle: "enter → leave → notify",
@@ -140,6 +138,11 @@ class Timeline {
     };
   }
 
+  sourceLane(i) {
+    const source = this.m.sources[i];
+    return { kind: "source", key: `source:${i}`, obj: i, title: source.label, subtitle: source.type, height: 38 };
+  }
+
   /** Main thread first, then workers as they appear, then other threads. */
   threadOrder() {
     const rank = { main: 0, worker: 1, other: 2 };
@@ -172,6 +175,12 @@ class Timeline {
     // Queues in a target cycle have no root: show them anyway.
     m.queues.forEach((_, q) => { if (!seen[q]) visit(q, 0); });
     return out;
+  }
+
+  foldLargeSubtrees() {
+    const { children } = this.m.queueForest;
+    if (this.m.queues.length <= QUEUE_LANES_EXPANDED_MAX) return;
+    children.forEach((below, q) => { if (below.length > QUEUE_CHILDREN_EXPANDED_MAX) this.collapsed.add(`queue:${q}`); });
   }
 
   toggleCollapsed(key) {
@@ -221,6 +230,14 @@ class Timeline {
   }
 
   // MARK: Geometry
+
+  /** [first, end) of the lanes overlapping content heights [y0, y1] (lanes are in y order). */
+  lanesBetween(y0, y1) {
+    const lanes = this.lanes;
+    const first = upperBoundBy((k) => lanes[k].y + lanes[k].height, y0, 0, lanes.length);
+    const end = upperBoundBy((k) => lanes[k].y, y1, first, lanes.length);
+    return [first, end];
+  }
 
   get plotX() {
     return GUTTER;
@@ -298,7 +315,10 @@ class Timeline {
     if (sectionOf[kind] && this.collapsed.has(`section:${sectionOf[kind]}`)) this.collapsed.delete(`section:${sectionOf[kind]}`);
     const object = kind === "thread" ? this.m.threads[Number(key.split(":")[1])]
       : kind === "queue" ? this.m.queues[Number(key.split(":")[1])] : null;
-    if (object && this.m.processes.length > 1) this.collapsed.delete(`section:process:${object.process}`);
+    if (object && this.m.processes.length > 1) {
+      this.collapsed.delete(`section:process:${object.process}`);
+      this.hiddenProcesses.delete(object.process);
+    }
     if (kind === "task") {
       let t = this.m.tasks[Number(key.split(":")[1])]?.parent ?? -1;
       for (let guard = 0; t >= 0 && guard < 64; guard++) {
@@ -336,6 +356,7 @@ class Timeline {
     return this.lanes.map((l) => {
       const lane = { kind: l.kind, key: l.key, title: l.title, top: this.laneTop(l), height: l.height };
       if (l.count !== undefined) lane.count = l.count;
+      if (l.process !== undefined) lane.process = l.process;
       // Where the scheduling strip is drawn (canvas px), for the browser tests.
       if (l.kind === "thread" && this.m.threadSched) lane.schedStrip = lane.top + LANE_PAD + l.rows * THREAD_ROW_H + 1;
       return lane;

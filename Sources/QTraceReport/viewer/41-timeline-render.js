@@ -27,11 +27,9 @@ Object.assign(Timeline.prototype, {
     ctx.beginPath();
     ctx.rect(0, top, this.width, this.height - top);
     ctx.clip();
-    for (const lane of this.lanes) {
-      const y = this.laneTop(lane);
-      if (y + lane.height < top || y > this.height) continue;
-      this.drawLane(lane, y);
-    }
+    // Only the lanes on screen (a report of 100k queues has as many lanes).
+    const [first, end] = this.lanesBetween(this.scrollY, this.scrollY + this.height - top);
+    for (let k = first; k < end; k++) this.drawLane(this.lanes[k], this.laneTop(this.lanes[k]));
     ctx.save();
     ctx.beginPath();
     ctx.rect(GUTTER, top, this.plotW, this.height - top);
@@ -80,6 +78,7 @@ Object.assign(Timeline.prototype, {
       case "thread": this.drawThreadLane(lane, y); break;
       case "threadcount": this.drawThreadCount(lane, y); break;
       case "queue": this.drawQueueLane(lane, y); break;
+      case "process": this.drawProcessSummary(lane, y); break;
       case "task": this.drawTaskLane(lane, y); break;
       case "source": this.drawSourceLane(lane, y); break;
       case "groups": this.drawGroups(lane, y); break;
@@ -117,6 +116,12 @@ Object.assign(Timeline.prototype, {
       ctx.fillStyle = this.colors[lane.obj];
       ctx.fillRect(x, y + 7, 8, 8);
       x += 14;
+    } else if (lane.kind === "process") {
+      // A collapsed process group: its header's marker, and its name as the lane's title.
+      ctx.fillStyle = "#8d98aa";
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.fillText("▸", x - 4, y + 12);
+      x += 6;
     } else if (lane.kind === "thread") {
       const thread = this.m.threads[lane.obj];
       ctx.fillStyle = thread.kind === "main" ? MAIN_COLOR : thread.kind === "worker" ? "#6e7b91" : "#4c5566";

@@ -7,7 +7,8 @@ Object.assign(Timeline.prototype, {
   hitTest(x, y) {
     if (y < AXIS_H) return { area: "axis" };
     const cy = y - AXIS_H + this.scrollY;
-    const lane = this.lanes.find((l) => cy >= l.y && cy < l.y + l.height);
+    const [k] = this.lanesBetween(cy, cy);
+    const lane = k < this.lanes.length && this.lanes[k].y <= cy ? this.lanes[k] : null;
     if (!lane) return { area: "none" };
     if (x < GUTTER) return { area: "gutter", lane };
     const m = this.m;
@@ -167,7 +168,7 @@ Object.assign(Timeline.prototype, {
   onClick(hit) {
     if (hit.area === "gutter") {
       const lane = hit.lane;
-      if (lane.kind === "section" || ((lane.kind === "queue" || lane.kind === "task") && lane.hasChildren)) {
+      if (lane.kind === "section" || lane.kind === "process" || ((lane.kind === "queue" || lane.kind === "task") && lane.hasChildren)) {
         this.toggleCollapsed(lane.key);
         if (lane.kind === "task") this.app.details.showTask(lane.obj);
       } else if (lane.kind === "task") this.app.details.showTask(lane.obj);
@@ -176,7 +177,7 @@ Object.assign(Timeline.prototype, {
       return;
     }
     if (hit.area !== "plot") return;
-    if (hit.lane.kind === "section") {
+    if (hit.lane.kind === "section" || hit.lane.kind === "process") {
       this.toggleCollapsed(hit.lane.key);
       return;
     }

@@ -1,6 +1,14 @@
 // The Stats tab: the stats tables exactly as `qtrace stats --json` gives them (sortable; each
 // cell keeps its number in data-value), wait and run-time histograms per queue, and the
-// target-queue tree (the analysis') with each queue's busy share.
+// target-queue tree (the analysis') with each queue's busy share. A trace of 100k queues must
+// not make 100k rows, cards or tree nodes at once: tables show STATS_PAGE_ROWS rows (sorting
+// sorts them all) with a button for more, and so do the histograms and each node's children.
+
+const STATS_PAGE_ROWS = 200;
+const HISTOGRAM_PAGE = 48;
+const TREE_CHILDREN_PAGE = 100;
+/** Tree nodes built at once, all levels together (a bushy tree of 100k queues is built lazily). */
+const TREE_NODES_PAGE = 400;
 
 class StatsView {
   constructor(model, app) {
@@ -20,6 +28,13 @@ class StatsView {
     this.buildHistograms();
     this.buildTree();
     this.syncActiveRow(viewState.filter);
+  }
+
+  /** Opens the Stats tab at table `id`. */
+  showTable(id) {
+    this.app.openTab("stats");
+    const t = this.root.querySelector(`table[data-table-id='${id}']`);
+    if (t) t.closest(".table-wrap").previousElementSibling.scrollIntoView({ block: "start" });
   }
 
   buildTable(table) {
@@ -43,11 +58,37 @@ class StatsView {
     });
     thead.appendChild(headRow);
     t.appendChild(thead);
-    const tbody = el("tbody");
-    table.rows.forEach((row, r) => tbody.appendChild(this.buildRow(table, row, r, isText)));
-    t.appendChild(tbody);
+    t.appendChild(el("tbody"));
     wrap.appendChild(t);
     this.root.appendChild(wrap);
+    // The rows in display order (sorting reorders this), and how many of them are on the page.
+    const paging = { table, isText, order: table.rows.map((_, r) => r), shown: 0, more: el("button", "link more") };
+    paging.more.type = "button";
+    paging.more.addEventListener("click", () => this.showRows(t, paging.shown + STATS_PAGE_ROWS));
+    this.root.appendChild(paging.more);
+    t.paging = paging;
+    this.showRows(t, STATS_PAGE_ROWS);
+  }
+
+  /** Puts the first `count` rows (in the current order) in table t. */
+  showRows(t, count) {
+    const p = t.paging;
+    const n = Math.min(count, p.order.length);
+    const tbody = t.tBodies[0];
+    for (let k = tbody.rows.length; k < n; k++) tbody.appendChild(this.buildRow(p.table, p.table.rows[p.order[k]], p.order[k], p.isText));
+    p.shown = n;
+    const left = p.order.length - n;
+    p.more.hidden = left === 0;
+    p.more.textContent = `Show ${fmtCount(Math.min(left, STATS_PAGE_ROWS))} more of ${fmtCount(left)} rows`;
+  }
+
+  /** Every row of every table, every histogram and tree node (the test hook reads them all). */
+  showEverything() {
+    this.show();
+    this.root.querySelectorAll("table.stats-table").forEach((t) => this.showRows(t, Infinity));
+    while (this.moreHistograms && !this.moreHistograms.hidden) this.moreHistograms.click();
+    let more;
+    while ((more = this.root.querySelector(".tree li.more-children"))) more.click();
   }
 
   buildRow(table, row, r, isText) {
@@ -56,6 +97,8 @@ class StatsView {
     table.columns.forEach((column, k) => {
       const value = row.values[k];
       const td = el("td", isText[k] ? "text" : "");
+      // Long text (a process's arguments) is cut by the stylesheet; the whole is on hover.
+      if (column.key === "arguments") td.classList.add("clip");
       if (typeof value === "number") {
         td.dataset.value = String(value);
         td.textContent = fmtValue(value, column.unit);
@@ -81,6 +124,13 @@ class StatsView {
       tr.classList.add("clickable");
       tr.dataset.object = String(row.object);
       tr.addEventListener("click", () => this.followCodeRow(table.rowObject, row.object, tr));
+    }
+    if (row.object >= 0 && table.rowObject === "process") {
+      tr.classList.add("clickable");
+      tr.addEventListener("click", () => {
+        this.app.openTab("timeline");
+        this.app.timeline.revealProcess(row.object);
+      });
     }
     if (row.object >= 0 && (table.rowObject === "queue" || table.rowObject === "thread")) {
       tr.addEventListener("click", () => {
@@ -120,22 +170,24 @@ class StatsView {
     const ascending = !(th.classList.contains("sorted") && th.classList.contains("asc"));
     t.querySelectorAll("th").forEach((h) => h.classList.remove("sorted", "asc", "desc"));
     th.classList.add("sorted", ascending ? "asc" : "desc");
-    const tbody = t.tBodies[0];
-    const rows = [...tbody.rows];
-    const key = (tr) => table.rows[Number(tr.dataset.row)].values[k];
-    rows.sort((a, b) => {
+    const key = (r) => table.rows[r].values[k];
+    t.paging.order.sort((a, b) => {
       const x = key(a), y = key(b);
       if (x === null || x === undefined) return 1;
       if (y === null || y === undefined) return -1;
       const c = typeof x === "number" && typeof y === "number" ? x - y : String(x).localeCompare(String(y));
       return ascending ? c : -c;
     });
-    rows.forEach((tr) => tbody.appendChild(tr));
+    // The same number of rows, now the first ones of the new order.
+    const shown = t.paging.shown;
+    clear(t.tBodies[0]);
+    this.showRows(t, shown);
+    this.syncActiveRow(viewState.filter);
   }
 
   buildHistograms() {
     const m = this.m;
-    const hists = m.header.histograms;
+    const hists = expandHistograms(m.header);
     if (!hists.length) return;
     this.root.appendChild(el("h2", null, "Wait and run time per queue"));
     this.root.appendChild(el("p", "sub", "Enqueue → start (wait) and start → end (run), log-scale buckets."));
@@ -145,21 +197,37 @@ class StatsView {
       byQueue.get(h.queue)[h.metric] = h;
     }
     const grid = el("div", "histograms");
-    for (const [q, pair] of byQueue) {
-      const card = el("div", "hist-card");
-      card.dataset.queue = String(q);
-      const title = el("h4");
-      const sw = el("span", "swatch");
-      sw.style.background = this.app.timeline.colors[q];
-      title.appendChild(sw);
-      title.appendChild(el("span", "label", queueLabel(m, q)));
-      card.appendChild(title);
-      const canvas = el("canvas");
-      card.appendChild(canvas);
-      grid.appendChild(card);
-      requestAnimationFrame(() => drawHistogramPair(canvas, pair, this.app.timeline.colors[q]));
-    }
+    const pairs = [...byQueue];
+    let shown = 0;
+    const more = el("button", "link more");
+    more.type = "button";
+    const showMore = () => {
+      const until = Math.min(pairs.length, shown + HISTOGRAM_PAGE);
+      for (; shown < until; shown++) grid.appendChild(this.histogramCard(...pairs[shown]));
+      more.hidden = shown === pairs.length;
+      more.textContent = `Show ${fmtCount(Math.min(HISTOGRAM_PAGE, pairs.length - shown))} more of ${fmtCount(pairs.length - shown)} queues`;
+    };
+    more.addEventListener("click", showMore);
+    this.moreHistograms = more;
+    showMore();
     this.root.appendChild(grid);
+    this.root.appendChild(more);
+  }
+
+  /** One queue's wait and run histograms. */
+  histogramCard(q, pair) {
+    const card = el("div", "hist-card");
+    card.dataset.queue = String(q);
+    const title = el("h4");
+    const sw = el("span", "swatch");
+    sw.style.background = this.app.timeline.colors[q];
+    title.appendChild(sw);
+    title.appendChild(el("span", "label", queueLabel(this.m, q)));
+    card.appendChild(title);
+    const canvas = el("canvas");
+    card.appendChild(canvas);
+    requestAnimationFrame(() => drawHistogramPair(canvas, pair, this.app.timeline.colors[q]));
+    return card;
   }
 
   /** The analysis' target-queue tree (m.queueForest) with each queue's busy share. */
@@ -171,9 +239,10 @@ class StatsView {
       "Each queue under the queue it targets. Busy: the share of the trace with at least one of the queue's items " +
       "running (the Queues table's Busy); the faint bar adds the busy time of the queues below it."));
     const { roots, children, subtreeBusy } = m.queueForest;
-    const maxShare = Math.max(1, ...[...subtreeBusy].map((v) => v / m.duration));
+    const maxShare = Math.max(1, subtreeBusy.reduce((most, v) => Math.max(most, v / m.duration), 0));
     const tree = el("ul", "tree");
     const visited = new Set();
+    this.treeBudget = TREE_NODES_PAGE;
     const build = (q, depth) => {
       visited.add(q);
       const li = el("li");
@@ -181,15 +250,42 @@ class StatsView {
       const below = children[q].filter((c) => !visited.has(c));
       if (below.length && depth < 64) {
         const ul = el("ul");
-        below.forEach((c) => ul.appendChild(build(c, depth + 1)));
+        below.forEach((c) => visited.add(c));
+        this.appendChildren(ul, below, 0, (c) => build(c, depth + 1));
         li.appendChild(ul);
       }
       return li;
     };
     roots.forEach((q) => tree.appendChild(build(q, 0)));
-    // Queues in a target cycle have no root: show them anyway.
-    m.queues.forEach((_, q) => { if (!visited.has(q)) tree.appendChild(build(q, 0)); });
+    // Queues in a target cycle have no root: show them anyway (those under a root are only
+    // not built yet: their "more" line builds them).
+    const underRoots = new Uint8Array(m.queues.length);
+    const stack = [...roots];
+    while (stack.length) {
+      const q = stack.pop();
+      if (underRoots[q]) continue;
+      underRoots[q] = 1;
+      children[q].forEach((c) => stack.push(c));
+    }
+    m.queues.forEach((_, q) => { if (!underRoots[q] && !visited.has(q)) tree.appendChild(build(q, 0)); });
     this.root.appendChild(tree);
+  }
+
+  /** Children [from, from + TREE_CHILDREN_PAGE) of a tree node, then a "more" line for the rest. */
+  appendChildren(ul, below, from, build) {
+    let until = from;
+    while (until < below.length && until < from + TREE_CHILDREN_PAGE && this.treeBudget > 0) {
+      this.treeBudget--;  // before building: the node's own subtree takes from what is left
+      ul.appendChild(build(below[until++]));
+    }
+    if (until === below.length) return;
+    const more = el("li", "more-children", `… ${fmtCount(below.length - until)} more queues (show ${fmtCount(Math.min(TREE_CHILDREN_PAGE, below.length - until))})`);
+    more.addEventListener("click", () => {
+      more.remove();
+      this.treeBudget = TREE_CHILDREN_PAGE;
+      this.appendChildren(ul, below, until, build);
+    });
+    ul.appendChild(more);
   }
 
   /** One queue's row: name, kind and QoS, and its busy bar (widths are fractions of the bar). */
@@ -279,6 +375,7 @@ function drawHistogram(ctx, h, x0, width, height, color, title) {
  */
 function shownFigures(app) {
   app.openTab("stats");
+  app.stats.showEverything();
   const root = app.stats.root;
   const tables = {};
   root.querySelectorAll("table.stats-table").forEach((t) => {

@@ -9,6 +9,7 @@ class App {
     this.showRunFacts();
     this.details = new Details(model, this);
     this.timeline = new Timeline(model, this);
+    this.processPicker = new ProcessPicker(model, this);
     this.stats = new StatsView(model, this);
     this.findings = new FindingsView(model, this);
     this.replay = new ReplayView(model, this);
@@ -35,20 +36,35 @@ class App {
     const fact = (label, value, bad) => {
       const div = el("div", bad ? "bad" : "");
       div.appendChild(el("dt", null, label));
-      div.appendChild(el("dd", null, value));
+      const dd = el("dd", null, value);
+      div.appendChild(dd);
       facts.appendChild(div);
+      return dd;
     };
     fact("duration", fmtDuration(meta.durationNs));
     fact("items", fmtCount(this.m.n));
-    fact("threads", fmtCount(this.m.threads.length));
+    // Threads seen, and the most alive at once (all processes together: the analysis' figure).
+    const peak = meta.peakThreadsAlive >= 0 ? ` · peak ${fmtCount(meta.peakThreadsAlive)}` : "";
+    fact("threads", fmtCount(this.m.threads.length) + peak).title = "threads seen · most alive at once";
     fact("queues", fmtCount(this.m.queues.length));
-    if (this.m.processes.length > 1) fact("processes", this.m.processes.map((p) => p.pid).join(", "));
+    if (this.m.processes.length > 1) this.processesFact(fact("processes", ""));
     else fact("pid", String(meta.pid));
     fact("cpus", String(meta.ncpu));
     fact("dropped", fmtCount(meta.droppedEvents) + (meta.dropReason ? `: ${meta.dropReason}` : ""), meta.droppedEvents > 0);
     if (meta.invalidEvents > 0) fact("inconsistent trace", `${fmtCount(meta.invalidEvents)} events dropped`, true);
     if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`);
     if (meta.qtraceVersion) fact("qtrace", meta.qtraceVersion);
+  }
+
+  /** However many processes: their count, opening the list (the process picker). */
+  processesFact(dd) {
+    const button = el("button", "fact-button", `${fmtCount(this.m.processes.length)} ▾`);
+    button.type = "button";
+    button.id = "processes-fact";
+    button.dataset.opens = "process-panel";
+    button.title = "The processes: show, hide, find";
+    button.addEventListener("click", () => this.processPicker.toggle(button));
+    dd.appendChild(button);
   }
 
   buildLegend() {
@@ -162,6 +178,10 @@ class App {
       } : null,
       search: $("search").value,
       tasks: this.m.tasks.length,
+      processes: {
+        count: this.m.processes.length, order: [...this.timeline.processOrder], hidden: [...this.timeline.hiddenProcesses],
+        collapsed: this.m.processes.map((_, p) => p).filter((p) => this.timeline.collapsed.has(`section:process:${p}`)),
+      },
       highlight: highlight ? {
         finding: highlight.finding, queues: [...highlight.queues], threads: [...highlight.threads],
         items: [...highlight.items].map((i) => inputIndexOf(this.m, i)),
@@ -262,6 +282,8 @@ window.qtrace = Object.freeze({
   highlightCode: (c) => app.highlightCode(c),
   highlightSite: (s) => app.highlightSite(s),
   clearFilter: () => app.clearFilter(),
+  /** Shows only these processes' lane groups (indexes into the header's processes). */
+  showProcesses: (indexes) => app.timeline.setShownProcesses(indexes),
   /** The input indexes of the items the filter shows, sorted (tests: small reports only). */
   filteredItems: () => {
     const f = viewState.filter;
