@@ -3,14 +3,44 @@
 extension ModelBuilder {
     /// Linux keeps 15 bytes of a thread name: libdispatch names a worker after its root
     /// queue, so "oot.default-qos" is what is left of "com.apple.root.default-qos". The full
-    /// label comes back from the root queues (those seen, and libdispatch's own list).
-    static func expandWorkerNames(_ threads: inout [TraceThread], queues: [TraceQueue]) {
+    /// label comes back from the root queues (those seen, and libdispatch's own list); when
+    /// several end the same way ("-qos.overcommit"), from the root queue most of the thread's
+    /// items ran under.
+    static func expandWorkerNames(_ threads: inout [TraceThread], queues: [TraceQueue], items: [WorkItem]) {
         let roots = Set(queues.filter { $0.kind == .global }.map(\.label) + libdispatchRootLabels)
-        for t in threads.indices where threads[t].kind == .worker && !threads[t].name.isEmpty {
+        var ambiguous: [Int: [String]] = [:]
+        for t in threads.indices where threads[t].kind != .main && !threads[t].name.isEmpty {
             let name = threads[t].name
             guard name.utf8.count >= 15, !roots.contains(name) else { continue }
-            let matches = roots.filter { $0.hasSuffix(name) }
-            if matches.count == 1 { threads[t].name = matches.first! }
+            let matches = roots.filter { $0.hasSuffix(name) }.sorted()
+            if matches.count == 1 { threads[t].name = matches[0] } else if matches.count > 1 { ambiguous[t] = matches }
+        }
+        guard !ambiguous.isEmpty else { return }
+        let rootOf = rootLabels(queues)
+        var votes: [Int: [String: Int]] = [:]
+        for item in items {
+            guard let t = item.thread, let matches = ambiguous[t], let q = item.queue, let root = rootOf[q] else { continue }
+            // A serial queue drains on its QoS's overcommit root, though the trace shows the
+            // plain root as its target.
+            let served = matches.contains(root) ? root : root + ".overcommit"
+            votes[t, default: [:]][served, default: 0] += 1
+        }
+        for (t, matches) in ambiguous {
+            let counted = (votes[t] ?? [:]).filter { matches.contains($0.key) }
+            if let best = counted.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) { threads[t].name = best.key }
+        }
+    }
+
+    /// Each queue's root queue label, following targets (a loop or a missing target: none).
+    static func rootLabels(_ queues: [TraceQueue]) -> [String?] {
+        queues.indices.map { q in
+            var cursor = q
+            for _ in 0..<64 {
+                if queues[cursor].kind == .global { return queues[cursor].label }
+                guard let next = queues[cursor].target, queues.indices.contains(next) else { return nil }
+                cursor = next
+            }
+            return nil
         }
     }
 

@@ -219,7 +219,7 @@ public struct ModelBuilder {
         model.threads = Array(threads)
         model.queues = Array(queues)
         Self.distinguishSharedLabels(&model.queues)
-        Self.expandWorkerNames(&model.threads, queues: model.queues)
+        Self.expandWorkerNames(&model.threads, queues: model.queues, items: model.items)
         model.semaphores = Array(semaphores)
         attachSched()
         return model

@@ -91,8 +91,10 @@ struct AnalysisReportBuilder {
         return exe.isEmpty ? "pid \(header.pid)" : exe
     }
 
+    /// The name the program was run by (argv[0]: swift-build, not swift-package), as in
+    /// `qtrace stats`.
     static func executableName(_ header: TraceHeader) -> String {
-        header.executablePath.split(separator: "/").last.map(String.init) ?? ""
+        ProcessOverview.programName(executable: header.executablePath, commandLine: header.commandLine)
     }
 
     func threads() -> [ReportThread] {

@@ -111,6 +111,12 @@ final class RecordingTests: XCTestCase {
         s.queue(0x3300, "com.example.twin")
         s.thread(201, name: "oot.default-qos")
         s.item(1, on: 0x3000, at: 0, runOn: 201, start: 0, end: ms(1))
+        // "-qos.overcommit" ends every overcommit root's label: the items' root decides.
+        s.add(.queueInfo, 0, tid: mainTid, arg: 2 | UInt32(QoSClass.utility.rawValue) << 8, a: 0x2400,
+              string: "com.apple.root.utility-qos.overcommit")
+        s.queue(0x3400, "com.example.io", target: 0x2400)
+        s.thread(202, name: "-qos.overcommit")
+        s.item(2, on: 0x3400, at: 0, runOn: 202, start: 0, end: ms(1))
         let m = s.model()
         let names = Set(m.queues.map(queueName))
         XCTAssertTrue(names.contains("Swift global concurrent queue [utility]"), "\(names)")
@@ -118,6 +124,7 @@ final class RecordingTests: XCTestCase {
         XCTAssertTrue(names.contains("com.example.twin [0x3200]"), "\(names)")
         XCTAssertTrue(names.contains("com.apple.main-thread"), "a unique label stays as it is")
         XCTAssertEqual(threadName(m.threads[m.thread(tid: 201)]), "worker 201 (com.apple.root.default-qos)")
+        XCTAssertEqual(threadName(m.threads[m.thread(tid: 202)]), "worker 202 (com.apple.root.utility-qos.overcommit)")
     }
 }
 
