@@ -113,7 +113,7 @@ public enum PerfScriptParser {
 }
 
 /// Left-to-right reading of the line's fixed prefix.
-private struct Scanner {
+struct Scanner {
     let bytes: ArraySlice<UInt8>
     var at: Int
     init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes; at = bytes.startIndex }

@@ -22,6 +22,7 @@ struct Record: ParsableCommand {
           qtrace record -- ./app --its-flag
           qtrace record -o run1.qtrace --max-size 512 -- swift run MyTool
           qtrace record --sched -- ./app              (also CPU / runnable / sleeping per item, via perf)
+          qtrace record --cpu -- ./app                (also CPU samples with call stacks, 999 Hz; --cpu=99 for another rate)
           qtrace record --backend lttng -- ./app      (through an LTTng-UST session)
           qtrace record --relayd net://127.0.0.1 -- ./app   (streamed to an lttng-relayd)
 
@@ -55,6 +56,12 @@ struct Record: ParsableCommand {
     @Flag(name: .long, help: "Also record kernel scheduling with perf (running / runnable / sleeping per thread; docs/sched.md).")
     var sched = false
 
+    @Flag(name: .long, help: "Also sample the CPU with perf: call stacks attributed to items, queues and code (999 Hz; --cpu=HZ; docs/cpu.md).")
+    var cpu = false
+
+    @Option(name: .customLong("cpu-hz"), help: .hidden)
+    var cpuHz: UInt32?
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
@@ -75,6 +82,9 @@ struct Record: ParsableCommand {
             backend = "lttng"
             if sched { throw ValidationError("--sched cannot be combined with --relayd (the relayd stores the trace)") }
         }
+        try CPUSampling.validate(hz: cpuHz)
+        if cpuHz != nil { cpu = true }
+        if cpu, relayd != nil { throw ValidationError("--cpu cannot be combined with --relayd (the relayd stores the trace)") }
     }
 
     func run() throws {
@@ -83,6 +93,9 @@ struct Record: ParsableCommand {
         try Record.prepareOutput(tracePath)
         let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
         defer { schedSession?.abandon() }
+        let cpuRate = cpuHz ?? CPUSampling.defaultHz
+        let cpuSession = cpu ? try PerfSchedSession.start(option: "--cpu", events: CPUSampling.perfEvents(hz: cpuRate)) : nil
+        defer { cpuSession?.abandon() }
         let status: Int32, traces: [String]
         if backend == "lttng" {
             // The LTTng trace is converted into ordinary .qtrace files (exit status included).
@@ -93,6 +106,7 @@ struct Record: ParsableCommand {
             for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
         }
         if let schedSession { Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
+        if let cpuSession { Record.addSampleStreams(from: cpuSession, hz: cpuRate, to: traces, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
         throw ExitCode(status)
     }
@@ -187,6 +201,7 @@ struct Record: ParsableCommand {
                 let model = models[path] ?? Analysis.buildModel(file: trace)
                 printErr("qtrace: trace: \(path)")
                 let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
+                    + (trace.sampleEventCount > 0 ? " (\(trace.sampleEventCount) CPU sample records)" : "")
                 printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped")
             } catch {
                 printErr("qtrace: error: \(path): \(error)")
