@@ -56,8 +56,8 @@ public struct CPUProfile: Sendable {
         let names = GroupNames(model)
         return CPUProfile(
             hz: cpu.hz, sampleCount: all.count, itemOfSample: owners, samplesByItem: byItem,
-            process: group("process", all), insideItems: all.count - outside.count,
-            outsideItems: group("outside items", outside),
+            process: group("samples", all), insideItems: all.count - outside.count,
+            outsideItems: group("OUTSIDE ITEMS", outside),
             queues: grouped(all, owners, key: { model.items[$0].queue }, name: names.queue, group),
             codes: grouped(all, owners, key: { model.items[$0].site.flatMap { model.sites[$0].codeIndex } }, name: names.code, group),
             tasks: grouped(all, owners, key: { names.taskOfItem[$0] }, name: names.task, group))
@@ -90,7 +90,7 @@ public struct CPUProfile: Sendable {
     }
 
     /// A frame name that cannot break the folded format: no ';' (the separator), no line breaks.
-    static func foldedName(_ name: String) -> String {
+    public static func foldedName(_ name: String) -> String {
         String(name.map { $0 == ";" ? ":" : ($0.isNewline ? " " : $0) })
     }
 }

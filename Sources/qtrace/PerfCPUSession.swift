@@ -35,9 +35,13 @@ enum CPUSampling {
         return result
     }
 
-    static func validate(hz: UInt32?) throws {
-        guard let hz else { return }
-        guard hz >= 1, hz <= maxHz else { throw ValidationError("--cpu=\(hz): the rate must be 1...\(maxHz) samples per second") }
+    /// The sampling rate of `--cpu=HZ` (nil: the default).
+    static func rate(_ text: String?) throws -> UInt32 {
+        guard let text else { return defaultHz }
+        guard let hz = UInt32(text), hz >= 1, hz <= maxHz else {
+            throw ValidationError("--cpu=\(text): the rate must be a whole number of samples per second, 1...\(maxHz)")
+        }
+        return hz
     }
 }
 

@@ -59,8 +59,9 @@ struct Record: ParsableCommand {
     @Flag(name: .long, help: "Also sample the CPU with perf: call stacks attributed to items, queues and code (999 Hz; --cpu=HZ; docs/cpu.md).")
     var cpu = false
 
+    /// `--cpu=HZ` arrives as `--cpu --cpu-hz HZ` (CPUSampling.expandingRate).
     @Option(name: .customLong("cpu-hz"), help: .hidden)
-    var cpuHz: UInt32?
+    var cpuRate: String?
 
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
@@ -82,8 +83,8 @@ struct Record: ParsableCommand {
             backend = "lttng"
             if sched { throw ValidationError("--sched cannot be combined with --relayd (the relayd stores the trace)") }
         }
-        try CPUSampling.validate(hz: cpuHz)
-        if cpuHz != nil { cpu = true }
+        if cpuRate != nil { cpu = true }
+        _ = try CPUSampling.rate(cpuRate)  // a bad rate fails here, before anything runs
         if cpu, relayd != nil { throw ValidationError("--cpu cannot be combined with --relayd (the relayd stores the trace)") }
     }
 
@@ -93,8 +94,8 @@ struct Record: ParsableCommand {
         try Record.prepareOutput(tracePath)
         let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
         defer { schedSession?.abandon() }
-        let cpuRate = cpuHz ?? CPUSampling.defaultHz
-        let cpuSession = cpu ? try PerfSchedSession.start(option: "--cpu", events: CPUSampling.perfEvents(hz: cpuRate)) : nil
+        let hz = try CPUSampling.rate(cpuRate)
+        let cpuSession = cpu ? try PerfSchedSession.start(option: "--cpu", events: CPUSampling.perfEvents(hz: hz)) : nil
         defer { cpuSession?.abandon() }
         let status: Int32, traces: [String]
         if backend == "lttng" {
@@ -106,7 +107,7 @@ struct Record: ParsableCommand {
             for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
         }
         if let schedSession { Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
-        if let cpuSession { Record.addSampleStreams(from: cpuSession, hz: cpuRate, to: traces, quiet: quiet) }
+        if let cpuSession { Record.addSampleStreams(from: cpuSession, hz: hz, to: traces, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
         throw ExitCode(status)
     }
