@@ -28,13 +28,15 @@ public enum SampleStreamConverter {
 
     /// A sample's user frames as absolute addresses, leaf first: callers' return addresses − 1
     /// (inside the call instruction, so that the call's line is named), kernel frames folded
-    /// into one address 0 on top, frames perf could not place ([unknown]: a broken chain) dropped.
+    /// into one address 0 on top, frames perf could not place ([unknown]: a broken chain) and the
+    /// vDSO's dropped.
     static func stack(_ frames: [PerfFrame], addresses: AddressMap) -> [UInt64] {
         var result: [UInt64] = []
         var inKernel = false
         for (index, frame) in frames.enumerated() {
             if frame.isKernel { if index == 0 { inKernel = true }; continue }
-            guard !frame.isUnknown, let absolute = addresses.absolute(frame) else { continue }
+            // [vdso] (clock_gettime's fast path) is in no module of the trace: its caller names it.
+            guard !frame.isUnknown, frame.dso != "[vdso]", let absolute = addresses.absolute(frame) else { continue }
             let isLeaf = result.isEmpty && !inKernel && index == 0
             result.append(isLeaf || absolute == 0 ? absolute : absolute - 1)
         }

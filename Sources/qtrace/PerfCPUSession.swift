@@ -11,11 +11,15 @@ enum CPUSampling {
     static let defaultHz: UInt32 = 999
     static let maxHz: UInt32 = 10_000
 
+    /// How perf unwinds the stacks (`--cpu-stacks`): DWARF from a copy of the stack's top
+    /// 8 KiB (complete for optimized Swift code, which keeps no frame-pointer chain), or the
+    /// frame-pointer chain (complete for debug builds only, ~70× less data; docs/cpu.md).
+    enum Stacks: String, ExpressibleByArgument, CaseIterable { case dwarf, fp }
+
     /// perf record's options: the software cpu-clock event (no hardware counters needed, as in
-    /// VMs), `hz` samples per second per CPU, frame-pointer call chains (complete for Swift
-    /// code here, and 50× less data than DWARF copies of the stack: docs/cpu.md).
-    static func perfEvents(hz: UInt32) -> [String] {
-        ["-e", "cpu-clock", "-F", String(hz), "--call-graph", "fp"]
+    /// VMs), `hz` samples per second per CPU, call chains.
+    static func perfEvents(hz: UInt32, stacks: Stacks) -> [String] {
+        ["-e", "cpu-clock", "-F", String(hz), "--call-graph", stacks == .dwarf ? "dwarf,8192" : "fp"]
     }
 
     /// `--cpu=HZ` → `--cpu --cpu-hz HZ` (ArgumentParser has no flag with an optional value),
@@ -61,8 +65,11 @@ extension Record {
         defer { session.abandon() }
         try session.stop()
         let files = try traces.map { try TraceFile(path: $0) }
-        var parser = PerfSampleParser(keepPids: Set(files.map { Int32(truncatingIfNeeded: $0.header.pid) }))
-        try session.script(PerfSampleParser.arguments) { parser.consume(utf8: $0) }
+        let pids = Set(files.map { Int32(truncatingIfNeeded: $0.header.pid) })
+        var parser = PerfSampleParser(keepPids: pids)
+        // --pid: perf unwinds (DWARF) only the traced processes' samples, not the machine's.
+        let only = ["--pid", pids.sorted().map(String.init).joined(separator: ",")]
+        try session.script(PerfSampleParser.arguments + only) { parser.consume(utf8: $0) }
         parser.finish()
         for trace in files {
             let end = trace.header.initMonoNs &+ trace.endTime

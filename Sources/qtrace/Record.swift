@@ -63,6 +63,11 @@ struct Record: ParsableCommand {
     @Option(name: .customLong("cpu-hz"), help: .hidden)
     var cpuRate: String?
 
+    @Option(name: .customLong("cpu-stacks"), help: ArgumentHelp(
+        "With --cpu: how perf unwinds stacks: dwarf (default: complete for optimized Swift code) or fp (frame pointers: less data, complete for debug builds only).",
+        valueName: "dwarf|fp"))
+    var cpuStacks: CPUSampling.Stacks = .dwarf
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
@@ -95,7 +100,7 @@ struct Record: ParsableCommand {
         let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
         defer { schedSession?.abandon() }
         let hz = try CPUSampling.rate(cpuRate)
-        let cpuSession = cpu ? try PerfSchedSession.start(option: "--cpu", events: CPUSampling.perfEvents(hz: hz)) : nil
+        let cpuSession = cpu ? try PerfSchedSession.start(option: "--cpu", events: CPUSampling.perfEvents(hz: hz, stacks: cpuStacks)) : nil
         defer { cpuSession?.abandon() }
         let status: Int32, traces: [String]
         if backend == "lttng" {
