@@ -19,6 +19,9 @@ public struct FunctionCost: Sendable, Equatable {
 /// (most self samples first).
 public struct CPUGroup: Sendable {
     public var name: String
+    /// The queue, code or task (index into the model's queues, codes, tasks); nil for the
+    /// process and outside items.
+    public var object: Int? = nil
     public var samples: Int
     /// CPU time the samples stand for (samples / Hz).
     public var cpuNs: UInt64
@@ -56,8 +59,8 @@ public struct CPUProfile: Sendable {
         let names = GroupNames(model)
         return CPUProfile(
             hz: cpu.hz, sampleCount: all.count, itemOfSample: owners, samplesByItem: byItem,
-            process: group("samples", all), insideItems: all.count - outside.count,
-            outsideItems: group("OUTSIDE ITEMS", outside),
+            process: group("all samples", all), insideItems: all.count - outside.count,
+            outsideItems: group("outside items", outside),
             queues: grouped(all, owners, key: { model.items[$0].queue }, name: names.queue, group),
             codes: grouped(all, owners, key: { model.items[$0].site.flatMap { model.sites[$0].codeIndex } }, name: names.code, group),
             tasks: grouped(all, owners, key: { names.taskOfItem[$0] }, name: names.task, group))
@@ -70,7 +73,11 @@ public struct CPUProfile: Sendable {
         for s in samples where owners[s] >= 0 {
             if let k = key(Int(owners[s])) { members[k, default: []].append(s) }
         }
-        return members.map { group(name($0.key), $0.value) }
+        return members.map { key, samples in
+            var made = group(name(key), samples)
+            made.object = key
+            return made
+        }
             .sorted { ($0.samples, $1.name) > ($1.samples, $0.name) }
     }
 

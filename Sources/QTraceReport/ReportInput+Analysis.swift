@@ -24,7 +24,7 @@ extension ReportInput {
             annotations: builder.annotations(),
             counters: builder.counters(),
             stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)]
-                + [AnalysisReportBuilder.schedTable(analysis.statistics),
+                + [AnalysisReportBuilder.schedTable(analysis.statistics), AnalysisReportBuilder.cpuTable(CPUProfile.build(model)),
                    AnalysisReportBuilder.codeTable(analysis.statistics, queueLabels: model.queues.map(queueName)),
                    AnalysisReportBuilder.waitSiteTable(analysis.statistics),
                    AnalysisReportBuilder.taskTable(analysis.statistics, model: model)].compactMap { $0 },

@@ -12,21 +12,20 @@ extension StatsText {
         var out = section("CPU SAMPLES (recorded with --cpu at \(profile.hz) Hz)")
         out += "  \(plural(profile.sampleCount, "sample")) ≈ \(formatDuration(profile.process.cpuNs)) CPU: "
             + "\(profile.insideItems) in items, \(profile.outsideItems.samples) outside items\n"
-        out += functionsTable("ALL", profile.process, width: width, functions: functions)
-        out += functionsTable("", profile.outsideItems, width: width, functions: functions)
+        out += functionsTable("ALL SAMPLES", profile.process, width: width, functions: functions)
+        out += functionsTable("OUTSIDE ITEMS", profile.outsideItems, width: width, functions: functions)
         for (title, groups, noun) in [("QUEUE", profile.queues, "queues"), ("CODE", profile.codes, "codes"),
                                       ("TASK", profile.tasks, "tasks")] {
             let (shown, hidden) = limited(groups, limit)
-            for group in shown { out += functionsTable(title, group, width: width, functions: functions) }
+            for group in shown { out += functionsTable("\(title) \(terminalSafe(group.name))", group, width: width, functions: functions) }
             out += more(hidden, noun)
         }
         return out
     }
 
-    /// `TITLE name: N samples ≈ time`, then its top functions by self samples.
-    static func functionsTable(_ title: String, _ group: CPUGroup, width: Int, functions: Int) -> String {
+    /// `HEADING: N samples ≈ time`, then the group's top functions by self samples.
+    static func functionsTable(_ heading: String, _ group: CPUGroup, width: Int, functions: Int) -> String {
         guard group.samples > 0 else { return "" }
-        let heading = title.isEmpty ? terminalSafe(group.name) : "\(title) \(terminalSafe(group.name))"
         var out = "\n\(heading): \(plural(group.samples, "sample")) ≈ \(formatDuration(group.cpuNs)) CPU\n"
         var table = TextTable(["function", "self", "total", "self %", "total %"])
         let (shown, hidden) = limited(group.functions, functions)

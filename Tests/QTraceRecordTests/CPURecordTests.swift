@@ -105,3 +105,29 @@ final class CPURecordTests: XCTestCase {
         XCTAssertTrue(exported.stderr.contains("no CPU samples"), exported.stderr)
     }
 }
+
+extension CPURecordTests {
+    /// perf missing: one line, non-zero exit, and the program never ran.
+    func testMissingPerfFailsBeforeTheProgramRuns() throws {
+        let dir = Paths.tempDir("cpu-noperf")
+        let marker = dir.appendingPathComponent("ran").path
+        let (result, _) = record(["/bin/sh", "-c", "touch \(marker)"], in: dir, extraArgs: ["--cpu"],
+                                 environment: ["PATH": "/nonexistent"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("--cpu needs perf, which is not installed"), result.stderr)
+        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker))
+    }
+
+    /// real-cpu.html for Tests/BrowserTests/test_cpu.py: the report (symbolized by `qtrace
+    /// report`, as users get it) of cpu-hot recorded with --cpu.
+    func testWriteCPUReportForTheBrowserTests() throws {
+        guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else {
+            throw XCTSkip("QTRACE_BROWSER_FIXTURES is not set (make test sets it)")
+        }
+        let (run, path) = record([Paths.fixtures, "cpu-hot"], in: URL(fileURLWithPath: dir), name: "real-cpu", extraArgs: ["--cpu"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let report = runProgram([Paths.qtrace, "report", path, "-o", "\(dir)/real-cpu.html"])
+        XCTAssertEqual(report.status, 0, report.stderr)
+    }
+}

@@ -1,0 +1,42 @@
+"""A report recorded with `qtrace record --cpu` (CPURecordTests writes real-cpu.html from the
+fixture's cpu-hot): the Stats tab's CPU table names the hot function first for its queue,
+with at least half of the queue's samples, and a row selects its queue."""
+import pytest
+from selenium.webdriver.common.by import By
+
+
+@pytest.fixture
+def cpu_report(driver, fixtures_dir):
+    from conftest import Report
+    path = fixtures_dir / "real-cpu.html"
+    if not path.exists():
+        pytest.fail(f"{path} missing: run the Swift tests with QTRACE_BROWSER_FIXTURES set (make test)")
+    return Report(driver, path)
+
+
+def test_cpu_table_names_the_hot_function_of_the_queue(cpu_report):
+    report = cpu_report
+    report.js("window.qtrace.openTab('stats')")
+    rows = report.js(
+        "const t = document.querySelector(\"table[data-table-id='cpu']\");"
+        "return t ? [...t.tBodies[0].rows].map(r => [...r.cells].map(c =>"
+        "  c.dataset.value !== undefined ? Number(c.dataset.value) : c.textContent)) : null;")
+    assert rows, "no CPU table in the Stats tab"
+    hot = [row for row in rows if row[0] == "fx.cpu.hot"]
+    assert hot, rows
+    # Columns: queue, function, self samples, total samples, self %, total %.
+    top = max(hot, key=lambda row: row[2])
+    assert top[1] == "CPUWork.mixRound(_:_:)"
+    assert top[4] >= 50
+    assert report.severe_logs() == []
+
+
+def test_cpu_row_selects_its_queue(cpu_report):
+    report = cpu_report
+    report.js("window.qtrace.openTab('stats')")
+    row = report.driver.find_element(By.CSS_SELECTOR, "table[data-table-id='cpu'] tbody tr")
+    queue = int(row.get_attribute("data-object"))
+    labels = report.js("return window.qtrace.state().queues ? window.qtrace.state().queues.map(q => q.label) : null")
+    if labels is not None:
+        assert labels[queue] == "fx.cpu.hot"
+    assert report.severe_logs() == []
