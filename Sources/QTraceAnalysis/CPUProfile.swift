@@ -26,6 +26,43 @@ public struct CPUGroup: Sendable {
     /// CPU time the samples stand for (samples / Hz).
     public var cpuNs: UInt64
     public var functions: [FunctionCost]
+    /// The group's samples merged by function into one call tree (the flame graph's data).
+    public var tree: FlameTree
+}
+
+/// A call tree merged by function name: node 0 is the root (all the group's samples); a
+/// node's children are the functions called from it, in order of first appearance.
+public struct FlameTree: Sendable, Equatable {
+    /// Per node: its parent (-1 for the root), function name ("" for the root), samples with
+    /// it on the stack below its parent's chain (total), samples where it was the leaf (self),
+    /// and total as a share of the root's samples.
+    public var parent: [Int] = [-1]
+    public var name: [String] = [""]
+    public var total: [Int] = [0]
+    public var selfSamples: [Int] = [0]
+    public var share: [Double] = [0]
+
+    /// `chains`: per sample, its functions outermost first.
+    init(_ chains: [[String]]) {
+        var child: [Int: [String: Int]] = [:]
+        for chain in chains {
+            var node = 0
+            total[0] += 1
+            for function in chain {
+                if let next = child[node]?[function] {
+                    node = next
+                } else {
+                    parent.append(node); name.append(function); total.append(0); selfSamples.append(0)
+                    child[node, default: [:]][function] = parent.count - 1
+                    node = parent.count - 1
+                }
+                total[node] += 1
+            }
+            selfSamples[node] += 1
+        }
+        let all = Double(max(total[0], 1))
+        share = total.map { Double($0) / all }
+    }
 }
 
 public struct CPUProfile: Sendable {
@@ -149,7 +186,8 @@ private struct FunctionStacks {
             return FunctionCost(function: function, selfSamples: own, totalSamples: total,
                                 selfShare: Double(own) / count, totalShare: Double(total) / count)
         }.sorted { ($0.selfSamples, $0.totalSamples, $1.function) > ($1.selfSamples, $1.totalSamples, $0.function) }
-        return CPUGroup(name: name, samples: samples.count, cpuNs: UInt64(samples.count) * periodNs, functions: costs)
+        return CPUGroup(name: name, samples: samples.count, cpuNs: UInt64(samples.count) * periodNs, functions: costs,
+                        tree: FlameTree(samples.map { functions[$0] }))
     }
 }
 

@@ -10,6 +10,7 @@ extension ReportInput {
         let model = analysis.model
         let end = Int64(model.endTime)
         let builder = AnalysisReportBuilder(model: model, end: end)
+        let profile = CPUProfile.build(model)
         self.init(
             meta: ReportMeta(
                 title: AnalysisReportBuilder.title(header), commandLine: header.commandLine, pid: Int(header.pid),
@@ -24,7 +25,7 @@ extension ReportInput {
             annotations: builder.annotations(),
             counters: builder.counters(),
             stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)]
-                + [AnalysisReportBuilder.schedTable(analysis.statistics), AnalysisReportBuilder.cpuTable(CPUProfile.build(model)),
+                + [AnalysisReportBuilder.schedTable(analysis.statistics), AnalysisReportBuilder.cpuTable(profile),
                    AnalysisReportBuilder.codeTable(analysis.statistics, queueLabels: model.queues.map(queueName)),
                    AnalysisReportBuilder.waitSiteTable(analysis.statistics),
                    AnalysisReportBuilder.taskTable(analysis.statistics, model: model)].compactMap { $0 },
@@ -39,6 +40,7 @@ extension ReportInput {
         codes = builder.codes()
         sites = builder.sites()
         tasks = builder.tasks()
+        cpuFlames = AnalysisReportBuilder.cpuFlames(profile)
         setFigures(analysis.statistics)
     }
 

@@ -1,6 +1,7 @@
 """A report recorded with `qtrace record --cpu` (CPURecordTests writes real-cpu.html from the
 fixture's cpu-hot): the Stats tab's CPU table names the hot function first for its queue,
-with at least half of the queue's samples, and a row selects its queue."""
+with at least half of the queue's samples, and a row selects its queue, whose details draw
+the queue's flame graph: the hot function's callee as wide as its share, under its caller."""
 import pytest
 from selenium.webdriver.common.by import By
 
@@ -39,4 +40,18 @@ def test_cpu_row_selects_its_queue(cpu_report):
     assert report.state()["tab"] == "timeline"
     details = report.js("return document.getElementById('details').textContent")
     assert "fx.cpu.hot" in details
+    frames = report.js(
+        "const box = document.querySelector('#details .flame');"
+        "if (!box) return null; const width = box.getBoundingClientRect().width;"
+        "return [...box.querySelectorAll('.flame-frame')].map(f => { const r = f.getBoundingClientRect();"
+        "  return {name: f.textContent, share: r.width / width, top: r.top}; });")
+    assert frames, "no flame graph in the queue's details"
+    by_name = {}
+    for f in frames:
+        by_name.setdefault(f["name"], []).append(f)
+    assert by_name["all samples"][0]["share"] > 0.99
+    mix = max(by_name["CPUWork.mixRound(_:_:)"], key=lambda f: f["share"])
+    caller = max(by_name["CPUWork.checksumBlock(_:rounds:)"], key=lambda f: f["share"])
+    assert mix["share"] >= 0.5
+    assert caller["top"] < mix["top"], "callers above callees"
     assert report.severe_logs() == []

@@ -179,6 +179,8 @@ class Details {
       ["Busy", `${fmtDuration(m.queueBusy[q])} (${fmtShare(m.queueShare[q])} of the trace)`],
       ["Backlog max", this.backlogMaxText(q)],
     ]);
+    const flame = flameGraph(m, q);  // recorded with --cpu: where its items spent their CPU
+    if (flame) this.root.appendChild(flame);
   }
 
   /** The Queues table's backlog max; from the backlog series when the report has no table. */
