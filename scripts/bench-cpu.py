@@ -16,8 +16,9 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+
+from bench_support import record_setup
 
 CONFIGS = [("0 Hz (traced, no --cpu)", []), ("99 Hz", ["--cpu=99"]), ("999 Hz", ["--cpu=999"]),
            ("999 Hz, --cpu-stacks fp", ["--cpu=999", "--cpu-stacks", "fp"])]
@@ -43,15 +44,7 @@ def main():
     rounds, items = option("--rounds", 5), option("--items", 50_000)
     values = {str(rounds), str(items)}
     args = [a for a in sys.argv[1:] if not a.startswith("--") and a not in values]
-    bin_dir = args[0] if args else subprocess.check_output(
-        ["swift", "build", "-c", "release", "--show-bin-path"], text=True).strip()
-    qtrace, fixtures = os.path.join(bin_dir, "qtrace"), os.path.join(bin_dir, "qtrace-fixtures")
-    for path in (qtrace, fixtures):
-        if not os.path.exists(path):
-            sys.exit(f"bench: {path} missing: run `make build` first")
-    tmp = tempfile.mkdtemp(prefix="qtrace-bench-cpu-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("QTRACE") and k != "LD_PRELOAD"}
-    env["QTRACE_SHIM"] = os.path.join(bin_dir, "libqtrace-shim.so")
+    qtrace, fixtures, tmp, env = record_setup(args[0] if args else None, "qtrace-bench-cpu-")
 
     def once(extra):
         trace = os.path.join(tmp, "bench.qtrace")

@@ -84,18 +84,10 @@ public struct PerfSampleParser {
         current = nil
     }
 
-    /// `PID/TID [CPU] SECONDS.NS:` and what follows it.
+    /// `PID/TID [CPU] SECONDS.NS:` as a sample without frames, and what follows it.
     static func header(_ line: ArraySlice<UInt8>) -> (sample: PerfSample, rest: ArraySlice<UInt8>)? {
-        var scanner = Scanner(line)
-        scanner.skipSpaces()
-        guard let pid = scanner.integer(), scanner.take("/"), let tid = scanner.integer() else { return nil }
-        scanner.skipSpaces()
-        guard scanner.take("["), let cpu = scanner.integer(), scanner.take("]") else { return nil }
-        scanner.skipSpaces()
-        guard let time = scanner.timestamp(), scanner.take(":") else { return nil }
-        scanner.skipSpaces()
-        let sample = PerfSample(timeNs: time, cpu: cpu, pid: Int32(truncatingIfNeeded: pid), tid: Int32(truncatingIfNeeded: tid), frames: [])
-        return (sample, scanner.remainder)
+        guard let h = PerfScriptParser.header(line) else { return nil }
+        return (PerfSample(timeNs: h.timeNs, cpu: h.cpu, pid: h.pid, tid: h.tid, frames: []), h.rest)
     }
 
     /// `HEXADDRESS (DSO)`, after leading white space.

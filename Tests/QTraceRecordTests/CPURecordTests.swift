@@ -107,16 +107,8 @@ final class CPURecordTests: XCTestCase {
 }
 
 extension CPURecordTests {
-    /// perf missing: one line, non-zero exit, and the program never ran.
-    func testMissingPerfFailsBeforeTheProgramRuns() throws {
-        let dir = Paths.tempDir("cpu-noperf")
-        let marker = dir.appendingPathComponent("ran").path
-        let (result, _) = record(["/bin/sh", "-c", "touch \(marker)"], in: dir, extraArgs: ["--cpu"],
-                                 environment: ["PATH": "/nonexistent"])
-        XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.stderr.contains("--cpu needs perf, which is not installed"), result.stderr)
-        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: marker))
+    func testMissingPerfFailsBeforeTheProgramRuns() {
+        assertMissingPerfFailsBeforeTheProgramRuns(option: "--cpu")
     }
 
     /// real-cpu.html for Tests/BrowserTests/test_cpu.py: the report (symbolized by `qtrace
@@ -130,4 +122,16 @@ extension CPURecordTests {
         let report = runProgram([Paths.qtrace, "report", path, "-o", "\(dir)/real-cpu.html"])
         XCTAssertEqual(report.status, 0, report.stderr)
     }
+}
+
+/// `record OPTION` without perf: one line, non-zero exit, and the program never ran (--sched, --cpu).
+func assertMissingPerfFailsBeforeTheProgramRuns(option: String, file: StaticString = #filePath, line: UInt = #line) {
+    let dir = Paths.tempDir("noperf\(option)")
+    let marker = dir.appendingPathComponent("ran").path
+    let (result, _) = record(["/bin/sh", "-c", "touch \(marker)"], in: dir, extraArgs: [option],
+                             environment: ["PATH": "/nonexistent"])
+    XCTAssertNotEqual(result.status, 0, file: file, line: line)
+    XCTAssertTrue(result.stderr.contains("\(option) needs perf, which is not installed"), result.stderr, file: file, line: line)
+    XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr, file: file, line: line)
+    XCTAssertFalse(FileManager.default.fileExists(atPath: marker), file: file, line: line)
 }
