@@ -134,4 +134,21 @@ final class CPUProfileTests: XCTestCase {
         s.cpuSample(at: ms(3), on: Self.workerA, leaf: 3)
         XCTAssertTrue(s.model().codeAddresses.contains(0x30), "frame addresses are symbolized with the code sites")
     }
+
+    func testFlameTreeMergesStacksByFunction() {
+        var s = script()
+        s.item(1, on: Self.queueA, at: ms(1), runOn: Self.workerA, start: ms(2), end: ms(20))
+        s.cpuSample(at: ms(3), on: Self.workerA, leaf: 3)
+        s.cpuSample(at: ms(4), on: Self.workerA, leaf: 3)
+        s.cpuSample(at: ms(5), on: Self.workerA, leaf: 2)
+        s.cpuSample(at: ms(6), on: Self.workerA, leaf: 5)
+        let (profile, _) = profile(s)
+        let tree = try! XCTUnwrap(profile.queues.first).tree
+        // root > start_thread > (Work.hash > Work.mix), (Work.primes > Work.isPrime)
+        XCTAssertEqual(tree.name, ["", "start_thread", "Work.hash", "Work.mix", "Work.primes", "Work.isPrime"])
+        XCTAssertEqual(tree.parent, [-1, 0, 1, 2, 1, 4])
+        XCTAssertEqual(tree.total, [4, 4, 3, 2, 1, 1])
+        XCTAssertEqual(tree.selfSamples, [0, 0, 1, 2, 0, 1])
+        XCTAssertEqual(tree.share[2], 0.75)
+    }
 }
