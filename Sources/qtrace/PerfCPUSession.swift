@@ -25,9 +25,9 @@ enum CPUSampling {
     /// `--cpu=HZ` → `--cpu --cpu-hz HZ` (ArgumentParser has no flag with an optional value),
     /// only among qtrace's own options: the program's arguments (after `--`) are untouched.
     static func expandingRate(_ arguments: [String]) -> [String] {
-        guard let record = arguments.firstIndex(of: "record") else { return arguments }
-        var result = Array(arguments[...record])
-        var rest = arguments[(record + 1)...]
+        guard arguments.first == "record" else { return arguments }
+        var result = ["record"]
+        var rest = arguments.dropFirst()
         while let argument = rest.popFirst() {
             if argument == "--" { result.append(argument); result += rest; break }
             if argument.hasPrefix("--cpu=") {
