@@ -79,6 +79,8 @@ public struct CPUProfile: Sendable {
     public var queues: [CPUGroup]
     public var codes: [CPUGroup]
     public var tasks: [CPUGroup]
+    /// Per item with samples (index into `TraceModel.items`, ascending): its samples' call tree.
+    public var itemTrees: [(item: Int, tree: FlameTree)]
 
     /// nil when the model has no samples.
     public static func build(_ model: TraceModel) -> CPUProfile? {
@@ -100,7 +102,8 @@ public struct CPUProfile: Sendable {
             outsideItems: group("outside items", outside),
             queues: grouped(all, owners, key: { model.items[$0].queue }, name: names.queue, group),
             codes: grouped(all, owners, key: { model.items[$0].site.flatMap { model.sites[$0].codeIndex } }, name: names.code, group),
-            tasks: grouped(all, owners, key: { names.taskOfItem[$0] }, name: names.task, group))
+            tasks: grouped(all, owners, key: { names.taskOfItem[$0] }, name: names.task, group),
+            itemTrees: stacks.itemTrees(owners))
     }
 
     /// Groups the samples inside items by `key` of their item (items without a key are left out).
@@ -170,6 +173,12 @@ private struct FunctionStacks {
                 return name
             }
         }
+    }
+
+    func itemTrees(_ owners: [Int32]) -> [(item: Int, tree: FlameTree)] {
+        var chains: [Int: [[String]]] = [:]
+        for (s, owner) in owners.enumerated() where owner >= 0 { chains[Int(owner), default: []].append(functions[s]) }
+        return chains.keys.sorted().map { (item: $0, tree: FlameTree(chains[$0]!)) }
     }
 
     func group(name: String, samples: [Int], periodNs: UInt64) -> CPUGroup {

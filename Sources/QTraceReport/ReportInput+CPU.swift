@@ -26,15 +26,21 @@ extension AnalysisReportBuilder {
     }
 }
 
-/// One queue's samples as a call tree merged by function (the flame graph of its details).
+/// One queue's or one item's samples as a call tree merged by function (the flame graph of
+/// its details).
 public struct ReportFlame: Sendable {
+    /// The queue (index), or -1 for an item's.
     public var queue: Int
+    /// The item (index into `ReportInput.items`), or -1 for a queue's.
+    public var item: Int = -1
     public var tree: FlameTree
 }
 
 extension AnalysisReportBuilder {
     static func cpuFlames(_ profile: CPUProfile?) -> [ReportFlame] {
-        profile?.queues.compactMap { group in group.object.map { ReportFlame(queue: $0, tree: group.tree) } } ?? []
+        guard let profile else { return [] }
+        return profile.queues.compactMap { group in group.object.map { ReportFlame(queue: $0, tree: group.tree) } }
+            + profile.itemTrees.map { ReportFlame(queue: -1, item: $0.item, tree: $0.tree) }
     }
 }
 
@@ -53,7 +59,7 @@ extension ReportEncoder {
         let flames: [JSONValue] = input.cpuFlames.map { flame in
             let t = flame.tree
             return .object([
-                ("queue", .int(Int64(flame.queue))), ("parent", .array(t.parent.map { .int(Int64($0)) })),
+                ("queue", .int(Int64(flame.queue))), ("item", .int(Int64(flame.item))), ("parent", .array(t.parent.map { .int(Int64($0)) })),
                 ("name", .array(t.name.map { .int(Int64(index($0))) })), ("total", .array(t.total.map { .int(Int64($0)) })),
                 ("self", .array(t.selfSamples.map { .int(Int64($0)) })), ("share", .array(t.share.map { .number($0) })),
             ])

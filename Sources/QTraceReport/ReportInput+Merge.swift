@@ -28,7 +28,7 @@ extension ReportInput {
                                      sources: merged.sources.count, groups: merged.groups.count,
                                      codes: merged.codes.count, sites: merged.sites.count, tasks: merged.tasks.count)
             merged.append(input, shift: shift, title: process.title)
-            merged.cpuFlames += input.cpuFlames.map { ReportFlame(queue: shift.queue($0.queue), tree: $0.tree) }
+            merged.cpuFlames += input.cpuFlames.map { ReportFlame(queue: shift.queue($0.queue), item: shift.item($0.item), tree: $0.tree) }
             for table in input.stats {
                 guard let t = tables.firstIndex(where: { $0.table.id == table.id }) else { continue }
                 tables[t].append(table, shift: shift, processTitle: process.title)

@@ -1,7 +1,8 @@
 """A report recorded with `qtrace record --cpu` (CPURecordTests writes real-cpu.html from the
 fixture's cpu-hot): the Stats tab's CPU table names the hot function first for its queue,
 with at least half of the queue's samples, and a row selects its queue, whose details draw
-the queue's flame graph: the hot function's callee as wide as its share, under its caller."""
+the queue's flame graph: the hot function's callee as wide as its share, under its caller;
+an item's details draw that item's flame graph."""
 import pytest
 from selenium.webdriver.common.by import By
 
@@ -32,6 +33,17 @@ def test_cpu_table_names_the_hot_function_of_the_queue(cpu_report):
     assert report.severe_logs() == []
 
 
+FLAME_FRAMES = (
+    "const box = document.querySelector('#details .flame');"
+    "if (!box) return null; const width = box.getBoundingClientRect().width;"
+    "return [...box.querySelectorAll('.flame-frame')].map(f => { const r = f.getBoundingClientRect();"
+    "  return {name: f.textContent, share: r.width / width, top: r.top}; });")
+
+
+def widest(frames, name):
+    return max((f for f in frames if f["name"] == name), key=lambda f: f["share"])
+
+
 def test_cpu_row_selects_its_queue(cpu_report):
     report = cpu_report
     report.js("window.qtrace.openTab('stats')")
@@ -40,18 +52,31 @@ def test_cpu_row_selects_its_queue(cpu_report):
     assert report.state()["tab"] == "timeline"
     details = report.js("return document.getElementById('details').textContent")
     assert "fx.cpu.hot" in details
-    frames = report.js(
-        "const box = document.querySelector('#details .flame');"
-        "if (!box) return null; const width = box.getBoundingClientRect().width;"
-        "return [...box.querySelectorAll('.flame-frame')].map(f => { const r = f.getBoundingClientRect();"
-        "  return {name: f.textContent, share: r.width / width, top: r.top}; });")
+    frames = report.js(FLAME_FRAMES)
     assert frames, "no flame graph in the queue's details"
-    by_name = {}
-    for f in frames:
-        by_name.setdefault(f["name"], []).append(f)
-    assert by_name["all samples"][0]["share"] > 0.99
-    mix = max(by_name["CPUWork.mixRound(_:_:)"], key=lambda f: f["share"])
-    caller = max(by_name["CPUWork.checksumBlock(_:rounds:)"], key=lambda f: f["share"])
+    assert widest(frames, "all samples")["share"] > 0.99
+    mix, caller = widest(frames, "CPUWork.mixRound(_:_:)"), widest(frames, "CPUWork.checksumBlock(_:rounds:)")
     assert mix["share"] >= 0.5
     assert caller["top"] < mix["top"], "callers above callees"
     assert report.severe_logs() == []
+
+
+def test_an_items_details_draw_its_own_flame_graph(cpu_report):
+    """cpu-hot's items each spend ~10 ms of CPU in checksumBlock → mixRound: the first item
+    with a flame graph shows both, the caller above."""
+    report = cpu_report
+    report.js("window.qtrace.openTab('timeline')")
+    for index in range(200):
+        if not report.js("return window.qtrace.select(arguments[0])", index):
+            break
+        frames = report.js(FLAME_FRAMES)
+        if not frames:
+            continue
+        assert report.js("return document.querySelector('#details .flame').dataset.flame") == f"item:{index}"
+        names = {f["name"] for f in frames}
+        assert {"CPUWork.mixRound(_:_:)", "CPUWork.checksumBlock(_:rounds:)"} <= names, names
+        mix, caller = widest(frames, "CPUWork.mixRound(_:_:)"), widest(frames, "CPUWork.checksumBlock(_:rounds:)")
+        assert caller["top"] < mix["top"]
+        assert report.severe_logs() == []
+        return
+    pytest.fail("no item's details draw a flame graph")

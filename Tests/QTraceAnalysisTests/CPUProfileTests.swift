@@ -150,5 +150,7 @@ final class CPUProfileTests: XCTestCase {
         XCTAssertEqual(tree.total, [4, 4, 3, 2, 1, 1])
         XCTAssertEqual(tree.selfSamples, [0, 0, 1, 2, 0, 1])
         XCTAssertEqual(tree.share[2], 0.75)
+        XCTAssertEqual(profile.itemTrees.map(\.item), [profile.itemOfSample[0]].map { Int($0) })
+        XCTAssertEqual(profile.itemTrees.first?.tree, tree, "one item: its tree is its queue's")
     }
 }

@@ -1,4 +1,4 @@
-// The flame graph (an icicle: callers on top) of a queue's CPU samples, in the queue's
+// The flame graph (an icicle: callers on top) of a queue's or an item's CPU samples, in its
 // details (traces recorded with `qtrace record --cpu`; docs/cpu.md). The call tree and every
 // count and share come from the analysis (the header's cpuFlames, CPUProfile's FlameTree):
 // this file only lays the nodes out side by side, each as wide as its share.
@@ -7,16 +7,17 @@ const FLAME_ROW_H = 16;
 /** Nodes narrower than this share of the queue's samples are not drawn (their parent shows them). */
 const FLAME_MIN_SHARE = 0.004;
 
-/** The flame graph of queue `q`, or null when the report has no samples for it. */
-function flameGraph(m, q) {
-  const flame = (m.header.cpuFlames || []).find((f) => f.queue === q);
+/** The flame graph of `{queue}` or `{item}` (an input index), or null when the report has no samples for it. */
+function flameGraph(m, which) {
+  const flame = (m.header.cpuFlames || []).find((f) =>
+    which.item !== undefined ? f.item === which.item : f.queue === which.queue && f.item < 0);
   if (!flame || !flame.total.length || flame.total[0] <= 0) return null;
   const names = m.header.cpuNames || [];
   const children = flame.parent.map(() => []);
   flame.parent.forEach((p, node) => { if (p >= 0) children[p].push(node); });
   const box = el("div", "flame");
   box.style.position = "relative";
-  box.dataset.queue = String(q);
+  box.dataset.flame = which.item !== undefined ? `item:${which.item}` : `queue:${which.queue}`;
   let depth = 0;
   const place = (node, left, row) => {
     depth = Math.max(depth, row + 1);
