@@ -80,3 +80,20 @@ def test_an_items_details_draw_its_own_flame_graph(cpu_report):
         assert report.severe_logs() == []
         return
     pytest.fail("no item's details draw a flame graph")
+
+
+def test_clicking_a_function_highlights_the_items_that_ran_it(cpu_report):
+    report = cpu_report
+    report.js("window.qtrace.openTab('stats')")
+    report.driver.find_element(By.CSS_SELECTOR, "table[data-table-id='cpu'] tbody tr").click()
+    frame = [f for f in report.driver.find_elements(By.CSS_SELECTOR, "#details .flame .flame-frame")
+             if f.text == "CPUWork.mixRound(_:_:)"]
+    assert frame
+    frame[0].click()
+    state = report.state()
+    assert state["tab"] == "timeline"
+    assert state["filter"]["kind"] == "function"
+    items = report.js("return window.qtrace.filteredItems()")
+    # 20 items spend their CPU in mixRound; the queue's final empty sync item has no samples.
+    assert 15 <= len(items) <= 20, items
+    assert report.severe_logs() == []

@@ -1,14 +1,18 @@
 // The flame graph (an icicle: callers on top) of a queue's or an item's CPU samples, in its
 // details (traces recorded with `qtrace record --cpu`; docs/cpu.md). The call tree and every
 // count and share come from the analysis (the header's cpuFlames, CPUProfile's FlameTree):
-// this file only lays the nodes out side by side, each as wide as its share.
+// this file only lays the nodes out side by side, each as wide as its share. Clicking a
+// function highlights, on the timeline, the items whose samples contain it.
 
 const FLAME_ROW_H = 16;
 /** Nodes narrower than this share of the queue's samples are not drawn (their parent shows them). */
 const FLAME_MIN_SHARE = 0.004;
 
-/** The flame graph of `{queue}` or `{item}` (an input index), or null when the report has no samples for it. */
-function flameGraph(m, which) {
+/**
+ * The flame graph of `{queue}` or `{item}` (an input index), or null when the report has no
+ * samples for it. `onFunction(name)` is called when a function's frame is clicked.
+ */
+function flameGraph(m, which, onFunction) {
   const flame = (m.header.cpuFlames || []).find((f) =>
     which.item !== undefined ? f.item === which.item : f.queue === which.queue && f.item < 0);
   if (!flame || !flame.total.length || flame.total[0] <= 0) return null;
@@ -21,7 +25,12 @@ function flameGraph(m, which) {
   let depth = 0;
   const place = (node, left, row) => {
     depth = Math.max(depth, row + 1);
-    box.appendChild(flameFrame(flame, names, node, left, row));
+    const frame = flameFrame(flame, names, node, left, row);
+    if (node > 0 && onFunction) {
+      frame.style.cursor = "pointer";
+      frame.addEventListener("click", () => onFunction(names[flame.name[node]]));
+    }
+    box.appendChild(frame);
     let x = left;
     for (const child of children[node]) {
       if (flame.share[child] >= FLAME_MIN_SHARE) place(child, x, row + 1);
@@ -58,4 +67,23 @@ function flameColor(name) {
   for (let i = 0; i < name.length; i++) hash = (hash * 31 + name.charCodeAt(i)) | 0;
   const hue = 10 + (Math.abs(hash) % 40);
   return `hsl(${hue}, 85%, ${62 + (Math.abs(hash >> 8) % 16)}%)`;
+}
+
+/** The filter of the items whose samples contain function `name` (their flame graphs name it). */
+function functionFilter(m, name) {
+  const mask = new Uint8Array(m.n);
+  const names = m.header.cpuNames || [];
+  for (const f of m.header.cpuFlames || []) {
+    if (f.item < 0) continue;
+    const row = rowOfInputIndex(m, f.item);
+    if (row >= 0 && f.name.some((k, node) => node > 0 && names[k] === name)) mask[row] = 1;
+  }
+  return makeFilter("function", `CPU in ${name}`, mask, null);
+}
+
+/** Shows on the timeline the items that ran `name` on a CPU, as a Code row does for its code. */
+function highlightFunction(app, name) {
+  app.searchBox.clear();
+  app.setFilter(functionFilter(app.m, name));
+  app.openTab("timeline");
 }
