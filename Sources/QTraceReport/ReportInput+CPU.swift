@@ -37,10 +37,15 @@ public struct ReportFlame: Sendable {
 }
 
 extension AnalysisReportBuilder {
+    /// Items whose flame graph the report carries at most (those with the most samples): the
+    /// trees are in the header's JSON, and a long run at 999 Hz has samples in ~10⁵ items.
+    static let maxItemFlames = 1000
+
     static func cpuFlames(_ profile: CPUProfile?) -> [ReportFlame] {
         guard let profile else { return [] }
+        let kept = Set(profile.samplesByItem.sorted { ($0.value, $1.key) > ($1.value, $0.key) }.prefix(maxItemFlames).map(\.key))
         return profile.queues.compactMap { group in group.object.map { ReportFlame(queue: $0, tree: group.tree) } }
-            + profile.itemTrees.map { ReportFlame(queue: -1, item: $0.item, tree: $0.tree) }
+            + profile.itemTrees.filter { kept.contains($0.item) }.map { ReportFlame(queue: -1, item: $0.item, tree: $0.tree) }
     }
 }
 
