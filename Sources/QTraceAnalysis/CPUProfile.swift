@@ -6,7 +6,7 @@
 
 /// Samples of one function within a group: `selfSamples` where it was the leaf, `totalSamples`
 /// where it was anywhere on the stack (a recursive function counts once per sample).
-public struct FunctionCost: Sendable, Equatable {
+public struct FunctionCost: Sendable, Equatable, Codable {
     public var function: String
     public var selfSamples: Int
     public var totalSamples: Int

@@ -73,6 +73,17 @@ final class CPURecordTests: XCTestCase {
         let section = try XCTUnwrap(stats.stdout.components(separatedBy: "QUEUE fx.cpu.hot:").dropFirst().first, stats.stdout)
         let firstRow = section.split(separator: "\n").dropFirst(3).first.map(String.init) ?? ""
         XCTAssertTrue(firstRow.hasPrefix("CPUWork.mixRound(_:_:)"), stats.stdout)
+
+        // So does the JSON summary's statistics.cpu.
+        let json = runProgram([Paths.qtrace, "stats", "--json", path])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        let summary = try AnalysisSummary.decode(Data(json.stdout.utf8))
+        let cpu = try XCTUnwrap(summary.statistics.cpu)
+        XCTAssertEqual(cpu.hz, 999)
+        XCTAssertEqual(cpu.insideItems + cpu.outsideItems, cpu.samples)
+        let hot = try XCTUnwrap(cpu.queues.first { $0.name == queue })
+        XCTAssertEqual(hot.functions.first?.function, "CPUWork.mixRound(_:_:)")
+        XCTAssertGreaterThanOrEqual(hot.functions.first?.selfShare ?? 0, 0.5)
     }
 
     /// Two queues at once doing different work: each queue's samples name its own functions.
