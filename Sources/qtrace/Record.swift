@@ -206,7 +206,7 @@ struct Record: ParsableCommand {
                 // (the model only: no symbols or statistics are needed for a count).
                 let model = models[path] ?? Analysis.buildModel(file: trace)
                 printErr("qtrace: trace: \(path)")
-                let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
+                let sched = (trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : "")
                     + (trace.sampleEventCount > 0 ? " (\(trace.sampleEventCount) CPU sample records)" : "")
                 printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped")
             } catch {
