@@ -65,6 +65,7 @@ extension Record {
         defer { session.abandon() }
         try session.stop()
         let files = try traces.map { try TraceFile(path: $0) }
+        guard !files.isEmpty else { return }  // no process used Dispatch: no trace to add samples to
         let pids = Set(files.map { Int32(truncatingIfNeeded: $0.header.pid) })
         var parser = PerfSampleParser(keepPids: pids)
         // --pid: perf unwinds (DWARF) only the traced processes' samples, not the machine's.

@@ -107,6 +107,14 @@ final class CPURecordTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: path))
     }
 
+    /// A program that never uses Dispatch writes no trace: nothing to add samples to, no error.
+    func testAProgramWithoutDispatchIsNoError() {
+        let dir = Paths.tempDir("cpu-nodispatch")
+        let (run, _) = record(["/bin/true"], in: dir, extraArgs: ["--cpu"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertFalse(run.stderr.contains("error"), run.stderr)
+    }
+
     func testFoldedExportOfATraceWithoutSamplesIsAnError() {
         let dir = Paths.tempDir("cpu-none")
         let (run, path) = record([Paths.fixtures, "sched"], in: dir)
