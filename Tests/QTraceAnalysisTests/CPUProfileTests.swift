@@ -153,4 +153,20 @@ final class CPUProfileTests: XCTestCase {
         XCTAssertEqual(profile.itemTrees.map(\.item), [profile.itemOfSample[0]].map { Int($0) })
         XCTAssertEqual(profile.itemTrees.first?.tree, tree, "one item: its tree is its queue's")
     }
+
+    /// A damaged stream (a node under an unknown parent, a sample naming no node, a thread the
+    /// trace lacks) still gives a profile: such samples count, with the frames that are known.
+    func testDamagedSamplesStreamIsCountedNotTrusted() {
+        var s = script()
+        s.stackFrame(20, parent: 999, address: 0x30)  // parent never written: an outermost frame
+        s.cpuSample(at: ms(3), on: Self.workerA, leaf: 20)
+        s.cpuSample(at: ms(4), on: Self.workerA, leaf: 12345)  // no such node: no stack
+        s.cpuSample(at: ms(5), on: -7, leaf: 3)
+        let (profile, model) = profile(s)
+        XCTAssertEqual(profile.sampleCount, 3)
+        XCTAssertEqual(profile.outsideItems.samples, 3)
+        XCTAssertEqual(model.cpu?.stack(leaf: model.cpu!.samples[0].leaf).count, 1)
+        XCTAssertEqual(profile.process.functions.first { $0.function == "Work.mix" }?.selfSamples, 2)
+        XCTAssertEqual(profile.foldedStacks(model).map(\.count).reduce(0, +), 3)
+    }
 }
