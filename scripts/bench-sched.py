@@ -12,8 +12,9 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+
+from bench_support import record_setup
 
 
 def main():
@@ -22,15 +23,7 @@ def main():
     if "--rounds" in sys.argv:
         rounds = int(sys.argv[sys.argv.index("--rounds") + 1])
         args = [a for a in args if a != str(rounds)]
-    bin_dir = args[0] if args else subprocess.check_output(
-        ["swift", "build", "-c", "release", "--show-bin-path"], text=True).strip()
-    qtrace, fixtures = os.path.join(bin_dir, "qtrace"), os.path.join(bin_dir, "qtrace-fixtures")
-    for path in (qtrace, fixtures):
-        if not os.path.exists(path):
-            sys.exit(f"bench: {path} missing: run `make build` first")
-    tmp = tempfile.mkdtemp(prefix="qtrace-bench-sched-")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("QTRACE") and k != "LD_PRELOAD"}
-    env["QTRACE_SHIM"] = os.path.join(bin_dir, "libqtrace-shim.so")
+    qtrace, fixtures, tmp, env = record_setup(args[0] if args else None, "qtrace-bench-sched-")
 
     def once(scenario, items, sched):
         trace = os.path.join(tmp, "bench.qtrace")

@@ -84,6 +84,10 @@
     QT_RECORD(DEADLOCK, 80, 2, "queue,held", QT_NO_SITE, QT_NO_STRING) \
     /* Kernel scheduling (1.3): written by `qtrace record --sched` from perf, never by the shim */ \
     QT_RECORD(SCHED_STATE, 90, 3, "thread,cpu,other", QT_NO_SITE, QT_NO_STRING) \
+    /* CPU samples (1.5): written by `qtrace record --cpu` from perf, never by the shim. A */ \
+    /* STACK_FRAME is a node of the call tree (arg: its id), a CPU_SAMPLE (arg: Hz) its leaf. */ \
+    QT_RECORD(STACK_FRAME, 91, 2, "parent,address", QT_NO_SITE, QT_NO_STRING) \
+    QT_RECORD(CPU_SAMPLE, 92, 3, "thread,stack,cpu", QT_NO_SITE, QT_NO_STRING) \
     /* Code identity (1.4): a site's first use, the module map, Swift Concurrency jobs */ \
     QT_RECORD(SITE, 100, 4, "code,capture,caller,return", QT_NO_SITE, QT_NO_STRING) \
     QT_RECORD(MODULE, 101, 3, "base,start,end", QT_NO_SITE, QT_STRING) \

@@ -105,6 +105,7 @@ extension TraceModel {
         // A call site is a return address: the call instruction ends one byte before it (the
         // return address itself may already belong to the next line).
         for site in sites where site.caller != 0 { seen.insert(site.caller - 1) }
+        if let cpu { seen.formUnion(cpu.symbolAddresses) }
         return seen.sorted()
     }
 
@@ -113,6 +114,7 @@ extension TraceModel {
     public mutating func applySymbols(_ locations: [UInt64: CodeLocation]) {
         for c in codes.indices { codes[c].what = locations[codes[c].address] }
         for s in sites.indices where sites[s].caller != 0 { sites[s].from = locations[sites[s].caller - 1] }
+        if let addresses = cpu?.symbolAddresses { cpu?.locations = locations.filter { addresses.contains($0.key) } }
         splitOverlayCodes()
     }
 

@@ -34,6 +34,8 @@ public struct TraceModel: Sendable {
     public var anomalies = BuildAnomalies()
     /// Kernel scheduling states (nil unless the trace was recorded with `--sched`).
     public var sched: SchedModel?
+    /// CPU samples with their call stacks (nil unless the trace was recorded with `--cpu`).
+    public var cpu: CPUSamples?
     /// Code identity (format 1.4): call sites, the code they submit, modules, Swift tasks.
     public var sites: [CodeSite] = []
     public var codes: [TraceCode] = []

@@ -64,6 +64,8 @@ public struct ModelBuilder {
     var applyRunning: [Int32] = []
     /// SCHED_STATE records (`qtrace record --sched`), matched to threads in `finish`.
     var schedChanges: [PendingSchedChange] = []
+    /// STACK_FRAME and CPU_SAMPLE records (`qtrace record --cpu`, ModelBuilder+Samples.swift).
+    var samples = SampleBuildState()
     /// Sites, modules and tasks (format 1.4).
     var code = CodeBuildState()
 
@@ -113,7 +115,8 @@ public struct ModelBuilder {
         model.eventCount += 1
         // The scheduler stream (tid 0) is no thread of the process. The tid test first: an
         // integer compare is cheapest for the Dispatch events (all but these).
-        if e.tid == 0, e.type == .schedState { schedStateChanged(e); return }
+        if e.tid <= 0, e.type == .schedState { schedStateChanged(e); return }
+        if e.tid <= 0, e.type == .stackFrame || e.type == .cpuSample { sampleStreamEvent(e); return }
         if e.time >= now { now = e.time } else { model.anomalies.outOfOrderEvents += 1 }
         let t = thread(for: e.tid)
         switch e.type {
@@ -175,7 +178,7 @@ public struct ModelBuilder {
                 model.intervals[Int(i)].endThread = Int(t)
             }
         case .deadlock: shimDeadlock(e, thread: t)
-        case .schedState: break  // the scheduler stream's, handled above; elsewhere meaningless
+        case .schedState, .stackFrame, .cpuSample: break  // the appended streams', handled above; elsewhere meaningless
         case .site: siteRecorded(e)
         case .module: moduleRecorded(e)
         case .buildID: buildIDRecorded(e)
@@ -222,6 +225,7 @@ public struct ModelBuilder {
         Self.expandWorkerNames(&model.threads, queues: model.queues, items: model.items)
         model.semaphores = Array(semaphores)
         attachSched()
+        attachSamples()
         return model
     }
 

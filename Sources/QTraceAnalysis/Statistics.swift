@@ -23,6 +23,8 @@ public struct TraceStatistics: Sendable, Codable {
     public var overhead = OverheadStats()
     /// Kernel scheduling states; only for traces recorded with `--sched`.
     public var sched: SchedStatistics?
+    /// CPU samples attributed to items; only for traces recorded with `--cpu`.
+    public var cpu: CPUStatistics?
     /// Per code (what items ran), most total run time first; empty for traces without sites.
     public var sites: [CodeStats] = []
     /// Blocking call sites, most total blocked time first.
@@ -49,6 +51,7 @@ public struct TraceStatistics: Sendable, Codable {
         applies = model.applies.indices.map { ApplyStats(model, $0) }
         overhead = OverheadStats(model)
         sched = SchedStatistics(model)
+        cpu = CPUStatistics(model)
         sites = CodeStats.all(model)
         waitSites = WaitSiteStats.all(model)
         tasks = TaskSummary(model)

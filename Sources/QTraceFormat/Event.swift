@@ -21,6 +21,10 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     /// Kernel scheduling (format 1.3, `qtrace record --sched`): written by qtrace from perf
     /// into the scheduler stream (chunk tid 0), never by the shim.
     case schedState = 90
+    /// CPU samples (format 1.5, `qtrace record --cpu`): written by qtrace from perf into the
+    /// samples stream (chunk tid -1), never by the shim. STACK_FRAME `arg` is a call-tree node
+    /// id; CPU_SAMPLE names its stack by its leaf node (docs/cpu.md).
+    case stackFrame = 91, cpuSample = 92
     /// Code identity (format 1.4): a code site's first use, the module map, Swift Concurrency
     /// jobs. Item, wait and handler records name their site by its id (docs/trace-format.md).
     case site = 100, module = 101, buildID = 102, job = 103

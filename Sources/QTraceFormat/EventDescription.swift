@@ -55,6 +55,8 @@ extension EventType {
         case .intervalEnd: "interval_end"
         case .deadlock: "deadlock"
         case .schedState: "sched_state"
+        case .stackFrame: "stack_frame"
+        case .cpuSample: "cpu_sample"
         case .site: "site"
         case .module: "module"
         case .buildID: "build_id"
@@ -236,6 +238,7 @@ private struct EventFieldFormatter {
              .ioCleanupBegin, .ioCleanupEnd: formatIO()
         case .mark, .intervalBegin, .intervalEnd, .deadlock: formatAnnotation()
         case .schedState: formatSched()
+        case .stackFrame, .cpuSample: formatSample()
         case .site, .module, .buildID, .job: formatCodeIdentity()
         }
         appendSite()
@@ -297,6 +300,19 @@ private struct EventFieldFormatter {
         if flags.contains(.initial) { parts.append("initial") }
         number("cpu", Int64(bitPattern: event.b))
         if event.c != 0 { number("by", Int64(bitPattern: event.c)) }
+    }
+
+    private mutating func formatSample() {
+        if event.type == .stackFrame {
+            number("id", event.arg)
+            number("parent", event.a)
+            pointer("address", event.b)
+        } else {
+            number("thread", Int64(bitPattern: event.a))
+            number("stack", event.b)
+            number("cpu", event.c)
+            number("hz", event.arg)
+        }
     }
 
     private mutating func formatThread() {

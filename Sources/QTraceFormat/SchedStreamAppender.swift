@@ -28,6 +28,22 @@ public enum SchedStreamAppender {
     /// its line. The chunks' calibration pair is (0, 0), which readers drop (it precedes the
     /// start), so adding them does not move the clock fit.
     public static func append(_ events: [Event], to path: String, clock: TraceClock) throws {
+        try append(events, to: path, clock: clock, stream: .sched)
+    }
+
+    /// A stream qtrace appends after the run: its chunk tid and name, and the minor version a
+    /// file holding it has at least.
+    public struct Stream: Sendable {
+        public let tid: Int32
+        public let name: String
+        public let versionMinor: UInt16
+        public static let sched = Stream(tid: TraceLayout.schedStreamTid, name: "[sched]", versionMinor: TraceLayout.schedVersionMinor)
+        /// `qtrace record --cpu`: STACK_FRAME and CPU_SAMPLE records (format 1.5).
+        public static let samples = Stream(tid: TraceLayout.samplesStreamTid, name: "[cpu]", versionMinor: TraceLayout.samplesVersionMinor)
+    }
+
+    /// Appends `events` (in time order) as the chunks of `stream`; see `append(_:to:clock:)`.
+    public static func append(_ events: [Event], to path: String, clock: TraceClock, stream: Stream) throws {
         guard !events.isEmpty else { return }
         let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)  // never through a symlink (docs/outputs.md)
         guard fd >= 0 else { throw Failure.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
@@ -39,25 +55,28 @@ public enum SchedStreamAppender {
         let allocated = Int(TraceFinalizer.readU64(fd, H.chunksAllocated))
         guard chunkSize >= 4096, chunkSize % 4096 == 0, headerSize >= 4096 else { throw Failure.notATrace(path: path) }
 
-        let chunks = encodeChunks(events, chunkSize: chunkSize, clock: clock)
+        let chunks = encodeChunks(events, chunkSize: chunkSize, clock: clock, stream: stream)
         for (index, chunk) in chunks.enumerated() {
             try write(chunk, fd: fd, at: headerSize + (allocated + index) * chunkSize, path: path)
         }
         TraceFinalizer.writeU64(fd, H.chunksAllocated, UInt64(allocated + chunks.count))
         var minor = max(UInt16(truncatingIfNeeded: TraceFinalizer.readU32(fd, H.versionMinor)),
-                        TraceLayout.schedVersionMinor).littleEndian
+                        stream.versionMinor).littleEndian
         _ = pwrite(fd, &minor, 2, off_t(H.versionMinor))
     }
 
-    /// The scheduler stream's chunks: 64-byte header (tid 0, name "[sched]"), then 40-byte
-    /// records (type, flags, state in arg; TSC; tid, cpu, related tid).
-    static func encodeChunks(_ events: [Event], chunkSize: Int, clock: TraceClock) -> [[UInt8]] {
-        let recordLength = TraceLayout.recordHeaderSize + 8 * EventType.schedState.payloadWordCount
-        let perChunk = (chunkSize - TraceLayout.chunkHeaderSize) / recordLength
+    /// A stream's chunks: 64-byte header (the stream's tid and name), then records of up to
+    /// three payload words and no string (SCHED_STATE: state in arg; TSC; tid, cpu, related
+    /// tid), as many as fit in a chunk.
+    static func encodeChunks(_ events: [Event], chunkSize: Int, clock: TraceClock, stream: Stream = .sched) -> [[UInt8]] {
+        func recordLength(_ e: Event) -> Int { TraceLayout.recordHeaderSize + 8 * e.type.payloadWordCount }
+        let room = chunkSize - TraceLayout.chunkHeaderSize
         var chunks: [[UInt8]] = []
         var start = 0
         while start < events.count {
-            let slice = events[start..<min(start + perChunk, events.count)]
+            var end = start, used = 0
+            while end < events.count, used + recordLength(events[end]) <= room { used += recordLength(events[end]); end += 1 }
+            let slice = events[start..<end]
             var bytes = [UInt8](repeating: 0, count: chunkSize)
             bytes.withUnsafeMutableBytes { raw in
                 typealias C = TraceLayout.Chunk
@@ -65,21 +84,24 @@ public enum SchedStreamAppender {
                     raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
                 }
                 put(UInt32(chunks.count), C.threadSeq)
-                put(UInt64(bitPattern: Int64(TraceLayout.schedStreamTid)), C.tid)
-                for (i, byte) in "[sched]".utf8.enumerated() { raw[C.threadName + i] = byte }
+                put(UInt64(bitPattern: Int64(stream.tid)), C.tid)
+                for (i, byte) in stream.name.utf8.prefix(C.threadNameSize - 1).enumerated() { raw[C.threadName + i] = byte }
                 var offset = TraceLayout.chunkHeaderSize
                 for e in slice {
-                    let word0 = UInt64(EventType.schedState.rawValue) | UInt64(e.flags) << 8
-                        | UInt64(recordLength) << 16 | UInt64(e.arg) << 32
+                    let length = recordLength(e)
+                    let word0 = UInt64(e.type.rawValue) | UInt64(e.flags) << 8
+                        | UInt64(length) << 16 | UInt64(e.arg) << 32
                     put(word0, offset)
                     put(clock.tsc(ofTime: e.time), offset + 8)
-                    put(e.a, offset + 16); put(e.b, offset + 24); put(e.c, offset + 32)
-                    offset += recordLength
+                    for (index, word) in [e.a, e.b, e.c].prefix(e.type.payloadWordCount).enumerated() {
+                        put(word, offset + 16 + 8 * index)
+                    }
+                    offset += length
                 }
                 put(TraceLayout.chunkMagic, C.magic)
             }
             chunks.append(bytes)
-            start += perChunk
+            start = end
         }
         return chunks
     }

@@ -16,6 +16,8 @@ public final class TraceFile: @unchecked Sendable {
     public let eventCount: Int
     /// The SCHED_STATE records among them (the scheduler stream of `qtrace record --sched`).
     public let schedEventCount: Int
+    /// The STACK_FRAME and CPU_SAMPLE records among them (the samples stream of `qtrace record --cpu`).
+    public let sampleEventCount: Int
     /// Chunks the reader looked at (chunks_allocated clamped to the file length).
     public let chunkCount: Int
     /// Chunks allocated but never written (magic 0): a thread died while claiming one.
@@ -51,6 +53,7 @@ public final class TraceFile: @unchecked Sendable {
         clock = index.clock
         eventCount = index.eventCount
         schedEventCount = index.schedEventCount
+        sampleEventCount = index.sampleEventCount
         chunkCount = index.chunkCount
         unwrittenChunkCount = index.unwrittenChunkCount
         unknownRecordCount = index.unknownRecordCount

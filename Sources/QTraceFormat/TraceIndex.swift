@@ -27,6 +27,7 @@ struct TraceIndex {
     var eventCount = 0
     /// Records of the scheduler stream (chunk tid 0, format 1.3), included in eventCount.
     var schedEventCount = 0
+    var sampleEventCount = 0
     var clock = TraceClock(baseTsc: 0, offsetNs: 0, nsPerTick: 1, method: .identity, pairCount: 0)
     var streams: [ThreadStream] = []
     /// The largest TSC of a record (0 without records): the range the merge's clock covers.
@@ -231,9 +232,10 @@ struct TraceIndex {
         built.sort { ($0.info.firstTime, $0.order) < ($1.info.firstTime, $1.order) }
         streams = built.map(\.stream)
         // The scheduler stream is merged like a thread's but is no thread of the process.
-        let sched = TraceLayout.schedStreamTid
-        threads = built.filter { $0.info.tid != sched }.map(\.info)
+        let sched = TraceLayout.schedStreamTid, samples = TraceLayout.samplesStreamTid
+        threads = built.filter { $0.info.tid != sched && $0.info.tid != samples }.map(\.info)
         schedEventCount = built.filter { $0.info.tid == sched }.reduce(0) { $0 + $1.info.eventCount }
+        sampleEventCount = built.filter { $0.info.tid == samples }.reduce(0) { $0 + $1.info.eventCount }
     }
 }
 

@@ -11,6 +11,10 @@ public enum TraceLayout {
     public static let schedVersionMinor: UInt16 = 3
     /// Chunk tid of the scheduler stream: no OS thread has tid 0, so it cannot clash.
     public static let schedStreamTid: Int32 = 0
+    /// The minor version of a file that holds the samples stream (STACK_FRAME, CPU_SAMPLE).
+    public static let samplesVersionMinor: UInt16 = 5
+    /// Chunk tid of the samples stream (`qtrace record --cpu`): -1 is no OS thread either.
+    public static let samplesStreamTid: Int32 = -1
     /// Raw types of the compact ENQUEUE/START/END forms (format 1.2): each decodes to the
     /// same `Event` as its full form (type + 100).
     public static let compactEnqueueType: UInt8 = 120, compactStartType: UInt8 = 121, compactEndType: UInt8 = 122
@@ -87,11 +91,11 @@ struct RecordLayout {
             words = 1; hasString = false
         case .queueInfo, .intervalBegin: words = 1; hasString = true
         case .setTarget, .workItemCreate, .groupWaitBegin, .semCreate, .semWaitBegin,
-             .sourceHandlerBegin, .sourceMergeData, .ioHandlerBegin, .deadlock:
+             .sourceHandlerBegin, .sourceMergeData, .ioHandlerBegin, .deadlock, .stackFrame:
             words = 2; hasString = false
         case .queueCreate: words = 2; hasString = true
         case .ioCreate: words = 3; hasString = true
-        case .enqueue, .applyBegin, .schedState: words = 3; hasString = false
+        case .enqueue, .applyBegin, .schedState, .cpuSample: words = 3; hasString = false
         case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite, .site, .job: words = 4; hasString = false
         case .module: words = 3; hasString = true
         case .buildID: words = 1; hasString = true

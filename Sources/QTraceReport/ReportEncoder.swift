@@ -385,7 +385,7 @@ struct ReportEncoder {
             ("strings", .array(strings.strings.map { .string($0) })),
             ("lod", lod.headerJSON),
             ("tables", payload.tablesJSON),
-        ])
+        ] + cpuFlamesHeader())
     }
 
     private func tableJSON(_ table: ReportTable) -> JSONValue {

@@ -11,6 +11,7 @@ extension ReportInput {
         // Times are within 2^50 ns (the reader's bounds); counts and payload values saturate.
         let end = Int64(clamping: model.endTime)
         let builder = AnalysisReportBuilder(model: model, end: end)
+        let profile = CPUProfile.build(model)
         self.init(
             meta: ReportMeta(
                 title: AnalysisReportBuilder.title(header), commandLine: header.commandLine, pid: Int(header.pid),
@@ -26,7 +27,7 @@ extension ReportInput {
             annotations: builder.annotations(),
             counters: builder.counters(),
             stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)]
-                + [AnalysisReportBuilder.schedTable(analysis.statistics),
+                + [AnalysisReportBuilder.schedTable(analysis.statistics), AnalysisReportBuilder.cpuTable(profile),
                    AnalysisReportBuilder.codeTable(analysis.statistics, queueLabels: model.queues.map(queueName)),
                    AnalysisReportBuilder.waitSiteTable(analysis.statistics),
                    AnalysisReportBuilder.taskTable(analysis.statistics, model: model)].compactMap { $0 },
@@ -43,6 +44,7 @@ extension ReportInput {
         codes = builder.codes()
         sites = builder.sites()
         tasks = builder.tasks()
+        cpuFlames = AnalysisReportBuilder.cpuFlames(profile)
         setFigures(analysis.statistics)
         setProcessFigures(ProcessSummary(statistics: analysis.statistics, findings: analysis.findings))
     }

@@ -31,6 +31,7 @@ extension ReportInput {
             process.busiestQueue = shift.queue(process.busiestQueue)
             merged.processes.append(process)
             merged.append(input, shift: shift, title: process.title)
+            merged.cpuFlames += input.cpuFlames.map { ReportFlame(queue: shift.queue($0.queue), item: shift.item($0.item), tree: $0.tree) }
             for table in input.stats {
                 guard let t = tables.firstIndex(where: { $0.table.id == table.id }) else { continue }
                 tables[t].append(table, shift: shift, processTitle: process.title)

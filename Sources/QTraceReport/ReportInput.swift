@@ -29,6 +29,8 @@ public struct ReportInput: Sendable {
     /// Code identity (traces with sites): what items ran, where they were enqueued, Swift tasks.
     public var codes: [ReportCode] = []
     public var sites: [ReportSite] = []
+    /// CPU samples (traces recorded with --cpu): each queue's merged call tree (ReportInput+CPU.swift).
+    public var cpuFlames: [ReportFlame] = []
     public var tasks: [ReportTask] = []
     /// The analysis' target-queue forest, depth-first in its order (docs/report-data.md,
     /// Definitions); empty when the input has no analysis (the viewer then builds it the same way).

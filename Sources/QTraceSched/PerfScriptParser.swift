@@ -48,15 +48,7 @@ public enum PerfScriptParser {
 
     /// The same, on the line's bytes (what `perf script`'s output is read as).
     public static func parse(utf8 line: ArraySlice<UInt8>) -> PerfSchedRecord? {
-        var scanner = Scanner(line)
-        scanner.skipSpaces()
-        guard let pid = scanner.integer(), scanner.take("/"), let tid = scanner.integer() else { return nil }
-        scanner.skipSpaces()
-        guard scanner.take("["), let cpu = scanner.integer(), scanner.take("]") else { return nil }
-        scanner.skipSpaces()
-        guard let time = scanner.timestamp(), scanner.take(":") else { return nil }
-        scanner.skipSpaces()
-        let rest = scanner.remainder
+        guard let (pid, tid, cpu, time, rest) = header(line) else { return nil }
         let kind: PerfSchedRecord.Kind?
         if rest.starts(with: Array("sched:sched_switch: ".utf8)) {
             kind = switchFields(rest)
@@ -67,8 +59,23 @@ public enum PerfScriptParser {
         } else {
             kind = nil
         }
-        guard let kind, let pid32 = Int32(exactly: pid), let tid32 = Int32(exactly: tid) else { return nil }
-        return PerfSchedRecord(timeNs: time, cpu: cpu, pid: pid32, tid: tid32, kind: kind)
+        guard let kind else { return nil }
+        return PerfSchedRecord(timeNs: time, cpu: cpu, pid: pid, tid: tid, kind: kind)
+    }
+
+    /// The start every `perf script -F pid,tid,cpu,time,...` line has, `PID/TID [CPU] SECONDS.NS:`,
+    /// and the rest of the line after the spaces that follow it.
+    static func header(_ line: ArraySlice<UInt8>) -> (pid: Int32, tid: Int32, cpu: Int, timeNs: UInt64, rest: ArraySlice<UInt8>)? {
+        var scanner = Scanner(line)
+        scanner.skipSpaces()
+        guard let pid = scanner.integer(), scanner.take("/"), let tid = scanner.integer() else { return nil }
+        scanner.skipSpaces()
+        guard scanner.take("["), let cpu = scanner.integer(), scanner.take("]") else { return nil }
+        scanner.skipSpaces()
+        guard let time = scanner.timestamp(), scanner.take(":") else { return nil }
+        scanner.skipSpaces()
+        guard let pid32 = Int32(exactly: pid), let tid32 = Int32(exactly: tid) else { return nil }
+        return (pid32, tid32, cpu, time, scanner.remainder)
     }
 
     /// `... prev_state=S ==> next_comm=NAME next_pid=N next_prio=N`: the first
@@ -113,7 +120,7 @@ public enum PerfScriptParser {
 }
 
 /// Left-to-right reading of the line's fixed prefix.
-private struct Scanner {
+struct Scanner {
     let bytes: ArraySlice<UInt8>
     var at: Int
     init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes; at = bytes.startIndex }

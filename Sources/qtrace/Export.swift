@@ -21,18 +21,23 @@ struct Export: ParsableCommand {
           qtrace export build/ --format tables --run v1.2 -o fleet/
           duckdb -c "SELECT host, name, max(wait_p99_ns) FROM 'fleet/queues/*.csv.gz' GROUP BY ALL"
 
+        folded: the CPU samples of a trace recorded with --cpu as folded stacks, one line per \
+        distinct stack (`queue;outer;...;leaf COUNT`, the root frame being the item's queue or \
+        "outside items"), for flamegraph.pl and speedscope.
+          qtrace export app.qtrace --format folded -o app.folded && flamegraph.pl app.folded > app.svg
+
         TRACE is a .qtrace file, a recording's folder or an LTTng trace directory; several \
         traces (or a directory with several processes) export as one file (one set of tables) \
         with a process per traced process.
         """
     )
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case chromeJSON = "chrome-json", tables }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case chromeJSON = "chrome-json", tables, folded }
 
     @Argument(help: ArgumentHelp("The traces (.qtrace files or LTTng trace directories).", valueName: "trace"))
     var traces: [String]
 
-    @Option(name: .long, help: "Output format: chrome-json or tables.")
+    @Option(name: .long, help: "Output format: chrome-json, tables or folded (CPU samples as folded stacks; docs/cpu.md).")
     var format: Format = .chromeJSON
 
     @Option(name: [.short, .long], help: ArgumentHelp(
@@ -55,6 +60,7 @@ struct Export: ParsableCommand {
         let base = trace.hasSuffix(".qtrace") ? String(trace.dropLast(7)) : trace
         Interruption.install(command: "export")
         if format == .tables { return try exportTables(into: output ?? base + ".tables", runName: runName ?? fileName(base)) }
+        if format == .folded { return try exportFolded(to: output ?? base + ".folded") }
         let path = output ?? base + ".json"
         let input = try ReportGeneration.input(tracePaths: traces, command: "export")
         ProgressLine.shared.phase("writing the Chrome trace")

@@ -17,33 +17,39 @@ final class PerfSchedSession {
 
     let directory: String
     let perfPid: pid_t
+    /// The record option this perf serves (`--sched`, `--cpu`): errors start with it.
+    let option: String
     /// perf was stopped and waited for (it must be, exactly once).
     private var reaped = false
 
-    private init(directory: String, perfPid: pid_t) {
+    private init(directory: String, perfPid: pid_t, option: String) {
         self.directory = directory
         self.perfPid = perfPid
+        self.option = option
     }
+
+    /// `--sched`'s events: the scheduler's tracepoints.
+    static let schedEvents = ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-e", "sched:sched_wakeup_new"]
     var dataPath: String { directory + "/perf.data" }
     var errorPath: String { directory + "/perf.err" }
 
     /// Starts perf and returns once it is recording (its control FIFO acknowledged `enable`),
     /// or fails with one line saying why and how to fix it, before the program runs.
-    static func start() throws -> PerfSchedSession {
-        guard let perf = findInPath("perf") else { throw ValidationError("--sched needs perf, which is not installed: \(installHint)") }
-        var template = Array("/tmp/qtrace-sched-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw ValidationError("--sched: cannot create a temporary directory: \(errnoText())") }
+    /// `events`: perf record's event options (`--cpu` passes its sampling options).
+    static func start(option: String = "--sched", events: [String] = schedEvents) throws -> PerfSchedSession {
+        guard let perf = findInPath("perf") else { throw ValidationError("\(option) needs perf, which is not installed: \(installHint)") }
+        var template = Array("/tmp/qtrace-perf-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw ValidationError("\(option): cannot create a temporary directory: \(errnoText())") }
         let directory = String(cString: made)
         let control = directory + "/control", ack = directory + "/ack"
         guard mkfifo(control, 0o600) == 0, mkfifo(ack, 0o600) == 0 else {
-            throw ValidationError("--sched: cannot create perf's control FIFOs: \(errnoText())")
+            throw ValidationError("\(option): cannot create perf's control FIFOs: \(errnoText())")
         }
         // 8 MiB per CPU for root (perf's default is 512 KiB, also others' locked-memory limit):
         // a busy machine's scheduler events must not overflow it while perf writes them out.
         let buffer = getuid() == 0 ? ["-m", "8M"] : []
         var argv = [perf, "record", "-q", "-a", "-k", "CLOCK_MONOTONIC", "-B", "-N", "--synth=no", "-D", "-1"] + buffer
-            + ["--control", "fifo:\(control),\(ack)", "-o", directory + "/perf.data",
-               "-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-e", "sched:sched_wakeup_new"]
+            + ["--control", "fifo:\(control),\(ack)", "-o", directory + "/perf.data"] + events
         // If qtrace dies, perf gets SIGINT (and stops) rather than recording on forever.
         if let setpriv = findInPath("setpriv") { argv = [setpriv, "--pdeathsig", "INT", "--"] + argv }
         // A private mount namespace keeps perf's tracefs mount to itself (root only).
@@ -54,8 +60,8 @@ final class PerfSchedSession {
         // Opened before perf starts: read-write so that neither side blocks on the other.
         let controlFd = open(control, O_RDWR | O_CLOEXEC), ackFd = open(ack, O_RDWR | O_CLOEXEC | O_NONBLOCK)
         defer { close(controlFd); close(ackFd) }
-        let pid = try spawn(argv, environment: environment, stdoutPath: "/dev/null", stderrPath: directory + "/perf.err")
-        let session = PerfSchedSession(directory: directory, perfPid: pid)
+        let pid = try spawn(argv, environment: environment, stdoutPath: "/dev/null", stderrPath: directory + "/perf.err", option: option)
+        let session = PerfSchedSession(directory: directory, perfPid: pid, option: option)
         let enable = Array("enable\n".utf8)
         _ = write(controlFd, enable, enable.count)
         try session.waitForAck(ackFd)
@@ -106,10 +112,21 @@ final class PerfSchedSession {
     /// The scheduler records perf captured that involve one of `tids` (the machine's other
     /// threads are dropped while reading), in time order (`perf script`).
     func records(involving tids: Set<Int32>) throws -> [PerfSchedRecord] {
-        guard let perf = Self.findInPath("perf") else { throw ValidationError("--sched: perf disappeared: \(Self.installHint)") }
+        var records: [PerfSchedRecord] = []
+        try script(["--ns", "-F", PerfScriptParser.fields]) { line in
+            if let record = PerfScriptParser.parse(utf8: line), record.involves(tids) { records.append(record) }
+        }
+        // perf script orders by time already; a stable sort makes sure of it.
+        return records.enumerated().sorted { ($0.element.timeNs, $0.offset) < ($1.element.timeNs, $1.offset) }.map(\.element)
+    }
+
+    /// Runs `perf script` on the recording and hands each output line to `line` (without its
+    /// newline); sets `lossReport`.
+    func script(_ arguments: [String], line: (ArraySlice<UInt8>) -> Void) throws {
+        guard let perf = Self.findInPath("perf") else { throw ValidationError("\(option): perf disappeared: \(Self.installHint)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: perf)
-        process.arguments = ["script", "-i", dataPath, "--ns", "-F", PerfScriptParser.fields]
+        process.arguments = ["script", "-i", dataPath] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = directory
         environment.removeValue(forKey: "LD_PRELOAD")
@@ -120,7 +137,6 @@ final class PerfSchedSession {
         _ = FileManager.default.createFile(atPath: scriptErrors, contents: nil)  // else no handle: stderr is dropped
         process.standardError = FileHandle(forWritingAtPath: scriptErrors)
         try process.run()
-        var records: [PerfSchedRecord] = []
         var pending: [UInt8] = []
         let handle = output.fileHandleForReading
         while true {
@@ -129,20 +145,16 @@ final class PerfSchedSession {
             pending.append(contentsOf: data)
             var lineStart = 0
             for index in pending.indices where pending[index] == UInt8(ascii: "\n") {
-                if let record = PerfScriptParser.parse(utf8: pending[lineStart..<index]), record.involves(tids) {
-                    records.append(record)
-                }
+                line(pending[lineStart..<index])
                 lineStart = index + 1
             }
             pending.removeFirst(lineStart)
         }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw ValidationError("--sched: perf script failed (status \(process.terminationStatus)) on \(dataPath)")
+            throw ValidationError("\(option): perf script failed (status \(process.terminationStatus)) on \(dataPath)")
         }
         lossReport = Self.lossReport(in: (try? String(contentsOfFile: scriptErrors, encoding: .utf8)) ?? "")
-        // perf script orders by time already; a stable sort makes sure of it.
-        return records.enumerated().sorted { ($0.element.timeNs, $0.offset) < ($1.element.timeNs, $1.offset) }.map(\.element)
     }
 
     /// perf's own words when its buffers overflowed and it dropped events ("Processed N events
@@ -161,7 +173,8 @@ final class PerfSchedSession {
         let log = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
         let reason = log.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first { !$0.isEmpty }
         cleanUp()
-        return ValidationError("--sched: \(what)\(reason.map { ": \($0)" } ?? "") (perf needs root or kernel.perf_event_paranoid=-1, and tracefs)")
+        let needs = option == "--sched" ? "root or kernel.perf_event_paranoid=-1, and tracefs" : "root or kernel.perf_event_paranoid<=0"
+        return ValidationError("\(option): \(what)\(reason.map { ": \($0)" } ?? "") (perf needs \(needs))")
     }
 
     static func findInPath(_ name: String) -> String? {
@@ -174,7 +187,8 @@ final class PerfSchedSession {
     }
 
     /// posix_spawn in a process group of its own, with stdout/stderr to files.
-    private static func spawn(_ argv: [String], environment: [String: String], stdoutPath: String, stderrPath: String) throws -> pid_t {
+    private static func spawn(_ argv: [String], environment: [String: String], stdoutPath: String, stderrPath: String,
+                              option: String) throws -> pid_t {
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
@@ -195,7 +209,7 @@ final class PerfSchedSession {
         defer { (cArgs + cEnv).forEach { free($0) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
-        guard rc == 0 else { throw ValidationError("--sched: cannot run \(argv[0]): \(String(cString: strerror(rc)))") }
+        guard rc == 0 else { throw ValidationError("\(option): cannot run \(argv[0]): \(String(cString: strerror(rc)))") }
         return pid
     }
 }

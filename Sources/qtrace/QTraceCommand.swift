@@ -28,7 +28,7 @@ struct QTraceCommand: ParsableCommand {
     /// value) is one line on stderr, not the whole usage text.
     static func main() {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(CPUSampling.expandingRate(Array(CommandLine.arguments.dropFirst())))
             try command.run()
         } catch {
             let code = exitCode(for: error)

@@ -24,6 +24,7 @@ struct Record: ParsableCommand {
           qtrace record -- ./app --its-flag
           qtrace record -o run1.qtrace --max-size 512 -- swift run MyTool
           qtrace record --sched -- ./app              (also CPU / runnable / sleeping per item, via perf)
+          qtrace record --cpu -- ./app                (also CPU samples with call stacks, 999 Hz; --cpu=99 for another rate)
           qtrace record --backend lttng -- ./app      (through an LTTng-UST session)
           qtrace record --relayd net://127.0.0.1 -- ./app   (streamed to an lttng-relayd)
 
@@ -66,6 +67,18 @@ struct Record: ParsableCommand {
     @Flag(name: .long, help: "Start armed but off: the shim is loaded and records nothing until `qtrace on PID|TRACE` (docs/armed.md).")
     var off = false
 
+    @Flag(name: .long, help: "Also sample the CPU with perf: call stacks attributed to items, queues and code (999 Hz; --cpu=HZ; docs/cpu.md).")
+    var cpu = false
+
+    /// `--cpu=HZ` arrives as `--cpu --cpu-hz HZ` (CPUSampling.expandingRate).
+    @Option(name: .customLong("cpu-hz"), help: .hidden)
+    var cpuRate: String?
+
+    @Option(name: .customLong("cpu-stacks"), help: ArgumentHelp(
+        "With --cpu: how perf unwinds stacks: dwarf (default: complete for optimized Swift code) or fp (frame pointers: less data, complete for debug builds only).",
+        valueName: "dwarf|fp"))
+    var cpuStacks: CPUSampling.Stacks = .dwarf
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
@@ -92,6 +105,9 @@ struct Record: ParsableCommand {
             backend = "lttng"
             if sched { throw ValidationError("--sched cannot be combined with --relayd (the relayd stores the trace)") }
         }
+        if cpuRate != nil { cpu = true }
+        _ = try CPUSampling.rate(cpuRate)  // a bad rate fails here, before anything runs
+        if cpu, relayd != nil { throw ValidationError("--cpu cannot be combined with --relayd (the relayd stores the trace)") }
     }
 
     func run() throws {
@@ -100,6 +116,9 @@ struct Record: ParsableCommand {
         try Record.prepareOutput(tracePath)
         let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
         defer { schedSession?.abandon() }
+        let hz = try CPUSampling.rate(cpuRate)
+        let cpuSession = cpu ? try PerfSchedSession.start(option: "--cpu", events: CPUSampling.perfEvents(hz: hz, stacks: cpuStacks)) : nil
+        defer { cpuSession?.abandon() }
         let status: Int32, traces: [String]
         if backend == "lttng" {
             // The LTTng trace is converted into ordinary .qtrace files (exit status included).
@@ -112,6 +131,7 @@ struct Record: ParsableCommand {
             for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == exited ? status : nil) }
         }
         if let schedSession { Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
+        if let cpuSession { Record.addSampleStreams(from: cpuSession, hz: hz, to: traces, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
         throw ExitCode(status)
     }
@@ -248,7 +268,8 @@ struct Record: ParsableCommand {
                 // (the model only: no symbols or statistics are needed for a count).
                 let model = models[path] ?? Analysis.buildModel(file: trace)
                 printErr("qtrace: trace: \(path)")
-                let sched = trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : ""
+                let sched = (trace.schedEventCount > 0 ? " (\(trace.schedEventCount) scheduler states)" : "")
+                    + (trace.sampleEventCount > 0 ? " (\(trace.sampleEventCount) CPU sample records)" : "")
                 let why = trace.header.droppedEvents > 0 ? trace.header.dropReason.map { ": " + $0 } ?? "" : ""
                 printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped\(why)")
             } catch {

@@ -50,6 +50,9 @@ struct Stats: ParsableCommand {
         valueName: "queue|code|task"))
     var by: StatsGrouping = .queue
 
+    @Flag(help: "Print the CPU profile instead (traces recorded with --cpu): top functions per queue, code and task (docs/cpu.md).")
+    var cpu = false
+
     func validate() throws {
         guard !traces.isEmpty else { throw ValidationError("missing trace: use qtrace stats TRACE [TRACE...]") }
     }
@@ -111,7 +114,8 @@ struct Stats: ParsableCommand {
     }
 
     private func text(_ result: AnalysisResult, tracePath: String) -> String {
-        StatsText.render(result, tracePath: tracePath, width: width, limit: all ? 0 : 20, by: by)
+        if cpu { return StatsText.cpu(CPUProfile.build(result.model), width: width, limit: all ? 0 : 20, functions: all ? 0 : 5) }
+        return StatsText.render(result, tracePath: tracePath, width: width, limit: all ? 0 : 20, by: by)
     }
 
     private var width: Int { wide ? Int.max / 2 : (output == nil ? terminalWidth() : 120) }

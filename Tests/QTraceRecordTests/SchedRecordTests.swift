@@ -101,14 +101,7 @@ final class SchedRecordTests: XCTestCase {
     }
 
     /// perf missing: one line, non-zero exit, and the program never ran.
-    func testMissingPerfFailsBeforeTheProgramRuns() throws {
-        let dir = Paths.tempDir("sched-noperf")
-        let marker = dir.appendingPathComponent("ran").path
-        let (result, _) = record(["/bin/sh", "-c", "touch \(marker)"], in: dir, extraArgs: ["--sched"],
-                                 environment: ["PATH": "/nonexistent"])
-        XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.stderr.contains("--sched needs perf, which is not installed"), result.stderr)
-        XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, result.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: marker))
+    func testMissingPerfFailsBeforeTheProgramRuns() {
+        assertMissingPerfFailsBeforeTheProgramRuns(option: "--sched")
     }
 }

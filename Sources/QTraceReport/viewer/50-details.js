@@ -109,6 +109,8 @@ class Details {
     this.kv(pairs);
     const chain = this.causalChain(i);
     if (chain) this.root.appendChild(chain);
+    const flame = flameGraph(m, { item: inputIndexOf(m, i) }, (name) => highlightFunction(this.app, name));  // recorded with --cpu: where its CPU went
+    if (flame) this.root.appendChild(flame);
     if (children && children.length) {
       const list = el("div", "child-list");
       list.appendChild(el("span", "chip", `enqueued ${children.length} item${children.length > 1 ? "s" : ""}`));
@@ -179,6 +181,8 @@ class Details {
       ["Busy", `${fmtDuration(m.queueBusy[q])} (${fmtShare(m.queueShare[q])} of the trace)`],
       ["Backlog max", this.backlogMaxText(q)],
     ]);
+    const flame = flameGraph(m, { queue: q }, (name) => highlightFunction(this.app, name));  // recorded with --cpu: where its items spent their CPU
+    if (flame) this.root.appendChild(flame);
   }
 
   /** The Queues table's backlog max; from the backlog series when the report has no table. */

@@ -438,6 +438,8 @@ case "hostile-labels": hostileLabels()
 case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250_000)
 case "spin": spin()
 case "sched": schedStates()
+case "cpu-hot": cpuHot()
+case "cpu-two-queues": cpuTwoQueues()
 case "flow": flow(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 100_000)
 case "swift-concurrency": swiftConcurrency()
 case "code-sites":
