@@ -49,6 +49,16 @@ public enum ReportWriter {
         try file.close()
     }
 
+    /// Writes Perfetto's protobuf trace (`qtrace export --format perfetto`, docs/perfetto.md).
+    /// `compress: false` leaves the packets uncompressed (for measuring what compression saves).
+    @discardableResult
+    public static func exportPerfetto(_ input: ReportInput, to path: String, compress: Bool = true) throws -> PerfettoExportSummary {
+        let file = try OutputFile(path: path)
+        let summary = try PerfettoExporter(input: input, compress: compress).write(to: file)
+        try file.close()
+        return summary
+    }
+
     /// The Content-Security-Policy of a report: only the viewer's inline script and style (by
     /// their hashes) may run or apply.
     static var contentSecurityPolicy: String {
