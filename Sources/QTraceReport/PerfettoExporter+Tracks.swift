@@ -88,8 +88,15 @@ extension ExportState {
         }
     }
 
+    /// Whether item `i` gets a flow from its enqueue: not a source handler run (nothing
+    /// enqueued it), and not an arrow from a thread to itself at the same instant (an item whose
+    /// enqueue was not recorded starts where it was "enqueued").
     func hasEnqueueFlow(_ i: Int) -> Bool {
-        times.started(i) && input.items.enqueueNs[i] >= 0 && input.threads.indices.contains(Int(input.items.submitterThread[i]))
+        let items = input.items
+        let submitter = Int(items.submitterThread[i])
+        guard times.started(i), items.kind[i] != .sourceHandler, items.enqueueNs[i] >= 0,
+              input.threads.indices.contains(submitter) else { return false }
+        return submitter != Int(items.thread[i]) || items.enqueueNs[i] != items.startNs[i]
     }
 
     /// Slices in start order (a parent before the items nested in it); each ends before the
