@@ -4,7 +4,7 @@
 extension ExportState {
     // MARK: Descriptors
 
-    mutating func writeDescriptors() throws {
+    func writeDescriptors() throws {
         for process in input.exportedProcesses {
             let track = uuid()
             processTrack.append(track)
@@ -47,7 +47,7 @@ extension ExportState {
     }
 
     /// A named track (under `parent` when given); `counter` makes it a counter track.
-    mutating func childTrack(of parent: UInt64?, name: String, counter: Bool = false) throws -> UInt64 {
+    func childTrack(of parent: UInt64?, name: String, counter: Bool = false) throws -> UInt64 {
         let track = uuid()
         try stream.packet { p in
             p.message(PF.Packet.trackDescriptor) { d in
@@ -62,7 +62,7 @@ extension ExportState {
 
     // MARK: Threads: item slices, enqueue instants (flow starts) and marks
 
-    mutating func writeThreads() throws {
+    func writeThreads() throws {
         let n = input.items.count
         let byThread = Buckets(count: input.threads.count, items: n) { i in times.started(i) ? Int(input.items.thread[i]) : -1 }
         for t in input.threads.indices {
@@ -101,7 +101,7 @@ extension ExportState {
 
     /// Slices in start order (a parent before the items nested in it); each ends before the
     /// next one starts or, nested, before its parent ends.
-    private mutating func writeItemSlices(_ slices: [Int32], on track: UInt64) throws {
+    private func writeItemSlices(_ slices: [Int32], on track: UInt64) throws {
         var sequence = try stream.sequence(track: track)
         var open: [Int64] = []
         for row in slices {
@@ -122,7 +122,7 @@ extension ExportState {
         try stream.event(&sequence, at: time) { e, _ in e.uint(PF.Event.type, PF.Event.sliceEnd) }
     }
 
-    private mutating func itemBegin(_ i: Int, _ e: inout ProtoBuffer, _ s: inout PerfettoSequence) {
+    private func itemBegin(_ i: Int, _ e: inout ProtoBuffer, _ s: inout PerfettoSequence) {
         e.uint(PF.Event.type, PF.Event.sliceBegin)
         e.uint(PF.Event.nameIID, s.iid(.eventName, itemName(i)))
         annotate(&e, &s, names.queue, .string(queueNameOf(i)))
@@ -160,7 +160,7 @@ extension ExportState {
         }
     }
 
-    private mutating func writeInstants(_ instants: [(time: Int64, what: Int)], on track: UInt64) throws {
+    private func writeInstants(_ instants: [(time: Int64, what: Int)], on track: UInt64) throws {
         var sequence = try stream.sequence(track: track)
         for instant in instants {
             let name = instant.what >= 0 ? names.enqueue : strings.number(input.annotations.marks[-instant.what - 1].name)
@@ -175,7 +175,7 @@ extension ExportState {
 
     // MARK: Queues: running and pending items in lanes
 
-    mutating func writeQueues() throws {
+    func writeQueues() throws {
         let byQueue = Buckets(count: input.queues.count, items: input.items.count) { Int(input.items.queue[$0]) }
         for q in input.queues.indices {
             let members = byQueue.members(q)
@@ -191,7 +191,7 @@ extension ExportState {
         }
     }
 
-    private mutating func writeLanes(_ lanes: [[Int32]], name: String, under parent: UInt64,
+    private func writeLanes(_ lanes: [[Int32]], name: String, under parent: UInt64,
                                      start: [Int64], end: [Int64]) throws {
         for (k, lane) in lanes.enumerated() {
             let track = try childTrack(of: parent, name: k == 0 ? name : "\(name) \(k + 1)")
@@ -210,7 +210,7 @@ extension ExportState {
 
     // MARK: Counters and the QTrace API's intervals
 
-    mutating func writeCounters() throws {
+    func writeCounters() throws {
         for series in input.counters {
             let parent = input.queues.indices.contains(series.queueIndex) ? queueTrack[series.queueIndex]
                 : (processTrack.count == 1 ? processTrack[0] : nil)
@@ -229,7 +229,7 @@ extension ExportState {
         }
     }
 
-    mutating func writeIntervals() throws {
+    func writeIntervals() throws {
         let intervals = input.annotations.intervals
         let starts = intervals.map(\.startNs), ends = intervals.map { max($0.startNs, $0.endNs) }
         let byThread = Buckets(count: input.threads.count, items: intervals.count) { intervals[$0].thread }

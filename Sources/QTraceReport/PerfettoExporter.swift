@@ -27,19 +27,20 @@ struct PerfettoExporter {
     static let maxPendingLanes = 8
 
     func write(to out: any ByteSink) throws -> PerfettoExportSummary {
-        var state = ExportState(input: input, out: out, compress: compress)
+        let state = ExportState(input: input, out: out, compress: compress)
+        defer { state.stream.drain() }
         try state.writeDescriptors()
         try state.writeThreads()
         try state.writeQueues()
         try state.writeCounters()
         try state.writeIntervals()
-        try state.stream.flush()
+        try state.stream.finish()
         return PerfettoExportSummary(trackEvents: state.stream.eventCount, itemSlices: state.itemSlices, flows: state.flows)
     }
 }
 
 /// One export in progress: the track uuids, the names, the item times and flows.
-struct ExportState {
+final class ExportState {
     let input: ReportInput
     let stream: PerfettoPacketStream
     let strings = PerfettoStringsBox()
@@ -77,12 +78,12 @@ struct ExportState {
         location.file.isEmpty ? location.name : "\(location.name) (\(location.file):\(location.line))"
     }
 
-    mutating func uuid() -> UInt64 {
+    func uuid() -> UInt64 {
         defer { nextUUID += 1 }
         return nextUUID
     }
 
-    private mutating func linkTaskJobs() {
+    private func linkTaskJobs() {
         guard !input.tasks.isEmpty else { return }
         let n = input.items.count
         taskFlowOut = [UInt64](repeating: 0, count: n)
