@@ -75,7 +75,7 @@ struct ChromeTraceExporter {
 
     private func writeBlocked(_ w: inout EventWriter) throws {
         for b in input.blocked where input.threads.indices.contains(b.thread) {
-            let name = JSONValue.quoted("blocked: " + b.cause.name + (b.objectLabel.isEmpty ? "" : " " + b.objectLabel))
+            let name = JSONValue.quoted(b.exportedName)
             try w.event("{\"ph\":\"X\",\"pid\":\(pid(ofThread: b.thread)),\"tid\":\(tid(b.thread)),\"ts\":\(us(b.startNs)),"
                 + "\"dur\":\(us(max(0, b.endNs - b.startNs))),\"name\":\(name),\"cat\":\"blocked\"}")
         }

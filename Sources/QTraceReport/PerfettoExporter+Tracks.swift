@@ -208,7 +208,7 @@ extension ExportState {
         }
     }
 
-    // MARK: Counters and the QTrace API's intervals
+    // MARK: Counters, findings
 
     func writeCounters() throws {
         for series in input.counters {
@@ -229,24 +229,66 @@ extension ExportState {
         }
     }
 
-    func writeIntervals() throws {
+    /// The analysis' findings as instants on one track (per process in a merged file, the
+    /// process's), named by rule, with the message as an arg.
+    func writeFindings() throws {
+        let byProcess = Buckets(count: processTrack.count, items: input.findings.count) { input.findings[$0].process }
+        for p in processTrack.indices {
+            var members = byProcess.members(p)
+            guard !members.isEmpty else { continue }
+            members.sort { input.findings[Int($0)].startNs < input.findings[Int($1)].startNs }
+            let track = try childTrack(of: processTrack[p], name: "findings")
+            var sequence = try stream.sequence(track: track)
+            for row in members {
+                let finding = input.findings[Int(row)]
+                let (name, message) = (strings.number(finding.id), strings.number(finding.message))
+                try stream.event(&sequence, at: finding.startNs) { e, s in
+                    e.uint(PF.Event.type, PF.Event.instant)
+                    e.uint(PF.Event.nameIID, s.iid(.eventName, name))
+                    annotate(&e, &s, names.message, .string(message))
+                    annotate(&e, &s, names.severity, .string(strings.number(finding.severity.rawValue)))
+                }
+            }
+        }
+    }
+
+    // MARK: Spans under each thread: QTrace intervals, blocked time, --sched states
+
+    func writeThreadSpans() throws {
         let intervals = input.annotations.intervals
-        let starts = intervals.map(\.startNs), ends = intervals.map { max($0.startNs, $0.endNs) }
-        let byThread = Buckets(count: input.threads.count, items: intervals.count) { intervals[$0].thread }
+        try writeSpans(title: "intervals", count: intervals.count, thread: { intervals[$0].thread },
+                       start: intervals.map(\.startNs), end: intervals.map { max($0.startNs, $0.endNs) },
+                       name: { strings.number(intervals[$0].name) })
+        let blocked = input.blocked
+        try writeSpans(title: "blocked", count: blocked.count, thread: { blocked[$0].thread },
+                       start: blocked.map(\.startNs), end: blocked.map { max($0.startNs, $0.endNs) },
+                       name: { strings.number(blocked[$0].exportedName) })
+        guard let sched = input.sched?.intervals else { return }
+        let stateName = ReportSchedState.allCases.map { strings.number($0.name) }
+        try writeSpans(title: "state", count: sched.count, thread: { sched[$0].thread },
+                       start: sched.map(\.startNs), end: sched.map { max($0.startNs, $0.endNs) },
+                       name: { stateName[Int(sched[$0].state.rawValue)] })
+    }
+
+    /// Spans `0..<count` on child tracks of their threads titled `title` ("title 2", ... when
+    /// some overlap); `name` gives a span's string number.
+    private func writeSpans(title: String, count: Int, thread: (Int) -> Int, start: [Int64], end: [Int64],
+                            name: (Int) -> Int) throws {
+        let byThread = Buckets(count: input.threads.count, items: count, key: thread)
         for t in input.threads.indices {
             var members = byThread.members(t)
             guard !members.isEmpty else { continue }
-            members.sort { starts[Int($0)] < starts[Int($1)] }
-            for (k, lane) in Lanes.assign(members, start: starts, end: ends, maxLanes: .max).enumerated() {
-                let track = try childTrack(of: threadTrack[t], name: k == 0 ? "intervals" : "intervals \(k + 1)")
+            members.sort { start[Int($0)] < start[Int($1)] }
+            for (k, lane) in Lanes.assign(members, start: start, end: end, maxLanes: .max).enumerated() {
+                let track = try childTrack(of: threadTrack[t], name: k == 0 ? title : "\(title) \(k + 1)")
                 var sequence = try stream.sequence(track: track)
                 for row in lane {
-                    let name = strings.number(intervals[Int(row)].name)
-                    try stream.event(&sequence, at: starts[Int(row)]) { e, s in
+                    let spanName = name(Int(row))
+                    try stream.event(&sequence, at: start[Int(row)]) { e, s in
                         e.uint(PF.Event.type, PF.Event.sliceBegin)
-                        e.uint(PF.Event.nameIID, s.iid(.eventName, name))
+                        e.uint(PF.Event.nameIID, s.iid(.eventName, spanName))
                     }
-                    try end(&sequence, at: ends[Int(row)])
+                    try self.end(&sequence, at: end[Int(row)])
                 }
             }
         }

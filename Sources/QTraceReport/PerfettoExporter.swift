@@ -4,7 +4,8 @@
 // args: queue, item id, kind, wait, where it was enqueued), a flow from each enqueue to the
 // item's start and from each Swift task job to the task's next job, a track per queue with
 // its running and pending items in lanes, counters for thread counts and queue backlogs, and
-// the QTrace API's marks and intervals. Every figure comes from the `ReportInput` (the
+// the QTrace API's marks and intervals, blocked time, `--sched` thread states and the
+// findings. Every figure comes from the `ReportInput` (the
 // analysis): nothing is recomputed here. docs/perfetto.md describes the layout.
 
 /// What an export wrote (the benchmark prints it).
@@ -33,7 +34,8 @@ struct PerfettoExporter {
         try state.writeThreads()
         try state.writeQueues()
         try state.writeCounters()
-        try state.writeIntervals()
+        try state.writeFindings()
+        try state.writeThreadSpans()
         try state.stream.finish()
         return PerfettoExportSummary(trackEvents: state.stream.eventCount, itemSlices: state.itemSlices, flows: state.flows)
     }
@@ -117,7 +119,7 @@ final class ExportState {
 
 /// Names the export always uses, numbered once.
 struct FixedNames {
-    let enqueue, unknownQueue, queue, item, kind, wait, enqueuedAt, running, pending, intervals, value: Int
+    let enqueue, unknownQueue, queue, item, kind, wait, enqueuedAt, message, severity: Int
 
     init(_ strings: PerfettoStringsBox) {
         enqueue = strings.number("enqueue")
@@ -127,10 +129,8 @@ struct FixedNames {
         kind = strings.number("kind")
         wait = strings.number("wait_ns")
         enqueuedAt = strings.number("enqueued_at")
-        running = strings.number("running")
-        pending = strings.number("pending")
-        intervals = strings.number("intervals")
-        value = strings.number("value")
+        message = strings.number("message")
+        severity = strings.number("severity")
     }
 }
 

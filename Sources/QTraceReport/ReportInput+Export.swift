@@ -29,3 +29,8 @@ extension ReportInput {
         queues.indices.contains(queue) ? queues[queue].label : "unknown queue"
     }
 }
+
+extension ReportBlockedInterval {
+    /// "blocked: CAUSE OBJECT", the name of a blocked interval's slice.
+    var exportedName: String { "blocked: " + cause.name + (objectLabel.isEmpty ? "" : " " + objectLabel) }
+}

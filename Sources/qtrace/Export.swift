@@ -15,7 +15,8 @@ struct Export: ParsableCommand {
         and faster to load: a thread track per thread with each item as a slice named by its code \
         (args: queue, item id, kind, wait, where it was enqueued), flows from each enqueue to its \
         start and between a Swift task's jobs, a track per queue with running and pending items, \
-        thread-count and backlog counters, QTrace marks and intervals. Query it with trace_processor.
+        thread-count and backlog counters, QTrace marks and intervals, blocked time, --sched thread \
+        states and findings. Query it with trace_processor.
 
         TRACE is a .qtrace file or an LTTng trace directory; several traces (or a directory with several processes) export as one file with a process per traced process.
         """

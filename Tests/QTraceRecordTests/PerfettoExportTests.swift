@@ -47,6 +47,13 @@ final class PerfettoExportTests: XCTestCase {
         XCTAssertEqual(counters.sorted(), series.sorted())
         XCTAssertTrue(decoded.tracks.contains { $0.name.hasPrefix("backlog") || $0.name.contains("backlog") })
 
+        // Blocked time under the threads, findings under the process: all of them.
+        let blockedTracks = Set(decoded.tracks.filter { $0.name.hasPrefix("blocked") }.map(\.uuid))
+        XCTAssertEqual(decoded.slices.filter { blockedTracks.contains($0.track) }.count, input.blocked.count)
+        XCTAssertGreaterThan(input.blocked.count, 0)
+        let findings = try XCTUnwrap(decoded.tracks.first { $0.name == "findings" })
+        XCTAssertEqual(decoded.instants.filter { $0.track == findings.uuid }.map(\.name).sorted(), input.findings.map(\.id).sorted())
+
         // Queue tracks: the serial queue's items run in one lane, in the order they ran.
         let serial = try XCTUnwrap(decoded.tracks.first { $0.name == "queue fx.serial" })
         let lanes = decoded.tracks.filter { $0.parent == serial.uuid && $0.name.hasPrefix("running") }

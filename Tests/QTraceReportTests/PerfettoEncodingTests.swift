@@ -36,7 +36,12 @@ final class PerfettoEncodingTests: XCTestCase {
     }
 
     func testHostileLabelsAreDataAndEveryItemIsASlice() throws {
-        let input = SyntheticReport.make(items: 3000, threads: 4, queues: 9, seed: 13, hostile: true)
+        var input = SyntheticReport.make(items: 3000, threads: 4, queues: 9, seed: 13, hostile: true)
+        // --sched states for thread 0: running, runnable, sleeping, running.
+        let states: [ReportSchedState] = [.running, .runnable, .sleeping, .running]
+        input.sched = ReportSched(intervals: states.enumerated().map { k, state in
+            ReportSchedInterval(thread: 0, startNs: Int64(k) * 1000, endNs: Int64(k + 1) * 1000, state: state)
+        }, itemCpuNs: [], itemRunnableNs: [], itemSleepingNs: [])
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qtrace-perfetto-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -63,5 +68,8 @@ final class PerfettoEncodingTests: XCTestCase {
         XCTAssertEqual(slices.filter { threadTracks.contains($0["track"] as? Int ?? -1) }.count, started)
         let names = Set(tracks.compactMap { $0["name"] as? String })
         XCTAssertTrue(names.contains("queue " + SyntheticReport.hostileLabels[0]), "labels are carried as they are")
+        let stateTrack = try XCTUnwrap(tracks.first { $0["name"] as? String == "state" }?["uuid"] as? Int)
+        XCTAssertEqual(slices.filter { $0["track"] as? Int == stateTrack }.compactMap { $0["name"] as? String },
+                       ["running", "runnable", "sleeping", "running"])
     }
 }
