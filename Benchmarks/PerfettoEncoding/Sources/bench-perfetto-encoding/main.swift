@@ -27,10 +27,25 @@ func makeItems(_ n: Int) -> [ItemValues] {
 
 let chunkBytes = 1 << 20
 
+/// Where the encoded chunks go: counted, and kept when the check needs them.
+struct Output {
+    let keep: Bool
+    var total = 0
+    var kept: [UInt8] = []
+
+    /// Takes the chunk when it is full (or `force`d, at the end).
+    mutating func take(_ chunk: inout ProtoBuffer, force: Bool = false) {
+        guard force || chunk.count >= chunkBytes else { return }
+        total += chunk.count
+        if keep { kept += chunk.bytes }
+        chunk.removeAll()
+    }
+}
+
 /// qtrace's encoder: fields appended as the export writes them; returns the bytes written.
 func handWritten(_ items: [ItemValues], keep: Bool = false) -> (Int, [UInt8]) {
     var chunk = ProtoBuffer(capacity: chunkBytes + (1 << 16))
-    var total = 0, kept: [UInt8] = []
+    var output = Output(keep: keep)
     for v in items {
         chunk.message(1) { p in
             p.uint(8, v.beginDelta)
@@ -53,15 +68,10 @@ func handWritten(_ items: [ItemValues], keep: Bool = false) -> (Int, [UInt8]) {
             p.uint(13, 2)
             p.message(11) { $0.uint(9, 2) }
         }
-        if chunk.count >= chunkBytes {
-            total += chunk.count
-            if keep { kept += chunk.bytes }
-            chunk.removeAll()
-        }
+        output.take(&chunk)
     }
-    total += chunk.count
-    if keep { kept += chunk.bytes }
-    return (total, kept)
+    output.take(&chunk, force: true)
+    return (output.total, output.kept)
 }
 
 func annotation(_ name: UInt64, _ set: (inout Perfetto_Protos_DebugAnnotation) -> Void) -> Perfetto_Protos_DebugAnnotation {
@@ -124,22 +134,17 @@ func generatedPerChunk(_ items: [ItemValues], keep: Bool = false) throws -> (Int
 /// chunk (what an exporter streaming packets would do).
 func generatedPerPacket(_ items: [ItemValues], keep: Bool = false) throws -> (Int, [UInt8]) {
     var chunk = ProtoBuffer(capacity: chunkBytes + (1 << 16))
-    var total = 0, kept: [UInt8] = []
+    var output = Output(keep: keep)
     for v in items {
         let (begin, end) = packets(v)
         for packet in [begin, end] {
             let bytes: [UInt8] = try packet.serializedBytes()
             bytes.withUnsafeBytes { chunk.data(1, $0) }
         }
-        if chunk.count >= chunkBytes {
-            total += chunk.count
-            if keep { kept += chunk.bytes }
-            chunk.removeAll()
-        }
+        output.take(&chunk)
     }
-    total += chunk.count
-    if keep { kept += chunk.bytes }
-    return (total, kept)
+    output.take(&chunk, force: true)
+    return (output.total, output.kept)
 }
 
 let arguments = CommandLine.arguments
