@@ -1,7 +1,7 @@
 // The tracks of the Perfetto export and the events on them. Each track's events are written
 // on a sequence of their own in time order, so that every timestamp is a small delta.
 
-extension ExportState {
+extension PerfettoExportState {
     // MARK: Descriptors
 
     func writeDescriptors() throws {

@@ -3,12 +3,12 @@
 // track per thread with each work item as a slice (named by the code it ran, else its queue;
 // args: queue, item id, kind, wait, where it was enqueued), a flow from each enqueue to the
 // item's start and from each Swift task job to the task's next job, a track per queue with
-// its running and pending items in lanes, counters for thread counts and queue backlogs, and
-// the QTrace API's marks and intervals, blocked time, `--sched` thread states and the
-// findings. Every figure comes from the `ReportInput` (the
-// analysis): nothing is recomputed here. docs/perfetto.md describes the layout.
+// its running and pending items in lanes, counters for thread counts and queue backlogs, the
+// QTrace API's marks and intervals, blocked time, `--sched` thread states and the findings.
+// Every figure comes from the `ReportInput` (the analysis): nothing is recomputed here.
+// docs/perfetto.md describes the layout.
 
-/// What an export wrote (the benchmark prints it).
+/// What an export wrote (the tests compare it with the decoded file).
 public struct PerfettoExportSummary: Sendable {
     /// TrackEvents written (slices count twice: begin and end).
     public var trackEvents: Int
@@ -28,7 +28,7 @@ struct PerfettoExporter {
     static let maxPendingLanes = 8
 
     func write(to out: any ByteSink) throws -> PerfettoExportSummary {
-        let state = ExportState(input: input, out: out, compress: compress)
+        let state = PerfettoExportState(input: input, out: out, compress: compress)
         defer { state.stream.drain() }
         try state.writeDescriptors()
         try state.writeThreads()
@@ -42,11 +42,11 @@ struct PerfettoExporter {
 }
 
 /// One export in progress: the track uuids, the names, the item times and flows.
-final class ExportState {
+final class PerfettoExportState {
     let input: ReportInput
     let stream: PerfettoPacketStream
     let strings = PerfettoStringsBox()
-    let times: ItemTimes
+    let times: PerfettoItemTimes
     var nextUUID: UInt64 = 1
     var processTrack: [UInt64] = []
     var threadTrack: [UInt64] = []
@@ -56,7 +56,7 @@ final class ExportState {
     var codeName: [Int] = []
     var siteOrigin: [Int] = []
     var kindName: [Int] = []
-    let names: FixedNames
+    let names: PerfettoNames
     /// Task flows: the flow out of an item to its task's next job, into it from the previous (0: none).
     var taskFlowOut: [UInt64] = []
     var taskFlowIn: [UInt64] = []
@@ -66,8 +66,8 @@ final class ExportState {
     init(input: ReportInput, out: any ByteSink, compress: Bool) {
         self.input = input
         stream = PerfettoPacketStream(out: out, compress: compress, strings: strings)
-        times = ItemTimes(input)
-        names = FixedNames(strings)
+        times = PerfettoItemTimes(input)
+        names = PerfettoNames(strings)
         queueName = input.queues.indices.map { strings.number(input.exportedQueueLabel($0)) }
         codeName = input.codes.map { strings.number($0.what.name) }
         siteOrigin = input.sites.map { site in site.from.map { strings.number(Self.origin($0)) } ?? -1 }
@@ -118,7 +118,7 @@ final class ExportState {
 }
 
 /// Names the export always uses, numbered once.
-struct FixedNames {
+struct PerfettoNames {
     let enqueue, unknownQueue, queue, item, kind, wait, enqueuedAt, message, severity: Int
 
     init(_ strings: PerfettoStringsBox) {
@@ -136,7 +136,7 @@ struct FixedNames {
 
 /// Items' times as the report draws them (ItemLayout's rules: an unfinished item runs to the
 /// end of the trace, a never-started one is pending until then).
-struct ItemTimes {
+struct PerfettoItemTimes {
     let enqueue: [Int64]
     let start: [Int64]
     let end: [Int64]
