@@ -3,8 +3,9 @@
 #   scripts/install-deps.sh          build: gcc, make, zlib, python3, libbabeltrace2 (CTF reading),
 #                                    LTTng-UST + lttng-tools + systemtap-sdt-dev (the LTTng backend)
 #   scripts/install-deps.sh --test   also Chromium + chromedriver, babeltrace2 (Debian), linux-perf
-#                                    (`qtrace record --sched`), selenium and DuckDB (PyPI: the
-#                                    fleet tables' documented queries)
+#                                    (`qtrace record --sched`), selenium, DuckDB (PyPI: the fleet
+#                                    tables' documented queries) and perfetto (its official
+#                                    protos decode the Perfetto export in the tests)
 set -euo pipefail
 packages=(gcc make zlib1g-dev python3 libbabeltrace2-dev liblttng-ust-dev lttng-tools systemtap-sdt-dev)
 if [ "${1:-}" = "--test" ]; then packages+=(chromium chromium-driver fonts-liberation babeltrace2 util-linux linux-perf); fi
@@ -26,5 +27,9 @@ if [ "${1:-}" = "--test" ]; then
   if ! python3 -c "import selenium, pytest, PIL, duckdb" 2>/dev/null; then
     echo "qtrace: installing Python packages: selenium pytest pillow duckdb"
     python3 -m pip install -q selenium pytest pillow duckdb
+  fi
+  if ! python3 -c "from perfetto.protos.perfetto.trace import perfetto_trace_pb2" 2>/dev/null; then
+    echo "qtrace: installing Python packages: perfetto"
+    python3 -m pip install -q perfetto
   fi
 fi

@@ -30,16 +30,9 @@ struct ChromeTraceExporter {
         return String(input.processes[input.threads[thread].process].pid)
     }
 
-    /// Thread ids as Chrome shows them; index + 1 when the tid is unknown.
-    private func tid(_ thread: Int) -> String {
-        guard input.threads.indices.contains(thread) else { return "0" }
-        let t = input.threads[thread]
-        return t.tid > 0 ? String(t.tid) : String(thread + 1)
-    }
+    private func tid(_ thread: Int) -> String { String(input.exportedTID(thread)) }
 
-    private func queueLabel(_ q: Int) -> String {
-        input.queues.indices.contains(q) ? input.queues[q].label : "unknown queue"
-    }
+    private func queueLabel(_ q: Int) -> String { input.exportedQueueLabel(q) }
 
     private func writeMetadata(_ w: inout EventWriter) throws {
         if input.processes.count > 1 {
@@ -50,7 +43,7 @@ struct ChromeTraceExporter {
             try w.event("{\"ph\":\"M\",\"pid\":\(pid),\"name\":\"process_name\",\"args\":{\"name\":\(JSONValue.quoted(input.meta.title))}}")
         }
         for (i, t) in input.threads.enumerated() {
-            let name = t.name.isEmpty ? (t.kind == .main ? "main" : "thread \(t.tid)") : t.name
+            let name = input.exportedThreadName(i)
             try w.event("{\"ph\":\"M\",\"pid\":\(pid(ofThread: i)),\"tid\":\(tid(i)),\"name\":\"thread_name\",\"args\":{\"name\":\(JSONValue.quoted(name))}}")
             let order = t.kind == .main ? 0 : i + 1
             try w.event("{\"ph\":\"M\",\"pid\":\(pid(ofThread: i)),\"tid\":\(tid(i)),\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":\(order)}}")
@@ -82,7 +75,7 @@ struct ChromeTraceExporter {
 
     private func writeBlocked(_ w: inout EventWriter) throws {
         for b in input.blocked where input.threads.indices.contains(b.thread) {
-            let name = JSONValue.quoted("blocked: " + b.cause.name + (b.objectLabel.isEmpty ? "" : " " + b.objectLabel))
+            let name = JSONValue.quoted(b.exportedName)
             try w.event("{\"ph\":\"X\",\"pid\":\(pid(ofThread: b.thread)),\"tid\":\(tid(b.thread)),\"ts\":\(us(b.startNs)),"
                 + "\"dur\":\(us(max(0, b.endNs - b.startNs))),\"name\":\(name),\"cat\":\"blocked\"}")
         }

@@ -153,7 +153,8 @@ struct AnalysisReportBuilder {
                 thread: item.thread ?? -1, enqueueNs: enqueue, startNs: start,
                 endNs: item.ended.map(Int64.init) ?? -1,
                 parent: item.parent ?? -1, waitedBehind: item.waitedBehind ?? -1, group: item.group ?? -1,
-                source: item.source ?? -1, site: item.site ?? -1))
+                source: item.source ?? -1, site: item.site ?? -1, traceID: item.id,
+                waitNs: item.wait.map(Int64.init) ?? -1))
         }
         return columns
     }

@@ -204,7 +204,8 @@ extension ReportInput {
                 queue: s.queue(item.queue), kind: item.kind, submitterThread: s.thread(item.submitterThread),
                 thread: s.thread(item.thread), enqueueNs: s.time(item.enqueueNs), startNs: s.time(item.startNs),
                 endNs: s.time(item.endNs), parent: s.item(item.parent), waitedBehind: s.item(item.waitedBehind),
-                group: s.group(item.group), source: s.source(item.source), site: s.site(item.site)))
+                group: s.group(item.group), source: s.source(item.source), site: s.site(item.site),
+                traceID: item.traceID, waitNs: item.waitNs))
         }
     }
 

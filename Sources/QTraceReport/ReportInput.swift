@@ -270,11 +270,16 @@ public struct ReportItem: Sendable, Equatable {
     public var source: Int
     /// Where it was enqueued and what it ran (index into `ReportInput.sites`), or -1.
     public var site: Int
+    /// The item id the trace recorded (the one `qtrace dump` prints), 0 when unknown.
+    public var traceID: UInt64
+    /// The analysis' wait (ready to start), or -1 when unknown.
+    public var waitNs: Int64
 
     public init(
         queue: Int, kind: ReportItemKind, submitterThread: Int, thread: Int,
         enqueueNs: Int64, startNs: Int64, endNs: Int64,
-        parent: Int = -1, waitedBehind: Int = -1, group: Int = -1, source: Int = -1, site: Int = -1
+        parent: Int = -1, waitedBehind: Int = -1, group: Int = -1, source: Int = -1, site: Int = -1,
+        traceID: UInt64 = 0, waitNs: Int64 = -1
     ) {
         self.queue = queue
         self.kind = kind
@@ -288,6 +293,8 @@ public struct ReportItem: Sendable, Equatable {
         self.group = group
         self.source = source
         self.site = site
+        self.traceID = traceID
+        self.waitNs = waitNs
     }
 }
 
@@ -306,6 +313,8 @@ public struct ReportItems: Sendable {
     public var group: [Int32] = []
     public var source: [Int32] = []
     public var site: [Int32] = []
+    public var traceID: [UInt64] = []
+    public var waitNs: [Int64] = []
 
     public init() {}
 
@@ -324,6 +333,8 @@ public struct ReportItems: Sendable {
         group.reserveCapacity(n)
         source.reserveCapacity(n)
         site.reserveCapacity(n)
+        traceID.reserveCapacity(n)
+        waitNs.reserveCapacity(n)
     }
 
     public mutating func append(_ item: ReportItem) {
@@ -339,6 +350,8 @@ public struct ReportItems: Sendable {
         group.append(Int32(item.group))
         source.append(Int32(item.source))
         site.append(Int32(item.site))
+        traceID.append(item.traceID)
+        waitNs.append(item.waitNs)
     }
 
     public subscript(i: Int) -> ReportItem {
@@ -346,7 +359,8 @@ public struct ReportItems: Sendable {
             queue: Int(queue[i]), kind: kind[i], submitterThread: Int(submitterThread[i]), thread: Int(thread[i]),
             enqueueNs: enqueueNs[i], startNs: startNs[i], endNs: endNs[i], parent: Int(parent[i]),
             waitedBehind: Int(waitedBehind[i]), group: Int(group[i]), source: Int(source[i]),
-            site: i < site.count ? Int(site[i]) : -1
+            site: i < site.count ? Int(site[i]) : -1,
+            traceID: i < traceID.count ? traceID[i] : 0, waitNs: i < waitNs.count ? waitNs[i] : -1
         )
     }
 }

@@ -48,6 +48,22 @@ public enum ReportWriter {
         try ChromeTraceExporter(input: input).write(to: file)
     }
 
+    /// Writes Perfetto's protobuf trace (`qtrace export --format perfetto`, docs/perfetto.md).
+    /// `compress: false` leaves the packets uncompressed (for measuring what compression saves).
+    @discardableResult
+    public static func exportPerfetto(_ input: ReportInput, to path: String, compress: Bool = true) throws -> PerfettoExportSummary {
+        let file = try OutputFile(path: path)
+        let summary = try exportPerfetto(input, to: file, compress: compress)
+        try file.commit()
+        return summary
+    }
+
+    /// Writes Perfetto's protobuf trace into `file`; the caller commits it.
+    @discardableResult
+    public static func exportPerfetto(_ input: ReportInput, to file: OutputFile, compress: Bool = true) throws -> PerfettoExportSummary {
+        try PerfettoExporter(input: input, compress: compress).write(to: file)
+    }
+
     /// The Content-Security-Policy of a report: only the viewer's inline script and style (by
     /// their hashes) may run or apply.
     static var contentSecurityPolicy: String {

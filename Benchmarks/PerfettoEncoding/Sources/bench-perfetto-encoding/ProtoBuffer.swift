@@ -1,0 +1,1 @@
+../../../../Sources/QTraceReport/ProtoBuffer.swift
