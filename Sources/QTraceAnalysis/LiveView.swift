@@ -107,3 +107,37 @@ public struct LiveSnapshot: Sendable {
         queues.sort { value($0) != value($1) ? value($0) > value($1) : ($0.name, $0.queue) < ($1.name, $1.queue) }
     }
 }
+
+/// One of a queue's recent items in the live view (the one picked with Enter).
+public struct LiveItemRow: Sendable, Equatable {
+    /// As every view names it: `item id=N` (the id `qtrace dump` prints) or `item #index`.
+    public var name: String
+    public var code: String?
+    public var startNs: UInt64?
+    public var waitNs: UInt64?
+    /// Run time, nil while it runs or waits.
+    public var runNs: UInt64?
+    public var state: String
+}
+
+extension LiveSnapshot {
+    /// The queue's `limit` most recent items, newest first (by start, pending ones first).
+    public static func recentItems(_ model: TraceModel, queue: Int, limit: Int) -> [LiveItemRow] {
+        var picked: [(key: UInt64, index: Int)] = []
+        for (i, item) in model.items.enumerated() where item.queue == queue {
+            // Pending items sort above everything that started (they are the newest news).
+            picked.append((item.startTime == noTime ? .max : item.startTime, i))
+            if picked.count > 4 * limit {
+                picked.sort { $0.key > $1.key }
+                picked.removeLast(picked.count - limit)
+            }
+        }
+        return picked.sorted { ($0.key, $0.index) > ($1.key, $1.index) }.prefix(limit).map { key, i in
+            let item = model.items[i]
+            let state = item.startTime == noTime ? "pending" : item.endTime == noTime ? "running" : "done"
+            return LiveItemRow(name: itemReference(model, i), code: item.site.map { model.siteDescription($0) },
+                               startNs: item.startTime == noTime ? nil : item.startTime, waitNs: item.wait,
+                               runNs: item.runTime, state: state)
+        }
+    }
+}

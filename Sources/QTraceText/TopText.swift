@@ -4,22 +4,27 @@ import QTraceAnalysis
 
 public enum TopText {
     /// The whole screen, at most `height` lines of at most `width` columns.
+    /// `selected`: the highlighted queue row; `recent`: its recent items when opened (Enter).
     public static func screen(_ s: LiveSnapshot, findings: [FindingGroup], title: String, sort: LiveSortKey,
-                              width: Int, height: Int) -> String {
+                              width: Int, height: Int, selected: Int? = nil, recent: [LiveItemRow]? = nil) -> String {
         let window = formatDuration(s.windowNs)
         var lines = [
             "qtrace top  \(title)  at \(formatDuration(s.nowNs)), \(s.events) events" + (s.droppedEvents > 0 ? ", \(s.droppedEvents) DROPPED" : ""),
             "threads \(s.threadsAlive) alive (\(s.workersAlive) workers), \(s.threadsBlocked) blocked; \(rate(s.itemsPerSecond)) items/s over the last \(window)",
-            "sort: \(sort.rawValue) (s: next)  q: quit",
+            "sort: \(sort.rawValue) (s: next)  j/k or arrows: pick a queue, Enter: its recent items  q: quit",
             "",
         ]
+        if let recent, let selected, s.queues.indices.contains(selected) {
+            return (lines + recentItems(s.queues[selected].name, recent, width: width))
+                .prefix(height).map { fit($0, width) }.joined(separator: "\n")
+        }
         var table = TextTable(["queue", "pending", "running", "items/s", "wait p99", "run p99"])
         let findingLines = findings.prefix(5).map { g in
             "\(g.severity.rawValue.uppercased()) \(g.id)\(g.count > 1 ? " ×\(g.count)" : ""): " + terminalSafe(g.worst.message)
         }
         let room = Swift.max(height - lines.count - 3 - (findingLines.isEmpty ? 0 : findingLines.count + 2), 1)
-        for r in s.queues.prefix(room) {
-            table.add([r.name, "\(r.pending)", "\(r.running)", rate(r.itemsPerSecond),
+        for (n, r) in s.queues.prefix(room).enumerated() {
+            table.add([(n == selected ? "> " : "  ") + r.name, "\(r.pending)", "\(r.running)", rate(r.itemsPerSecond),
                        r.wait.count > 0 ? formatDuration(r.wait.p99Ns) : "-", r.run.count > 0 ? formatDuration(r.run.p99Ns) : "-"])
         }
         lines += table.render(width: width, middleCut: [0]).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -28,6 +33,17 @@ public enum TopText {
             lines += ["FINDINGS"] + findingLines.map { "  " + $0 }
         }
         return lines.prefix(height).map { fit($0, width) }.joined(separator: "\n")
+    }
+
+    /// The picked queue's recent items, newest first (Enter again goes back).
+    static func recentItems(_ queue: String, _ items: [LiveItemRow], width: Int) -> [String] {
+        var table = TextTable(["item", "state", "started", "wait", "run", "code"])
+        for i in items {
+            table.add([i.name, i.state, i.startNs.map(formatDuration) ?? "-", i.waitNs.map(formatDuration) ?? "-",
+                       i.runNs.map(formatDuration) ?? "-", i.code ?? "-"])
+        }
+        return ["RECENT ITEMS of \(terminalSafe(queue)) (newest first; Enter: back)"]
+            + table.render(width: width, leftAligned: [0, 1, 5], middleCut: [5]).split(separator: "\n").map(String.init)
     }
 
     /// One line per refresh when stdout is not a terminal.

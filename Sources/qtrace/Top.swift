@@ -27,7 +27,8 @@ struct Top: ParsableCommand {
         qtrace record (its trace is found from the process's QTRACE_OUTPUT).
 
         Keys (in a terminal): s sorts by the next column (items/s, wait p99, run p99, \
-        pending), q stops (in program mode the program is interrupted, as by Ctrl-C). When \
+        pending), j/k or the arrows pick a queue and Enter shows its most recent items (id, \
+        state, start, wait, run, code; Enter again goes back), q stops (in program mode the program is interrupted, as by Ctrl-C). When \
         stdout is not a terminal, one summary line is printed per refresh instead. A program \
         that starts children shows its own trace (or, if it makes no Dispatch call, its \
         newest child's).
@@ -147,6 +148,11 @@ final class LiveTerminal {
     let windowNs: UInt64
     let interactive = isatty(STDOUT_FILENO) == 1
     private var sortKey = LiveSortKey.rate
+    /// The highlighted queue (kept when the rows move), the row order last drawn, and
+    /// whether its recent items are shown (Enter).
+    private var selectedQueue: Int?
+    private var rowQueues: [Int] = []
+    private var showingItems = false
 
     init(interval: Double, window: UInt64) {
         self.interval = interval
@@ -167,12 +173,34 @@ final class LiveTerminal {
             refresh(title: title, trace: trace())
             if done || last { return }
             if let key = keys?.read(timeout: interval) {
-                if key == UInt8(ascii: "q") { onQuit(); last = true }
-                if key == UInt8(ascii: "s") { sortKey = sortKey.next }
+                handle(key, keys: keys!, onQuit: onQuit, last: &last)
             } else if keys == nil {
                 usleep(useconds_t(interval * 1e6))
             }
         }
+    }
+
+    /// s sorts, j/k (or the arrows) move the highlight, Enter opens or closes the highlighted
+    /// queue's recent items, q quits.
+    private func handle(_ key: UInt8, keys: RawKeyboard, onQuit: () -> Void, last: inout Bool) {
+        switch key {
+        case UInt8(ascii: "q"): onQuit(); last = true
+        case UInt8(ascii: "s"): sortKey = sortKey.next
+        case UInt8(ascii: "j"): moveSelection(by: 1)
+        case UInt8(ascii: "k"): moveSelection(by: -1)
+        case 10, 13: showingItems.toggle()
+        case 27:  // an arrow: ESC [ A (up) or ESC [ B (down)
+            guard keys.read(timeout: 0.05) == UInt8(ascii: "["), let arrow = keys.read(timeout: 0.05) else { return }
+            if arrow == UInt8(ascii: "A") { moveSelection(by: -1) }
+            if arrow == UInt8(ascii: "B") { moveSelection(by: 1) }
+        default: break
+        }
+    }
+
+    private func moveSelection(by step: Int) {
+        guard !rowQueues.isEmpty else { return }
+        let row = selectedQueue.flatMap { rowQueues.firstIndex(of: $0) } ?? 0
+        selectedQueue = rowQueues[min(max(row + step, 0), rowQueues.count - 1)]
     }
 
     private func refresh(title: String, trace path: String?) {
@@ -190,11 +218,19 @@ final class LiveTerminal {
             return
         }
         let groups = FindingGrouping.groups([("", Int(model.info.pid), findings)])
-        show(TopText.screen(snapshot, findings: groups, title: title, sort: sortKey, width: terminalWidth(), height: terminalHeight()))
+        rowQueues = snapshot.queues.map(\.queue)
+        let selected = selectedQueue.flatMap { rowQueues.firstIndex(of: $0) } ?? 0
+        if !rowQueues.isEmpty { selectedQueue = rowQueues[selected] }
+        let recent = showingItems && snapshot.queues.indices.contains(selected)
+            ? LiveSnapshot.recentItems(model, queue: snapshot.queues[selected].queue, limit: max(terminalHeight() - 8, 3)) : nil
+        show(TopText.screen(snapshot, findings: groups, title: title, sort: sortKey, width: terminalWidth(),
+                            height: terminalHeight(), selected: selected, recent: recent))
     }
 
     private func show(_ text: String) {
-        writeView(interactive ? "\u{1b}[H\u{1b}[2J" + text.replacingOccurrences(of: "\n", with: "\r\n") : text + "\n")
+        // The terminal keeps its output processing (only ICANON and ECHO are off): "\n" is
+        // a new line there.
+        writeView(interactive ? "\u{1b}[H\u{1b}[2J" + text : text + "\n")
     }
 }
 

@@ -157,6 +157,11 @@ final class LiveViewTests: XCTestCase {
         XCTAssertEqual(row?.run.p99Ns, ms(2))
         XCTAssertEqual(row?.wait.maxNs, ms(950), "the running item waited 950 ms")
         XCTAssertEqual(live.threadsAlive, 3, "main, 201 and 202; 203 exited")
+        let model = s.model()
+        let recent = LiveSnapshot.recentItems(model, queue: model.queue(labelled: "com.example.work"), limit: 3)
+        XCTAssertEqual(recent.map(\.name), ["item id=20", "item id=21", "item id=13"], "pending first, then newest started")
+        XCTAssertEqual(recent.map(\.state), ["pending", "running", "done"])
+        XCTAssertEqual(recent[2].runNs, ms(2))
         XCTAssertEqual(LiveSortKey.rate.next, .wait)
         XCTAssertEqual(LiveSortKey.pending.next, .rate)
     }

@@ -7,8 +7,9 @@ import XCTest
 final class TopTests: XCTestCase {
     override class func tearDown() { Paths.removeTempRoot() }
 
-    /// Runs `argv` on a pseudo-terminal of 80×24 (Python's pty) and returns what it drew.
-    func runOnTerminal(_ argv: [String]) -> RunResult {
+    /// Runs `argv` on a pseudo-terminal of 80×24 (Python's pty) and returns what it drew;
+    /// `keys` are typed once the first queue table is on screen.
+    func runOnTerminal(_ argv: [String], keys: String = "") -> RunResult {
         let script = """
         import fcntl, os, pty, select, struct, sys, termios, time
         argv = sys.argv[1:]
@@ -17,6 +18,7 @@ final class TopTests: XCTestCase {
             fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack('HHHH', 24, 80, 0, 0))
             os.execv(argv[0], argv)
         out = b''
+        keys = os.environ.get('QTRACE_TEST_KEYS', '').encode()
         deadline = time.time() + 60
         while time.time() < deadline:
             ready, _, _ = select.select([fd], [], [], 0.5)
@@ -29,11 +31,15 @@ final class TopTests: XCTestCase {
             if not data:
                 break
             out += data
+            if keys and b'items/s' in out:
+                os.write(fd, keys)
+                keys = b''
         _, status = os.waitpid(pid, 0)
         sys.stdout.write(out.decode('utf-8', 'replace'))
         sys.exit(os.waitstatus_to_exitcode(status))
         """
-        return runProgram(["/usr/bin/env", "python3", "-c", script] + argv, environment: ["QTRACE_SHIM": Paths.shim])
+        return runProgram(["/usr/bin/env", "python3", "-c", script] + argv,
+                          environment: ["QTRACE_SHIM": Paths.shim, "QTRACE_TEST_KEYS": keys])
     }
 
     func testTerminalShowsRefreshingScreensWithTheProgramsQueues() throws {
@@ -47,7 +53,8 @@ final class TopTests: XCTestCase {
         let drawn = screens.filter { $0.contains("qtrace top  qtrace-samples") && $0.contains("items/s") }
         XCTAssertGreaterThanOrEqual(drawn.count, 2, "two refreshes at least: \(r.stdout.suffix(2000))")
         // A row of the app's cache queue with a positive rate (items/s is the 4th column).
-        let rows = drawn.flatMap { $0.components(separatedBy: "\r\n") }.filter { $0.hasPrefix("com.example.thumbnail-cache") }
+        let rows = drawn.flatMap { $0.components(separatedBy: "\r\n") }.map { String($0.dropFirst(2)) }
+            .filter { $0.hasPrefix("com.example.thumbnail-cache") }
         let rates = rows.compactMap { Double($0.split(separator: " ").dropFirst(3).first ?? "") }
         XCTAssertTrue(rates.contains { $0 > 0 && $0 < 1_000_000 }, "rows: \(rows)")
         for screen in drawn {
@@ -76,5 +83,19 @@ final class TopTests: XCTestCase {
         let bad = runProgram([Paths.qtrace, "top", "/nonexistent.qtrace"])
         XCTAssertEqual(bad.status, 2)
         XCTAssertEqual(bad.stderr.filter { $0 == "\n" }.count, 1, bad.stderr)
+    }
+
+    func testEnterShowsThePickedQueuesRecentItems() throws {
+        let dir = Paths.tempDir("top-items")
+        let trace = dir.appendingPathComponent("app.qtrace").path
+        let r = runOnTerminal([Paths.qtrace, "top", "--interval", "0.3", "-o", trace, "--", Paths.samples, "app"], keys: "\r")
+        XCTAssertEqual(r.status, 0, r.stdout)
+        let view = r.stdout.components(separatedBy: "\u{1b}[?25h").first ?? ""
+        let screens = view.components(separatedBy: "\u{1b}[H\u{1b}[2J").dropFirst()
+        XCTAssertTrue(screens.contains { $0.contains("> ") }, "the first queue row is highlighted")
+        let opened = screens.filter { $0.contains("RECENT ITEMS of ") }
+        XCTAssertFalse(opened.isEmpty, "Enter opens the highlighted queue's items: \(r.stdout.suffix(1500))")
+        XCTAssertTrue(opened.contains { $0.contains("item id=") && ($0.contains("done") || $0.contains("running")) },
+                      "\(opened.last ?? "")")
     }
 }
