@@ -12,7 +12,7 @@ struct QTraceCommand: ParsableCommand {
         Typical use:
           qtrace record -- ./app            record ./app and write trace + HTML report
           qtrace top -- ./app               watch ./app's queues and threads live
-          qtrace stats TRACE                per-queue and per-thread statistics, findings
+          qtrace stats TRACE                per-queue/thread statistics, findings
           qtrace report TRACE -o r.html     write the HTML report for an existing trace
 
         Outputs: -o - is stdout (report, export, stats). Files are written beside under a \
