@@ -66,15 +66,21 @@ final class PerfettoExportTests: XCTestCase {
 
     func testTaskFlowsLinkEachJobToTheNext() throws {
         let dir = Paths.tempDir("perfetto-tasks")
-        let (run, path) = record([Paths.fixtures, "swift-concurrency"], in: dir)
-        XCTAssertEqual(run.status, 0, run.stderr)
+        // Whether a child task suspends (several jobs) depends on the actor being busy when it
+        // calls it: a run where every task ran in one job is recorded again (a few times).
+        var path = "", taskSteps = 0
+        for _ in 0..<5 where taskSteps == 0 {
+            let (run, recorded) = record([Paths.fixtures, "swift-concurrency"], in: dir)
+            XCTAssertEqual(run.status, 0, run.stderr)
+            path = recorded
+            let input = ReportInput(analysis: Analysis.run(file: try TraceFile(path: path)), header: try TraceFile(path: path).header,
+                                    qtraceVersion: "test")
+            taskSteps = input.tasks.reduce(0) { $0 + max(0, $1.jobs.count - 1) }
+        }
+        XCTAssertGreaterThan(taskSteps, 0, "the fixture's tasks await between jobs")
         let decoded = try export([path], in: dir)
         let model = Analysis.run(file: try TraceFile(path: path)).model
         let enqueueFlows = model.items.filter { $0.started != nil && $0.thread != nil && $0.submitter != nil && $0.enqueued != nil }.count
-        let input = ReportInput(analysis: Analysis.run(file: try TraceFile(path: path)), header: try TraceFile(path: path).header,
-                                qtraceVersion: "test")
-        let taskSteps = input.tasks.reduce(0) { $0 + max(0, $1.jobs.count - 1) }
-        XCTAssertGreaterThan(taskSteps, 0, "the fixture's tasks await between jobs")
         XCTAssertEqual(decoded.flows.count, enqueueFlows + taskSteps)
         // A task flow goes from one job's slice to the next job's, in time order.
         let taskFlows = decoded.flows.filter { $0.id > UInt64(model.items.count) }
