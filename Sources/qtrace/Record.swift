@@ -174,7 +174,10 @@ struct Record: ParsableCommand {
         }
         if !quiet { Record.printSummary(traces: traces, mainPath: tracePath, models: models) }
         if let failure {
-            printErr("qtrace: error: could not write the report: \(failure)")
+            // A `fail(...)` already said why on stderr (e.g. an unreadable trace): only what
+            // it means for the report is left to say, not "ExitCode(rawValue: 2)".
+            let reason = failure is ExitCode ? "see the error above" : "\(failure)"
+            printErr("qtrace: error: could not write the report: \(reason)")
         } else if !quiet, FileManager.default.fileExists(atPath: reportPath) {
             printErr("qtrace: report: \(reportPath)")
         }
