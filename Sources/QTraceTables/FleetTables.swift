@@ -3,6 +3,7 @@
 // thousands of traces: DuckDB on a laptop, Spark, Trino or ClickHouse for a fleet. Every
 // row carries run, host and pid. The figures are the analysis' own (QTraceAnalysis): this
 // file only lays them out.
+import Foundation
 import QTraceAnalysis
 import QTraceFormat
 #if canImport(Glibc)
@@ -147,10 +148,11 @@ public enum FleetTables {
     }
 }
 
+/// `path` and the folders above it (an export into a new DIR makes DIR too).
 private func makeDirectory(_ path: String) throws {
-    if mkdir(path, 0o755) == 0 || errno == EEXIST {
-        var info = stat()
-        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR { return }
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    } catch {
+        throw TableWriteError(description: "cannot create the directory '\(path)': \(error.localizedDescription)")
     }
-    throw TableWriteError(description: "cannot create the directory '\(path)': \(String(cString: strerror(errno)))")
 }

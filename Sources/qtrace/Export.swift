@@ -1,6 +1,7 @@
 // `qtrace export`: the trace in another tool's format.
 import ArgumentParser
 import Foundation
+import QTraceAnalysis
 import QTraceReport
 import QTraceTables
 
@@ -71,7 +72,7 @@ struct Export: ParsableCommand {
         let trace = Report.withoutTrailingSlash(traces[0])
         let base = trace.hasSuffix(".qtrace") ? String(trace.dropLast(7)) : trace
         Interruption.install(command: "export")
-        if format == .tables { return try exportTables(into: output ?? base + ".tables", runName: runName ?? fileName(base)) }
+        if format == .tables { return try exportTables(into: output ?? base + ".tables", runName: runName ?? ProcessOverview.fileName(base)) }
         if format == .folded { return try exportFolded(to: output ?? base + ".folded") }
         let path = output ?? base + format.fileExtension
         let input = try ReportGeneration.input(tracePaths: traces, command: "export")
@@ -95,7 +96,6 @@ struct Export: ParsableCommand {
         let firstPid: String = first?.pid.map { String($0) } ?? String(ProcessInfo.processInfo.processIdentifier)
         let stem = [runName, firstHost, firstPid].map(safeFileName).joined(separator: ".")
         do {
-            try makeDirectory(directory)
             let writer = try FleetTables.Writer(directory: directory, run: runName, fileStem: stem)
             for process in inputs.processes {
                 let result = try analyseTrace(process, command: "export")
@@ -110,8 +110,6 @@ struct Export: ParsableCommand {
         }
     }
 
-    private func fileName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
-
     /// A run or host name as part of a file name: no slash, no leading dot, no control bytes.
     private func safeFileName(_ text: String) -> String {
         let kept = text.unicodeScalars.map { s -> Character in
@@ -119,13 +117,5 @@ struct Export: ParsableCommand {
         }
         let name = String(kept.prefix(80))
         return name.isEmpty || name.hasPrefix(".") ? "_" + name : name
-    }
-
-    private func makeDirectory(_ path: String) throws {
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        } catch {
-            throw fail("export", "cannot create the directory '\(path)': \(error.localizedDescription)")
-        }
     }
 }

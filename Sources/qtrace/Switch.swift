@@ -69,14 +69,7 @@ enum RecordingSwitch {
     /// The control file `target` names: a pid's (from its environment), a trace's, or itself.
     static func controlFile(of target: String, command: String) throws -> String {
         if let pid = Int32(target), !FileManager.default.fileExists(atPath: target) {
-            guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
-                throw fail(command, "no process \(pid) (or not allowed to read its environment)")
-            }
-            var variables: [String: String] = [:]
-            for entry in environ.split(separator: 0) {
-                let text = String(decoding: entry, as: UTF8.self)
-                if let equals = text.firstIndex(of: "=") { variables[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
-            }
+            let variables = try environment(ofProcess: pid, command: command)
             guard let armed = variables["QTRACE_ARMED"], !armed.isEmpty, armed != "0" else {
                 throw fail(command, "process \(pid) was not started armed: start it with qtrace record --off (or QTRACE_ARMED=1)")
             }
@@ -91,4 +84,18 @@ enum RecordingSwitch {
         }
         return beside
     }
+}
+
+/// The environment a running process started with (/proc/PID/environ): how `qtrace top PID`
+/// and `qtrace on/off PID` find its trace and control file.
+func environment(ofProcess pid: Int32, command: String) throws -> [String: String] {
+    guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
+        throw fail(command, "no process \(pid) (or not allowed to read its environment)")
+    }
+    var variables: [String: String] = [:]
+    for entry in environ.split(separator: 0) {
+        let text = String(decoding: entry, as: UTF8.self)
+        if let equals = text.firstIndex(of: "=") { variables[String(text[..<equals])] = String(text[text.index(after: equals)...]) }
+    }
+    return variables
 }

@@ -106,14 +106,9 @@ struct Top: ParsableCommand {
     /// A trace path as given, or the trace of a process running under qtrace record.
     static func tracePath(watching target: String) throws -> String {
         if let pid = Int32(target), !FileManager.default.fileExists(atPath: target) {
-            guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
-                throw fail("top", "no process \(pid) (or not allowed to read its environment)")
-            }
-            let variables = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            guard let output = variables.first(where: { $0.hasPrefix("QTRACE_OUTPUT=") })?.dropFirst(14) else {
+            guard let main = try environment(ofProcess: pid, command: "top")["QTRACE_OUTPUT"], !main.isEmpty else {
                 throw fail("top", "process \(pid) is not running under qtrace record (no QTRACE_OUTPUT in its environment)")
             }
-            let main = String(output)
             let ownTrace = main.hasSuffix(".qtrace") ? String(main.dropLast(7)) + ".\(pid).qtrace" : main + ".\(pid).qtrace"
             return FileManager.default.fileExists(atPath: ownTrace) ? ownTrace : main
         }

@@ -70,16 +70,9 @@ final class TraceInputs {
             return traces.isEmpty ? nil : recordingOrder(traces).map { (path as NSString).appendingPathComponent($0) }
         }
         guard path.hasSuffix(".qtrace"), !manager.fileExists(atPath: path) else { return nil }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path, base = String(url.lastPathComponent.dropLast(7))
-        guard let names = try? manager.contentsOfDirectory(atPath: directory) else { return nil }
-        let children = names.filter { name in
-            guard name.hasPrefix(base + "."), name.hasSuffix(".qtrace") else { return false }
-            // TRACE.PID.qtrace, or TRACE.PID.N.qtrace for a process's N-th image after exec.
-            let middle = name.dropFirst(base.count + 1).dropLast(7).split(separator: ".", omittingEmptySubsequences: false)
-            return (1...2).contains(middle.count) && middle.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
-        }
-        return children.isEmpty ? nil : recordingOrder(children).map { (directory as NSString).appendingPathComponent($0) }
+        // The files `record` names TRACE.PID.qtrace (TRACE.PID.N.qtrace after an exec).
+        let children = Record.siblingTraces(of: path)
+        return children.isEmpty ? nil : recordingOrder(children)
     }
 
     /// The PID of a child's TRACE.PID.qtrace or TRACE.PID.N.qtrace (an image after exec);
