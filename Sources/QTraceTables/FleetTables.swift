@@ -6,9 +6,6 @@
 import Foundation
 import QTraceAnalysis
 import QTraceFormat
-#if canImport(Glibc)
-import Glibc
-#endif
 
 public enum FleetTables {
     /// Bumped on incompatible changes (docs/fleet.md).

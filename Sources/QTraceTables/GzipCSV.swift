@@ -1,9 +1,7 @@
-// A gzip-compressed CSV file written row by row (zlib's gzip streams), created beside its
-// destination and renamed into place when complete: a reader never sees half a table.
+// A gzip-compressed CSV file written row by row (zlib deflate with a gzip wrapper) through
+// QTraceFormat's OutputFile, like every file qtrace writes: a reader never sees half a table.
 import CZlib
-#if canImport(Glibc)
-import Glibc
-#endif
+import QTraceFormat
 
 public struct TableWriteError: Error, CustomStringConvertible {
     public var description: String
@@ -21,32 +19,25 @@ public enum CSVValue {
 
 final class GzipCSVFile {
     let path: String
-    private let partial: String
-    private var file: gzFile?
+    /// The file qtrace writes everything through: a temporary beside `path`, renamed into
+    /// place by `finish` (a symlink there is replaced, not followed; a failure leaves no file).
+    private let file: OutputFile
+    private var stream = z_stream()
     private var buffer: [UInt8] = []
+    private var compressed = [UInt8](repeating: 0, count: 1 << 16)
 
     /// Opens `path`'s temporary and writes the header row.
     init(path: String, columns: [String]) throws {
         self.path = path
-        partial = path + ".partial-\(getpid())"
-        // O_EXCL|O_NOFOLLOW: a symlink planted at the temporary's name is never followed.
-        let fd = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw TableWriteError(description: "cannot create '\(partial)': \(String(cString: strerror(errno)))") }
-        guard let file = gzdopen(fd, "wb6") else {
-            close(fd)
-            unlink(partial)
-            throw TableWriteError(description: "cannot start a gzip stream in '\(partial)'")
-        }
-        self.file = file
+        do { file = try OutputFile(path: path) } catch { throw TableWriteError(description: "\(error)") }
+        // windowBits 15 + 16: deflate with a gzip wrapper (zlib's own otherwise).
+        let status = deflateInit2_(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                                   Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else { throw TableWriteError(description: "cannot start a gzip stream for '\(path)' (zlib \(status))") }
         try write(columns.map { .text($0) })
     }
 
-    deinit {
-        if let file {
-            gzclose(file)
-            unlink(partial)
-        }
-    }
+    deinit { deflateEnd(&stream) }  // an unfinished file is discarded by OutputFile
 
     func write(_ row: [CSVValue]) throws {
         for (i, value) in row.enumerated() {
@@ -58,7 +49,7 @@ final class GzipCSVFile {
             }
         }
         buffer.append(UInt8(ascii: "\n"))
-        if buffer.count >= 1 << 16 { try flush() }
+        if buffer.count >= 1 << 16 { try deflateBuffer(finishing: false) }
     }
 
     /// RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled.
@@ -76,26 +67,33 @@ final class GzipCSVFile {
         buffer.append(UInt8(ascii: "\""))
     }
 
-    private func flush() throws {
-        guard let file, !buffer.isEmpty else { return }
-        let written = buffer.withUnsafeBytes { gzwrite(file, $0.baseAddress, UInt32($0.count)) }
-        guard written == Int32(buffer.count) else { throw TableWriteError(description: "cannot write '\(partial)' (disk full?)") }
+    /// Deflates what is buffered into the file (and, finishing, the gzip trailer).
+    private func deflateBuffer(finishing: Bool) throws {
+        try buffer.withUnsafeMutableBufferPointer { input in
+            stream.next_in = input.baseAddress
+            stream.avail_in = uInt(input.count)
+            var status: Int32
+            repeat {
+                status = try compressed.withUnsafeMutableBufferPointer { out -> Int32 in
+                    stream.next_out = out.baseAddress
+                    stream.avail_out = uInt(out.count)
+                    let status = deflate(&stream, finishing ? Z_FINISH : Z_NO_FLUSH)
+                    guard status != Z_STREAM_ERROR else { throw TableWriteError(description: "gzip failed for '\(path)'") }
+                    do {
+                        try file.write(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(out)[..<(out.count - Int(stream.avail_out))]))
+                    } catch {
+                        throw TableWriteError(description: "\(error)")
+                    }
+                    return status
+                }
+            } while stream.avail_out == 0 || (finishing && status != Z_STREAM_END)
+        }
         buffer.removeAll(keepingCapacity: true)
     }
 
-    /// Completes the stream and renames it into place.
+    /// Completes the stream and renames the file into place.
     func finish() throws {
-        try flush()
-        guard let file else { return }
-        self.file = nil
-        guard gzclose(file) == Z_OK else {
-            unlink(partial)
-            throw TableWriteError(description: "cannot complete '\(partial)' (disk full?)")
-        }
-        guard rename(partial, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(partial)
-            throw TableWriteError(description: "cannot rename '\(partial)' to '\(path)': \(reason)")
-        }
+        try deflateBuffer(finishing: true)
+        do { try file.commit() } catch { throw TableWriteError(description: "\(error)") }
     }
 }
