@@ -288,8 +288,9 @@ struct TSDLParser {
             var size = 0, align = 8, order = CTFByteOrder.native
             for (key, value) in try parseAttributes() {
                 switch (key, value) {
-                case ("exp_dig", .number(let n, _)), ("mant_dig", .number(let n, _)): size += Int(n)
-                case ("align", .number(let n, _)): align = Int(n)
+                // Bounded before adding: absurd digit counts are rejected below, not overflowed.
+                case ("exp_dig", .number(let n, _)), ("mant_dig", .number(let n, _)): size += Int(min(max(n, 0), 1 << 16))
+                case ("align", .number(let n, _)): align = try Self.alignment(n)
                 case ("byte_order", .path(let o)): order = try Self.byteOrder(o)
                 default: break
                 }
@@ -329,13 +330,21 @@ struct TSDLParser {
         return entries
     }
 
+    /// An alignment written in the metadata (bits): a power of two up to 2^20, so that the
+    /// decoding plans hold it in 32 bits; anything else is a corrupt trace (the fuzzer's
+    /// `align(2^40)` structure trapped in the plan compiler).
+    static func alignment(_ n: Int64) throws -> Int {
+        guard n > 0, n <= 1 << 20, n & (n - 1) == 0 else { throw CTFReadError.corrupt("metadata: alignment \(n)") }
+        return Int(n)
+    }
+
     private mutating func parseInteger() throws -> CTFIntegerType {
         var type = CTFIntegerType(size: 0, align: 0)
         var encoded = false
         for (key, value) in try parseAttributes() {
             switch (key, value) {
             case ("size", .number(let n, _)): type.size = Int(n)
-            case ("align", .number(let n, _)): type.align = Int(n)
+            case ("align", .number(let n, _)): type.align = n == 0 ? 0 : try Self.alignment(n)  // 0: derived below
             case ("signed", .number(let n, _)): type.signed = n != 0
             case ("signed", .path(let p)): type.signed = p == "true" || p == "TRUE"
             case ("byte_order", .path(let o)): type.byteOrder = try Self.byteOrder(o)
@@ -367,7 +376,7 @@ struct TSDLParser {
             try expect("(")
             guard case .number(let n, _) = try parseValue() else { throw CTFReadError.corrupt("metadata: bad struct align") }
             try expect(")")
-            align = Int(n)
+            align = try Self.alignment(n)
         }
         let type = CTFType.structure(fields, minAlign: align)
         if let name { aliases["struct " + name] = type }
