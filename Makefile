@@ -5,10 +5,11 @@ CONFIG ?= debug
 CC ?= cc
 BIN := $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path 2>/dev/null)
 # The interposer is every Sources/CQTraceShim/shim_*.c (one file per role, shim_internal.h);
-# recorder.c is the embedded recorder (the LTTng build replaces it with lttng/recorder_lttng.c).
+# recorder.c and recorder_ring.c are the embedded recorder (the LTTng build replaces them with
+# lttng/recorder_lttng.c).
 INTERPOSER_SOURCES := $(sort $(wildcard Sources/CQTraceShim/shim_*.c))
-SHIM_SOURCES := Sources/CQTraceShim/recorder.c $(INTERPOSER_SOURCES)
-SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/qtrace_records.h Sources/CQTraceShim/include/qtrace_shim.h \
+SHIM_SOURCES := Sources/CQTraceShim/recorder.c Sources/CQTraceShim/recorder_ring.c $(INTERPOSER_SOURCES)
+SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/recorder_internal.h Sources/CQTraceShim/qtrace_records.h Sources/CQTraceShim/include/qtrace_shim.h \
   $(wildcard Sources/CQTraceShim/shim_*.h)
 SHIM := $(BIN)/libqtrace-shim.so
 OUT := out

@@ -1,7 +1,7 @@
 // The embedded recorder: the trace file, its header, chunk claiming and growth.
 // See recorder.h for the hot path and docs/trace-format.md for the layout.
 #define _GNU_SOURCE
-#include "recorder.h"
+#include "recorder_internal.h"
 #include "qtrace_shim.h"
 
 #include <errno.h>
@@ -17,75 +17,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#define QT_HEADER_SIZE 4096u
-#define QT_DEFAULT_CHUNK (64u * 1024u)
 #define QT_GROW_STEP (4u << 20)
 #define QT_DEFAULT_MAX_BYTES (4ull << 30)
-#define QT_CHUNK_MAGIC 0x4B484351u
-// Header flags bits 2 and 3 (docs/trace-format.md): why events were dropped.
-#define QT_FLAG_DROPPED_DISK_FULL (1ull << 2)
-#define QT_FLAG_DROPPED_SIZE_CAP (1ull << 3)
 
 __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
 int qt_enabled;
 
-/// The header as laid out in docs/trace-format.md.
-typedef struct {
-    char magic[8];
-    uint16_t version_major, version_minor;
-    uint32_t header_size;
-    uint32_t chunk_size;
-    uint32_t ncpu;
-    uint64_t pid, ppid;
-    uint64_t init_tsc, init_mono_ns, init_realtime_ns;
-    uint64_t final_tsc, final_mono_ns;
-    uint64_t chunks_allocated;
-    uint64_t dropped_events;
-    uint64_t main_tid;
-    uint64_t flags;
-    uint64_t main_queue;
-    uint64_t exit_status;
-    uint64_t shim_overhead_ns;
-    uint64_t tsc_hz;
-    uint64_t dropped_enqueue, dropped_start, dropped_end;  // part of dropped_events, by type
-} qt_header_t;
-
-_Static_assert(sizeof(qt_header_t) == 168, "header layout");
-
-typedef struct {
-    uint32_t magic;
-    uint32_t thread_seq;
-    uint64_t tid;
-    uint64_t calib_tsc, calib_mono_ns;
-    char name[16];
-    uint64_t reserved[2];
-} qt_chunk_header_t;
-
-_Static_assert(sizeof(qt_chunk_header_t) == 64, "chunk header layout");
-
-static struct {
-    pthread_mutex_t lock;
-    int state;              // 0 closed, 1 open, -1 failed (do not retry)
-    int fd;
-    uint8_t *base;          // mapping of max_bytes (only the first file_size bytes are backed)
-    uint64_t file_size;
-    uint64_t max_bytes;
-    uint32_t chunk_size;
-    uint32_t generation;
-    int full;               // no more chunks: count events as dropped
-    uint64_t grow_step;     // QT_GROW_STEP; one chunk once a step did not fit on the disk
-    uint64_t drop_reason;   // QT_FLAG_DROPPED_*: set in the header's flags when `full` is set
-    qt_header_t *header;
-    uint64_t id_counter;
-    uint64_t main_queue;
-    char path[4096];
-} g_rec = { .lock = PTHREAD_MUTEX_INITIALIZER, .id_counter = 1 };
+qt_recorder_t g_rec = { .lock = PTHREAD_MUTEX_INITIALIZER, .id_counter = 1 };
 
 pid_t qt_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
-static uint64_t mono_ns(clockid_t clock) {
+uint64_t qt_mono_ns(int clock) {
     struct timespec ts;
-    clock_gettime(clock, &ts);
+    clock_gettime((clockid_t)clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -179,7 +123,8 @@ static void fill_header(void) {
     qt_header_t *h = g_rec.header;
     memcpy(h->magic, "QTRACE\0\0", 8);
     h->version_major = 1;
-    h->version_minor = 4;  // 1.2: compact item records; 1.4: code identity (sites, modules, jobs)
+    // 1.2: compact item records; 1.4: code identity (sites, modules, jobs); 1.6: a ring.
+    h->version_minor = qt_ring_mode ? 6 : 4;
     h->header_size = QT_HEADER_SIZE;
     h->chunk_size = g_rec.chunk_size;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -187,8 +132,8 @@ static void fill_header(void) {
     h->pid = (uint64_t)getpid();
     h->ppid = (uint64_t)getppid();
     h->init_tsc = qt_now();
-    h->init_mono_ns = mono_ns(CLOCK_MONOTONIC);
-    h->init_realtime_ns = mono_ns(CLOCK_REALTIME);
+    h->init_mono_ns = qt_mono_ns(CLOCK_MONOTONIC);
+    h->init_realtime_ns = qt_mono_ns(CLOCK_REALTIME);
     h->main_tid = (uint64_t)getpid();
     h->main_queue = g_rec.main_queue;
     char *bytes = (char *)h;
@@ -200,14 +145,14 @@ static void fill_header(void) {
 /// The cost of one recorded event, measured once so reports can state the noise floor.
 static void measure_overhead(void) {
     uint64_t scratch[3 * 64];
-    uint64_t t0 = mono_ns(CLOCK_MONOTONIC);
+    uint64_t t0 = qt_mono_ns(CLOCK_MONOTONIC);
     for (int round = 0; round < 16; round++)
         for (int i = 0; i < 64; i++) {
             uint64_t *p = &scratch[3 * i];
             p[1] = qt_now(); p[2] = (uint64_t)i;
             __atomic_store_n(p, (uint64_t)i, __ATOMIC_RELEASE);
         }
-    uint64_t t1 = mono_ns(CLOCK_MONOTONIC);
+    uint64_t t1 = qt_mono_ns(CLOCK_MONOTONIC);
     g_rec.header->shim_overhead_ns = (t1 - t0 + 512) / 1024;
 }
 
@@ -265,7 +210,7 @@ static int grow_file(uint64_t need) {
 /// Creates the trace file without following a symlink at `path` (a link planted there must
 /// not make the traced program overwrite its target): a new file under a temporary name
 /// beside it (O_EXCL | O_NOFOLLOW), renamed over `path`. Returns the descriptor or -1.
-static int create_trace_file(const char *path) {
+int qt_create_trace_file(const char *path) {
     char temporary[sizeof g_rec.path + 64];
     for (int attempt = 0; attempt < 16; attempt++) {
         int n = snprintf(temporary, sizeof temporary, "%s.tmp-%d-%d", path, (int)getpid(), attempt);
@@ -289,7 +234,9 @@ static int open_locked(const char *explicit_path) {
     g_rec.max_bytes = env_u64("QTRACE_MAX_BYTES", QT_DEFAULT_MAX_BYTES);
     if (g_rec.max_bytes < QT_HEADER_SIZE + g_rec.chunk_size) g_rec.max_bytes = QT_HEADER_SIZE + g_rec.chunk_size;
     g_rec.grow_step = QT_GROW_STEP;
-    int fd = create_trace_file(g_rec.path);
+    // A ring's file has its final size from the start (it never grows: chunks are reused).
+    if (qt_ring_configure()) g_rec.max_bytes = g_rec.grow_step = qt_ring_file_size();
+    int fd = qt_create_trace_file(g_rec.path);
     if (fd < 0) return 0;
     // Reserve address space for the largest file; only the grown part is backed.
     void *base = mmap(NULL, g_rec.max_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
@@ -297,7 +244,7 @@ static int open_locked(const char *explicit_path) {
     g_rec.fd = fd;
     g_rec.base = base;
     g_rec.file_size = 0;
-    if (!grow_file(QT_HEADER_SIZE)) {
+    if (!grow_file(qt_ring_mode ? g_rec.max_bytes : QT_HEADER_SIZE)) {
         // Not even a header fits: leave no file rather than an unreadable one.
         munmap(base, g_rec.max_bytes);
         close(fd);
@@ -308,6 +255,7 @@ static int open_locked(const char *explicit_path) {
     fill_header();
     measure_overhead();
     g_rec.state = 1;
+    if (qt_ring_mode) qt_ring_opened();
     return 1;
 }
 
@@ -319,7 +267,25 @@ int qt_recorder_open(void) {
     return ok;
 }
 
+void qt_chunk_begin(qt_chunk_header_t *c, qt_thread_t *t, uint64_t tid, const char *name) {
+    c->thread_seq = t->chunk_seq++;
+    c->tid = tid;
+    c->calib_tsc = qt_now();
+    c->calib_mono_ns = qt_mono_ns(CLOCK_MONOTONIC);
+    if (name) snprintf(c->name, sizeof c->name, "%s", name);
+    else prctl(PR_GET_NAME, c->name, 0, 0, 0);
+    __atomic_store_n(&c->magic, QT_CHUNK_MAGIC, __ATOMIC_RELEASE);
+    t->pos = (uint8_t *)c + sizeof *c;
+    t->end = (uint8_t *)c + g_rec.chunk_size;
+    t->generation = g_rec.generation;
+}
+
 static void claim_chunk_locked(qt_thread_t *t) {
+    if (t->tid == 0) t->tid = qt_gettid();
+    if (qt_ring_mode) {
+        if (!qt_ring_claim_locked(t)) t->pos = t->end = NULL;
+        return;
+    }
     uint64_t index = g_rec.header->chunks_allocated;
     uint64_t offset = QT_HEADER_SIZE + index * g_rec.chunk_size;
     if (g_rec.full || !grow_file(offset + g_rec.chunk_size)) {
@@ -328,20 +294,11 @@ static void claim_chunk_locked(qt_thread_t *t) {
         return;
     }
     __atomic_store_n(&g_rec.header->chunks_allocated, index + 1, __ATOMIC_RELEASE);
-    qt_chunk_header_t *c = (qt_chunk_header_t *)(g_rec.base + offset);
-    if (t->tid == 0) t->tid = qt_gettid();
-    c->thread_seq = t->chunk_seq++;
-    c->tid = (uint64_t)t->tid;
-    c->calib_tsc = qt_now();
-    c->calib_mono_ns = mono_ns(CLOCK_MONOTONIC);
-    prctl(PR_GET_NAME, c->name, 0, 0, 0);
-    __atomic_store_n(&c->magic, QT_CHUNK_MAGIC, __ATOMIC_RELEASE);
-    t->pos = (uint8_t *)c + sizeof *c;
-    t->end = (uint8_t *)c + g_rec.chunk_size;
-    t->generation = g_rec.generation;
+    qt_chunk_begin((qt_chunk_header_t *)(g_rec.base + offset), t, (uint64_t)t->tid, NULL);
 }
 
 uint64_t *qt_reserve_slow(qt_thread_t *t, size_t bytes, unsigned type) {
+    if (QT_UNLIKELY(qt_ring_mode) && qt_is_meta_cursor(t)) return qt_meta_reserve_slow(t, bytes, type);
     if (!qt_recorder_open()) return NULL;
     if (g_rec.full) { qt_count_dropped(type); return NULL; }
     pthread_mutex_lock(&g_rec.lock);
@@ -372,6 +329,7 @@ void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *
 void qt_recorder_init_from_env(void) {
     const char *disable = getenv("QTRACE_DISABLE");
     if (disable && *disable && strcmp(disable, "0") != 0) return;
+    qt_ring_init_from_env();
 #ifdef QTRACE_PRELOAD
     // Preloaded (LD_PRELOAD=libqtrace-shim.so): the user asked for a trace.
     qt_enabled = 1;
@@ -392,7 +350,9 @@ void qt_recorder_after_fork_child(void) {
     t->tid = 0;
     t->held_count = 0;
     t->last_noted_queue = NULL;
+    t->ring_chunk = 0;
     pthread_mutex_init(&g_rec.lock, NULL);
+    qt_ring_after_fork_child();
     if (g_rec.state == 1) {
         munmap(g_rec.base, g_rec.max_bytes);
         close(g_rec.fd);
@@ -432,12 +392,16 @@ uint64_t qtrace_dropped_events(void) {
     return g_rec.header ? __atomic_load_n(&g_rec.header->dropped_events, __ATOMIC_RELAXED) : 0;
 }
 
-void qtrace_finish(void) {
-    if (g_rec.state != 1) return;
-    qt_header_t *h = g_rec.header;
+void qt_header_set_end(qt_header_t *h) {
     h->final_tsc = qt_now();
-    h->final_mono_ns = mono_ns(CLOCK_MONOTONIC);
+    h->final_mono_ns = qt_mono_ns(CLOCK_MONOTONIC);
     if (h->final_mono_ns > h->init_mono_ns && h->final_tsc > h->init_tsc)
         h->tsc_hz = (uint64_t)((double)(h->final_tsc - h->init_tsc) * 1e9 / (double)(h->final_mono_ns - h->init_mono_ns));
-    __atomic_or_fetch(&h->flags, 1, __ATOMIC_RELEASE);
+}
+
+void qtrace_finish(void) {
+    if (g_rec.state != 1) return;
+    qt_header_set_end(g_rec.header);
+    __atomic_or_fetch(&g_rec.header->flags, QT_FLAG_FINALIZED, __ATOMIC_RELEASE);
+    if (qt_ring_mode) qt_ring_at_exit();
 }

@@ -51,6 +51,7 @@ typedef struct {
     pid_t tid;
     int held_count;         // queues of the items running on this thread (innermost last)
     void *held[QT_HELD_MAX];
+    uint32_t ring_chunk;    // flight recorder: the chunk this thread writes (index + 1; 0 none)
 } qt_thread_t;
 
 /// qt_thread_t.site's flag: the cached site is a Swift closure's (its capture must match too).
@@ -196,6 +197,46 @@ static inline void qt_rec_end(qt_thread_t *t, uint64_t id) {
 }
 
 #endif // QTRACE_LTTNG
+
+/// Why a flight-recorder snapshot was written (the header's snapshot_reason).
+enum { QT_SNAPSHOT_REQUEST = 1, QT_SNAPSHOT_DEADLOCK = 2, QT_SNAPSHOT_EXPLOSION = 3, QT_SNAPSHOT_EXIT = 4 };
+
+#ifdef QTRACE_LTTNG
+// An LTTng session has its own flight recorder (lttng snapshot): nothing to do here.
+#define qt_meta_begin(t) (t)
+#define qt_meta_end(m, t) ((void)(m), (void)(t))
+static inline void qt_snapshot_request(unsigned reason) { (void)reason; }
+static inline void qt_snapshot_now(unsigned reason) { (void)reason; }
+static inline void qt_ring_workers_changed(int delta) { (void)delta; }
+static inline void qt_ring_thread_exit(qt_thread_t *t) { (void)t; }
+#else
+/// Set when this process records into a flight-recorder ring (recorder_ring.c).
+extern int qt_ring_mode;
+QT_HIDDEN qt_thread_t *qt_meta_begin_slow(qt_thread_t *t);
+QT_HIDDEN void qt_meta_end_slow(void);
+QT_HIDDEN int qt_is_meta_cursor(const qt_thread_t *t);
+QT_HIDDEN uint64_t *qt_meta_reserve_slow(qt_thread_t *meta, size_t bytes, unsigned type);
+/// A thread ends: its ring chunk may be reused.
+QT_HIDDEN void qt_ring_thread_exit(qt_thread_t *t);
+
+/// Where a record that names an object for the rest of the run goes (a queue's label, a code
+/// site, a module): in a ring, the metadata area that is never overwritten, so a snapshot
+/// still names what its events refer to; otherwise the calling thread's chunk. Pair with
+/// qt_meta_end.
+static inline qt_thread_t *qt_meta_begin(qt_thread_t *t) {
+    return QT_UNLIKELY(qt_ring_mode) ? qt_meta_begin_slow(t) : t;
+}
+static inline void qt_meta_end(qt_thread_t *m, qt_thread_t *t) {
+    if (QT_UNLIKELY(m != t)) qt_meta_end_slow();
+}
+
+/// Asks the snapshot thread for a snapshot (async-signal-safe; nothing without a ring).
+QT_HIDDEN void qt_snapshot_request(unsigned reason);
+/// Writes a snapshot now, on the calling thread (a thread about to deadlock).
+QT_HIDDEN void qt_snapshot_now(unsigned reason);
+/// A Dispatch worker thread started (+1) or ended (-1): a ring snapshots an explosion.
+QT_HIDDEN void qt_ring_workers_changed(int delta);
+#endif
 
 /// A new unique item id (threads draw blocks of 1024 from a global counter).
 static inline uint64_t qt_next_id(qt_thread_t *t) {

@@ -50,7 +50,11 @@ void dispatch_group_notify_f(void *g, void *q, void *ctx, qt_fn_t fn) {
 void *dispatch_group_create(void) {
     QT_PROLOGUE(dispatch_group_create)
     void *g = real.group_create();
-    if (qt_is_user_call(t, ra)) qt_rec1(t, QT_GROUP_CREATE, 0, 0, (uint64_t)(uintptr_t)g);
+    if (qt_is_user_call(t, ra)) {
+        qt_thread_t *m = qt_meta_begin(t);
+        qt_rec1(m, QT_GROUP_CREATE, 0, 0, (uint64_t)(uintptr_t)g);
+        qt_meta_end(m, t);
+    }
     return g;
 }
 
@@ -88,7 +92,11 @@ long dispatch_group_wait(void *g, uint64_t timeout) {
 void *dispatch_semaphore_create(long value) {
     QT_PROLOGUE(dispatch_semaphore_create)
     void *s = real.semaphore_create(value);
-    if (s && qt_is_user_call(t, ra)) qt_rec2(t, QT_SEM_CREATE, 0, 0, (uint64_t)(uintptr_t)s, (uint64_t)value);
+    if (s && qt_is_user_call(t, ra)) {
+        qt_thread_t *m = qt_meta_begin(t);
+        qt_rec2(m, QT_SEM_CREATE, 0, 0, (uint64_t)(uintptr_t)s, (uint64_t)value);
+        qt_meta_end(m, t);
+    }
     return s;
 }
 

@@ -161,7 +161,9 @@ static inline void note_queue_slow(qt_thread_t *t, void *q) {
     e->b = 0;
     e->a = bits | QT_Q_KNOWN;
     uint64_t words[1] = { (uint64_t)(uintptr_t)q };
-    qt_rec_string(t, QT_QUEUE_INFO, kind | ((qos & 0xff) << 8), words, 1, label);
+    qt_thread_t *m = qt_meta_begin(t);
+    qt_rec_string(m, QT_QUEUE_INFO, kind | ((qos & 0xff) << 8), words, 1, label);
+    qt_meta_end(m, t);
 }
 
 static inline void note_queue(qt_thread_t *t, void *q) {

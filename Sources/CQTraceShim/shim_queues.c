@@ -31,7 +31,9 @@ static void record_queue_create(qt_thread_t *t, void *q, const char *label, void
     if (e) { e->b = (uint64_t)(uintptr_t)target; e->a = (bits & QT_Q_CONCURRENT) | QT_Q_KNOWN; }
     uint32_t arg = (bits & 3u) | ((qos & 0xffu) << 8) | ((uint32_t)((relpri + 128) & 0xff) << 16);
     uint64_t words[2] = { (uint64_t)(uintptr_t)q, (uint64_t)(uintptr_t)target };
-    qt_rec_string(t, QT_QUEUE_CREATE, arg, words, 2, label ? label : "");
+    qt_thread_t *m = qt_meta_begin(t);
+    qt_rec_string(m, QT_QUEUE_CREATE, arg, words, 2, label ? label : "");
+    qt_meta_end(m, t);
 }
 
 void *dispatch_queue_create(const char *label, void *attr) {
@@ -81,7 +83,9 @@ void dispatch_set_target_queue(void *object, void *target) {
         qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)object, 0);
         if (e) e->b = (uint64_t)(uintptr_t)target;
         if (target) note_queue(t, target);
-        qt_rec2(t, QT_SET_TARGET, 0, 0, (uint64_t)(uintptr_t)object, (uint64_t)(uintptr_t)target);
+        qt_thread_t *m = qt_meta_begin(t);
+        qt_rec2(m, QT_SET_TARGET, 0, 0, (uint64_t)(uintptr_t)object, (uint64_t)(uintptr_t)target);
+        qt_meta_end(m, t);
     }
     real.set_target_queue(object, target);
 }

@@ -166,8 +166,10 @@ static void emit_new_modules(qt_thread_t *t) {
         if (emitted(m->exec_lo)) continue;
         g_emitted[g_emitted_count++] = (qt_range_t){ m->lo, m->hi };
         uint64_t words[3] = { m->base, m->lo, m->hi };
-        qt_rec_string(t, QT_MODULE, 0, words, 3, m->path);
-        if (m->build_id[0]) qt_rec_string(t, QT_BUILD_ID, 0, words, 1, m->build_id);
+        qt_thread_t *meta = qt_meta_begin(t);
+        qt_rec_string(meta, QT_MODULE, 0, words, 3, m->path);
+        if (m->build_id[0]) qt_rec_string(meta, QT_BUILD_ID, 0, words, 1, m->build_id);
+        qt_meta_end(meta, t);
     }
     pthread_mutex_unlock(&g_scan_lock);
 }
@@ -239,7 +241,9 @@ static uint32_t site_insert(qt_thread_t *t, unsigned kind, uintptr_t code, uintp
             uint32_t id = g_next_site++;
             if ((code && !emitted(code)) || (caller && !emitted(caller)) || (is_closure && !emitted(capture)))
                 emit_new_modules(t);
-            qt_rec4(t, QT_SITE, kind, id, code, capture, caller, ra);
+            qt_thread_t *meta = qt_meta_begin(t);
+            qt_rec4(meta, QT_SITE, kind, id, code, capture, caller, ra);
+            qt_meta_end(meta, t);
             __atomic_store_n(&e->id, id, __ATOMIC_RELEASE);
             break;
         }

@@ -17,7 +17,9 @@ void *dispatch_source_create(const void *type, uintptr_t handle, uintptr_t mask,
     t->depth--;
     if (s) {
         if (q) note_queue(t, q);
-        qt_rec4(t, QT_SOURCE_CREATE, 0, source_type_code(type), (uint64_t)(uintptr_t)s, handle, mask, (uint64_t)(uintptr_t)q);
+        qt_thread_t *m = qt_meta_begin(t);
+        qt_rec4(m, QT_SOURCE_CREATE, 0, source_type_code(type), (uint64_t)(uintptr_t)s, handle, mask, (uint64_t)(uintptr_t)q);
+        qt_meta_end(m, t);
     }
     return s;
 }
@@ -47,7 +49,9 @@ static void set_handler(qt_thread_t *t, void *ra, uint32_t which, void *s, void 
         return;
     }
     uint32_t site = block ? qt_block_site(t, block, ra) : qt_function_site(t, (void *)fn, ra);
-    qt_rec2(t, QT_SOURCE_SET_HANDLER, 0, which, (uint64_t)(uintptr_t)s, site);
+    qt_thread_t *m = qt_meta_begin(t);
+    qt_rec2(m, QT_SOURCE_SET_HANDLER, 0, which, (uint64_t)(uintptr_t)s, site);
+    qt_meta_end(m, t);
     // The _f handler is called with the source's context; the wrapper block fetches it the
     // same way, so one wrapper kind serves both.
     qt_wrap_t w = make_wrap((void *)handler_invoke, block, fn, s, 0, which);
@@ -132,7 +136,9 @@ static void record_io_create(qt_thread_t *t, void *channel, unsigned long type, 
     if (!channel) return;
     if (q) note_queue(t, q);
     uint64_t words[3] = { (uint64_t)(uintptr_t)channel, fd, cleanup_id };
-    qt_rec_string(t, QT_IO_CREATE, (uint32_t)type, words, 3, path ? path : "");
+    qt_thread_t *m = qt_meta_begin(t);
+    qt_rec_string(m, QT_IO_CREATE, (uint32_t)type, words, 3, path ? path : "");
+    qt_meta_end(m, t);
 }
 
 void *dispatch_io_create(unsigned long type, int fd, void *q, void *cleanup) {

@@ -27,6 +27,8 @@ static int chain_contains(void *from, void *q) {
 
 static void report_deadlock(qt_thread_t *t, uint32_t kind, void *q, void *held) {
     qt_rec2(t, QT_DEADLOCK, 0, kind, (uint64_t)(uintptr_t)q, (uint64_t)(uintptr_t)held);
+    // A flight recorder keeps what led here, on this thread: it never comes back.
+    qt_snapshot_now(QT_SNAPSHOT_DEADLOCK);
     char msg[640];
     int n = snprintf(msg, sizeof msg,
         "qtrace: deadlock: thread %d calls %s onto queue \"%.200s\" while running an item of \"%.200s\"; "

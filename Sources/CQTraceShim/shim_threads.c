@@ -22,14 +22,16 @@ static void *thread_trampoline(void *p) {
     free(p);
     qt_thread_t *t = &qt_tls;
     qt_rec1(t, QT_THREAD_START, 0, start.kind, start.creator);
-    pthread_setspecific(g_thread_exit_key, (void *)1);
+    pthread_setspecific(g_thread_exit_key, (void *)(uintptr_t)start.kind);
+    if (start.kind == 1) qt_ring_workers_changed(+1);
     return start.fn(start.arg);
 }
 
-static void thread_exit_destructor(void *unused) {
-    (void)unused;
+static void thread_exit_destructor(void *kind) {
     qt_thread_t *t = &qt_tls;
     if (t->pos) qt_rec1(t, QT_THREAD_EXIT, 0, 0, 0);
+    if ((uintptr_t)kind == 1) qt_ring_workers_changed(-1);
+    qt_ring_thread_exit(t);
 }
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {

@@ -118,6 +118,7 @@ public struct ModelBuilder {
         if e.tid <= 0, e.type == .schedState { schedStateChanged(e); return }
         if e.tid <= 0, e.type == .stackFrame || e.type == .cpuSample { sampleStreamEvent(e); return }
         if e.time >= now { now = e.time } else { model.anomalies.outOfOrderEvents += 1 }
+        if e.tid == TraceLayout.metadataStreamTid { metadataRecorded(e); return }
         let t = thread(for: e.tid)
         switch e.type {
         case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
@@ -183,6 +184,26 @@ public struct ModelBuilder {
         case .module: moduleRecorded(e)
         case .buildID: buildIDRecorded(e)
         case .job: jobRecorded(e, thread: t)
+        }
+    }
+
+    /// A record of a ring's metadata area (docs/flight-recorder.md): it names an object for
+    /// the rest of the run and belongs to no thread. Other types cannot be there.
+    mutating func metadataRecorded(_ e: Event) {
+        switch e.type {
+        case .queueCreate: queueCreated(e)
+        case .queueInfo: queueInfo(e)
+        case .setTarget: setTarget(object: e.a, target: e.b)
+        case .groupCreate: _ = newGroup(address: e.a, createdAt: now)
+        case .semCreate: semaphoreCreated(e)
+        case .sourceCreate: sourceCreated(e)
+        case .sourceSetTimer: sourceSetTimer(e)
+        case .sourceSetHandler: sourceSetHandler(e)
+        case .ioCreate: ioCreated(e)
+        case .site: siteRecorded(e)
+        case .module: moduleRecorded(e)
+        case .buildID: buildIDRecorded(e)
+        default: break  // a hostile trace: nothing to attribute it to
         }
     }
 

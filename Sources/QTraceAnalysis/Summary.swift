@@ -78,6 +78,8 @@ public struct TraceSummary: Sendable, Codable, Equatable {
     public var threads: Int
     public var queues: Int
     public var items: Int
+    /// A flight-recorder trace: the window it holds (absent otherwise).
+    public var flightRecorder: FlightRecorderWindow?
 
     init(model: TraceModel, path: String?) {
         self.path = path
@@ -94,6 +96,7 @@ public struct TraceSummary: Sendable, Codable, Equatable {
         threads = model.threads.count
         queues = model.queues.count
         items = model.items.count
+        flightRecorder = model.info.flightRecorder
     }
 }
 

@@ -26,6 +26,8 @@ public struct TraceInfo: Sendable, Codable, Equatable {
     public var commandLine: String
     /// Thread names known from chunk headers, by tid.
     public var threadNames: [Int32: String]
+    /// A flight-recorder ring or snapshot (`qtrace record --ring`): which window it holds.
+    public var flightRecorder: FlightRecorderWindow?
 
     public init(pid: Int = 0, ncpu: Int = 1, mainTid: Int32 = 0, mainQueue: UInt64 = 0, droppedEvents: UInt64 = 0,
                 shimOverheadNs: UInt64 = 0, initMonoNs: UInt64 = 0, initRealtimeNs: UInt64 = 0,
@@ -82,5 +84,55 @@ extension TraceInfo {
                   commandLine: h.commandLine, threadNames: names)
         dropReason = h.dropReason
         invalidEvents = file.invalidRecordCount
+        if let ring = h.ring { flightRecorder = FlightRecorderWindow(ring: ring, clock: file.clock, endNs: file.endTime) }
+    }
+}
+
+/// What a flight-recorder trace holds: the most recent events of a ring of `ringBytes`, all of
+/// them from `completeFromNs` on (earlier ones in part: some threads' chunks were reused), up
+/// to the snapshot (docs/flight-recorder.md). Times are ns since the trace started.
+public struct FlightRecorderWindow: Sendable, Codable, Equatable {
+    public var ringBytes: UInt64
+    /// The snapshot's number (TRACE.snapshot-N.qtrace); 0: the ring itself (kept at exit, or
+    /// left by a program that crashed).
+    public var snapshot: Int
+    /// "asked for (signal / qtrace snapshot)", "deadlock detected", ...; nil: no snapshot.
+    public var reason: String?
+    /// When the snapshot was asked for; nil for the ring itself.
+    public var askedAtNs: UInt64?
+    /// Every event from here on is in the trace (0: nothing was overwritten).
+    public var completeFromNs: UInt64
+    public var endNs: UInt64
+    public var overwrittenEvents: UInt64
+    public var overwrittenChunks: UInt64
+
+    public init(ringBytes: UInt64, snapshot: Int = 0, reason: String? = nil, askedAtNs: UInt64? = nil,
+                completeFromNs: UInt64 = 0, endNs: UInt64 = 0, overwrittenEvents: UInt64 = 0, overwrittenChunks: UInt64 = 0) {
+        self.ringBytes = ringBytes; self.snapshot = snapshot; self.reason = reason; self.askedAtNs = askedAtNs
+        self.completeFromNs = completeFromNs; self.endNs = endNs
+        self.overwrittenEvents = overwrittenEvents; self.overwrittenChunks = overwrittenChunks
+    }
+
+    init(ring: RingInfo, clock: TraceClock, endNs: UInt64?) {
+        let isSnapshot = ring.snapshotTsc != 0
+        self.init(ringBytes: ring.ringBytes, snapshot: ring.snapshotReason == .exit ? 0 : Int(ring.snapshotCount),
+                  reason: ring.snapshotReason?.description, askedAtNs: isSnapshot ? clock.time(ofTSC: ring.snapshotTsc) : nil,
+                  completeFromNs: ring.completeFromTsc == 0 ? 0 : clock.time(ofTSC: ring.completeFromTsc),
+                  endNs: endNs ?? 0, overwrittenEvents: ring.overwrittenEvents, overwrittenChunks: ring.overwrittenChunks)
+        if !isSnapshot { snapshot = 0 }
+    }
+
+    /// The span of which every event is in the trace.
+    public var completeNs: UInt64 { endNs > completeFromNs ? endNs - completeFromNs : 0 }
+
+    /// One line: "flight recorder snapshot 2 (deadlock detected) at 12.40 s: ..." (stats, record).
+    public var summaryLine: String {
+        let what = snapshot > 0 ? "flight recorder snapshot \(snapshot)" : "flight recorder ring"
+        let why = reason.map { " (\($0))" } ?? ""
+        let at = askedAtNs.map { " at \(formatDuration($0))" } ?? ""
+        let window = overwrittenEvents == 0
+            ? "holds the whole run (nothing overwritten)"
+            : "complete from \(formatDuration(completeFromNs)) to \(formatDuration(endNs)) (\(formatDuration(completeNs))), \(overwrittenEvents) earlier events overwritten"
+        return "\(what)\(why)\(at): \(window); ring \(ringBytes / 1024) KiB"
     }
 }

@@ -38,6 +38,12 @@ public final class TraceFile: @unchecked Sendable {
         try self.init(bytes: TraceBytes.mapping(path: path), path: path)
     }
 
+    /// The header of the trace at `path` alone (a live ring's, say: its chunks are being
+    /// rewritten); throws a `TraceError` as `init(path:)` does for a bad header.
+    public static func readHeader(path: String) throws -> TraceHeader {
+        try TraceIndex.readHeader(TraceBytes.mapping(path: path), path: path)
+    }
+
     /// Parses a trace held in memory (`path` only names it in errors).
     public convenience init(contentsOf data: [UInt8], path: String = "<memory>") throws {
         try self.init(bytes: TraceBytes.copying(data), path: path)

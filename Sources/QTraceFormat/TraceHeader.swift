@@ -15,6 +15,47 @@ public struct TraceHeaderFlags: OptionSet, Sendable, Hashable {
     public static let droppedDiskFull = TraceHeaderFlags(rawValue: 1 << 2)
     /// Events were dropped because the trace reached its size cap (QTRACE_MAX_BYTES, --max-size).
     public static let droppedSizeCap = TraceHeaderFlags(rawValue: 1 << 3)
+    /// A flight-recorder ring (`qtrace record --ring`): chunks were reused, so older events
+    /// were overwritten; chunks are read in claim order.
+    public static let ring = TraceHeaderFlags(rawValue: 1 << 5)
+    /// A snapshot of a ring, copied while the program ran.
+    public static let snapshot = TraceHeaderFlags(rawValue: 1 << 6)
+}
+
+/// Why a flight-recorder snapshot was taken (the header's snapshot_reason).
+public enum SnapshotReason: UInt64, Sendable {
+    case request = 1, deadlock = 2, threadExplosion = 3, exit = 4
+
+    public var description: String {
+        switch self {
+        case .request: "on request"
+        case .deadlock: "deadlock detected"
+        case .threadExplosion: "thread explosion detected"
+        case .exit: "at exit"
+        }
+    }
+}
+
+/// The flight-recorder fields of a ring or a snapshot (format 1.6).
+public struct RingInfo: Sendable, Equatable {
+    /// The ring's size in bytes (the metadata area apart).
+    public var ringBytes: UInt64 = 0
+    public var metadataChunks: UInt64 = 0
+    /// Records lost to chunk reuse, and the chunks they were in.
+    public var overwrittenEvents: UInt64 = 0
+    public var overwrittenChunks: UInt64 = 0
+    /// The TSC of the last overwritten record: every event after it is in the trace (0:
+    /// nothing was overwritten).
+    public var completeFromTsc: UInt64 = 0
+    /// When the snapshot was asked for (TSC); 0 for a ring that is no snapshot.
+    public var snapshotTsc: UInt64 = 0
+    public var snapshotReasonRaw: UInt64 = 0
+    /// The ring: snapshots written so far; a snapshot: its number.
+    public var snapshotCount: UInt64 = 0
+
+    public init() {}
+
+    public var snapshotReason: SnapshotReason? { SnapshotReason(rawValue: snapshotReasonRaw) }
 }
 
 /// Every field of the 4096-byte header, as written (see docs/trace-format.md, "Header").
@@ -50,6 +91,8 @@ public struct TraceHeader: Sendable, Equatable {
     public var droppedEnqueue: UInt64 = 0
     public var droppedStart: UInt64 = 0
     public var droppedEnd: UInt64 = 0
+    /// The flight recorder's fields; nil unless the trace is a ring or a snapshot of one.
+    public var ring: RingInfo?
     public var executablePath: String
     /// Arguments separated by single spaces, possibly truncated.
     public var commandLine: String

@@ -7,6 +7,8 @@ struct ChunkEntry {
     let start: Int
     let end: Int
     let threadSeq: UInt32
+    /// A ring's claim order (0 in other traces).
+    let claimSeq: UInt64
     let rawTid: UInt64
     let calibration: CalibrationPair
     let name: String?
@@ -43,7 +45,9 @@ struct TraceIndex {
         header = try Self.readHeader(bytes, path: path)
         for problem in header.dropImplausibleFields() { warnings.append(TraceWarning(chunk: nil, message: problem)) }
         let usable = try locateChunks(bytes, path: path)
-        let chunks = readChunkHeaders(bytes, usable: usable)
+        var chunks = readChunkHeaders(bytes, usable: usable)
+        // A ring reuses chunks, so file order is not the order they were written in.
+        if header.flags.contains(.ring) { chunks.sort { ($0.claimSeq, $0.index) < ($1.claimSeq, $1.index) } }
         clock = fitClock(chunks: chunks)
         bounds = TimeBounds(clock: clock, finalTsc: header.finalTsc)
         buildStreams(bytes, chunks: chunks)
@@ -87,6 +91,18 @@ struct TraceIndex {
         header.droppedEnqueue = bytes.u64(H.droppedEnqueue)
         header.droppedStart = bytes.u64(H.droppedStart)
         header.droppedEnd = bytes.u64(H.droppedEnd)
+        if header.flags.contains(.ring) {
+            var ring = RingInfo()
+            ring.ringBytes = bytes.u64(H.ringBytes)
+            ring.metadataChunks = bytes.u64(H.metadataChunks)
+            ring.overwrittenEvents = bytes.u64(H.overwrittenEvents)
+            ring.overwrittenChunks = bytes.u64(H.overwrittenChunks)
+            ring.completeFromTsc = bytes.u64(H.completeFromTsc)
+            ring.snapshotTsc = bytes.u64(H.snapshotTsc)
+            ring.snapshotReasonRaw = bytes.u64(H.snapshotReason)
+            ring.snapshotCount = bytes.u64(H.snapshotCount)
+            header.ring = ring
+        }
         return header
     }
 
@@ -143,7 +159,7 @@ struct TraceIndex {
             let name = bytes.fixedString(at: start + C.threadName, size: C.threadNameSize)
             chunks.append(ChunkEntry(
                 index: index, start: start, end: min(start + chunkSize, bytes.count),
-                threadSeq: bytes.u32(start + C.threadSeq), rawTid: bytes.u64(start + C.tid),
+                threadSeq: bytes.u32(start + C.threadSeq), claimSeq: bytes.u64(start + C.claimSeq), rawTid: bytes.u64(start + C.tid),
                 calibration: CalibrationPair(tsc: bytes.u64(start + C.calibTsc), monoNs: bytes.u64(start + C.calibMonoNs)),
                 name: name.isEmpty ? nil : name))
         }
@@ -172,8 +188,8 @@ struct TraceIndex {
 
     // MARK: Streams
 
-    /// Groups chunks by tid in file order (a thread claims its chunks in increasing file
-    /// order, so this is thread_seq order). A thread_seq that does not increase means the OS
+    /// Groups chunks by tid in claim order (file order, but for a ring; a thread claims its
+    /// chunks in that order, so this is thread_seq order). A thread_seq that does not increase means the OS
     /// reused the tid for a new thread: that starts a separate stream.
     static func groupByThread(_ chunks: [ChunkEntry]) -> [[ChunkEntry]] {
         var groups: [[ChunkEntry]] = []
@@ -233,7 +249,8 @@ struct TraceIndex {
         streams = built.map(\.stream)
         // The scheduler stream is merged like a thread's but is no thread of the process.
         let sched = TraceLayout.schedStreamTid, samples = TraceLayout.samplesStreamTid
-        threads = built.filter { $0.info.tid != sched && $0.info.tid != samples }.map(\.info)
+        let metadata = TraceLayout.metadataStreamTid
+        threads = built.filter { ![sched, samples, metadata].contains($0.info.tid) }.map(\.info)
         schedEventCount = built.filter { $0.info.tid == sched }.reduce(0) { $0 + $1.info.eventCount }
         sampleEventCount = built.filter { $0.info.tid == samples }.reduce(0) { $0 + $1.info.eventCount }
     }

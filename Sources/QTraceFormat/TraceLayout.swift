@@ -23,6 +23,11 @@ public enum TraceLayout {
     public static let compactSiteEnqueueType: UInt8 = 123
     /// The minor version written by a shim that records code identity.
     public static let codeIdentityVersionMinor: UInt16 = 4
+    /// The minor version of a flight-recorder ring or its snapshot (header ring fields, chunk
+    /// claim_seq, the metadata stream).
+    public static let ringVersionMinor: UInt16 = 6
+    /// Chunk tid of a ring's metadata area (records that name things, never overwritten).
+    public static let metadataStreamTid: Int32 = -2
     public static let headerSize = 4096
     public static let defaultChunkSize = 65536
     /// `"QCHK"` read as a little-endian u32.
@@ -36,6 +41,9 @@ public enum TraceLayout {
     /// Bit 63 of the header's exit_status: the status is present.
     public static let exitStatusPresent: UInt64 = 1 << 63
 
+    /// The header's snapshot_count: how many snapshots a live ring has written so far.
+    public static let ringSnapshotCountOffset = Header.snapshotCount
+
     /// Header field offsets.
     enum Header {
         static let magic = 0, versionMajor = 8, versionMinor = 10, headerSize = 12, chunkSize = 16
@@ -44,6 +52,9 @@ public enum TraceLayout {
         static let mainTid = 96, flags = 104, mainQueue = 112, exitStatus = 120
         static let shimOverheadNs = 128, tscHz = 136
         static let droppedEnqueue = 144, droppedStart = 152, droppedEnd = 160
+        // The flight recorder (1.6).
+        static let ringBytes = 168, metadataChunks = 176, overwrittenEvents = 184, overwrittenChunks = 192
+        static let completeFromTsc = 200, snapshotTsc = 208, snapshotReason = 216, snapshotCount = 224
         static let executablePath = 256, executablePathSize = 256
         static let commandLine = 512, commandLineSize = 1024
     }
@@ -52,6 +63,8 @@ public enum TraceLayout {
     enum Chunk {
         static let magic = 0, threadSeq = 4, tid = 8, calibTsc = 16, calibMonoNs = 24
         static let threadName = 32, threadNameSize = 16
+        /// A ring's chunks only: the order they were claimed in (reuse breaks file order).
+        static let claimSeq = 48
     }
 }
 

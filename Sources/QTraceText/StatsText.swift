@@ -56,6 +56,7 @@ public enum StatsText {
             overhead += ", \(o.droppedEvents) events DROPPED" + (model.info.dropReason.map { ": " + $0 } ?? "")
         }
         lines.append(overhead)
+        if let window = model.info.flightRecorder { lines.append("window     " + window.summaryLine) }
         let invalid = model.info.invalidEvents
         if invalid > 0 { lines.append("WARNING    " + inconsistentTraceMessage(invalid)) }
         return lines.joined(separator: "\n") + "\n"

@@ -21,7 +21,7 @@ struct QTraceCommand: ParsableCommand {
         > /dev/full) is one line on stderr and exit status 2 (docs/outputs.md).
         """,
         version: qtraceVersion,
-        subcommands: [Record.self, Top.self, On.self, Off.self, Dump.self, Stats.self, Check.self, Diff.self, Report.self, Export.self]
+        subcommands: [Record.self, Top.self, Snapshot.self, On.self, Off.self, Dump.self, Stats.self, Check.self, Diff.self, Report.self, Export.self]
     )
 
     /// Like ArgumentParser's main, but a usage error (unknown option, missing argument, bad

@@ -25,6 +25,7 @@ struct Record: ParsableCommand {
           qtrace record -o run1.qtrace --max-size 512 -- swift run MyTool
           qtrace record --sched -- ./app              (also CPU / runnable / sleeping per item, via perf)
           qtrace record --cpu -- ./app                (also CPU samples with call stacks, 999 Hz; --cpu=99 for another rate)
+          qtrace record --ring 64M -- ./server        (flight recorder: keep the last 64 MiB; qtrace snapshot PID saves it)
           qtrace record --backend lttng -- ./app      (through an LTTng-UST session)
           qtrace record --relayd net://127.0.0.1 -- ./app   (streamed to an lttng-relayd)
 
@@ -34,6 +35,8 @@ struct Record: ParsableCommand {
         A full disk does not disturb the program: the trace keeps what fitted, the rest is \
         counted as dropped ("N events dropped: disk full" in the summary line, stats and the \
         report), and no half-written report is left (docs/outputs.md).
+
+        Flight recorder (docs/flight-recorder.md): with --ring SIZE each process keeps only its         most recent SIZE of events (per-thread chunks reused oldest first; queue labels, code         sites and modules are kept apart and never overwritten). A snapshot, TRACE.snapshot-N.qtrace         (TRACE.PID.snapshot-N.qtrace for a child), is written when asked (qtrace snapshot PID, or         the --snapshot-signal, SIGUSR2 by default), when the shim sees a deadlock or a thread         explosion, and, with --ring-keep-on-exit, the ring itself is kept at exit. A program that         crashes leaves its ring as TRACE.qtrace. Each snapshot gets its own report.
         """
     )
 
@@ -79,6 +82,19 @@ struct Record: ParsableCommand {
         valueName: "dwarf|fp"))
     var cpuStacks: CPUSampling.Stacks = .dwarf
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Flight recorder: keep only the most recent SIZE of events per process (64M, 512K, 1G; a plain number is MiB) and write them on request (qtrace snapshot PID) or trouble.",
+        valueName: "size"))
+    var ring: String?
+
+    @Flag(name: .long, help: "With --ring: keep the ring as the trace when the program exits (else only snapshots are kept).")
+    var ringKeepOnExit = false
+
+    @Option(name: .long, help: ArgumentHelp(
+        "With --ring: the signal that asks for a snapshot (USR2 by default, USR1, a number, or none). Not installed if the program handles that signal itself.",
+        valueName: "signal"))
+    var snapshotSignal: String?
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The program and its arguments (after --).", valueName: "program"))
     var command: [String] = []
 
@@ -105,9 +121,30 @@ struct Record: ParsableCommand {
             backend = "lttng"
             if sched { throw ValidationError("--sched cannot be combined with --relayd (the relayd stores the trace)") }
         }
+        try validateRing()
         if cpuRate != nil { cpu = true }
         _ = try CPUSampling.rate(cpuRate)  // a bad rate fails here, before anything runs
         if cpu, relayd != nil { throw ValidationError("--cpu cannot be combined with --relayd (the relayd stores the trace)") }
+    }
+
+    private func validateRing() throws {
+        guard let ring else {
+            if ringKeepOnExit || snapshotSignal != nil {
+                throw ValidationError("--ring-keep-on-exit and --snapshot-signal need --ring SIZE")
+            }
+            return
+        }
+        guard let bytes = FlightRecorder.parseSize(ring) else {
+            throw ValidationError("--ring '\(ring)': give a size such as 64M, 512K or 1G")
+        }
+        guard bytes >= 128 * 1024 else { throw ValidationError("--ring \(ring): a ring needs at least 128K") }
+        if backend != "embedded" || relayd != nil {
+            throw ValidationError("--ring needs the embedded backend (an LTTng session has its own: lttng snapshot)")
+        }
+        if maxSize != nil { throw ValidationError("--ring and --max-size: a ring has a fixed size already") }
+        if let snapshotSignal, FlightRecorder.signalSetting(snapshotSignal) == nil {
+            throw ValidationError("--snapshot-signal '\(snapshotSignal)': use USR1, USR2, a signal number, or none")
+        }
     }
 
     func run() throws {
@@ -144,6 +181,12 @@ struct Record: ParsableCommand {
         env["QTRACE_OUTPUT"] = tracePath
         env["QTRACE_ROOT_PPID"] = String(getpid())
         if let maxSize { env["QTRACE_MAX_BYTES"] = String(maxSize * 1024 * 1024) }
+        if let ring, let bytes = FlightRecorder.parseSize(ring) {
+            env["QTRACE_RING_BYTES"] = String(bytes)
+            env["QTRACE_RING_KEEP_ON_EXIT"] = ringKeepOnExit ? "1" : nil
+            env["QTRACE_SNAPSHOT_SIGNAL"] = snapshotSignal.flatMap(FlightRecorder.signalSetting)
+            if !quiet { printErr("qtrace: flight recorder: the last \(ring) of events per process; `qtrace snapshot PID` saves them") }
+        }
         guard off else { return try ChildProcess.run(command, environment: env, started: started) }
         // Armed: every process of the recording maps this file; qtrace on/off write it.
         let control = RecordingSwitch.controlPath(forTrace: URL(fileURLWithPath: tracePath).standardizedFileURL.path)
@@ -159,7 +202,9 @@ struct Record: ParsableCommand {
     /// something, even when the program itself made no Dispatch call (a shell script whose child
     /// did): then TRACE.qtrace does not exist, and the summary names the children's files.
     func finish(tracePath: String, traces: [String]) {
+        if ring != nil { finishFlightRecording(tracePath: tracePath, rings: traces) }
         guard !noReport, !traces.isEmpty else {
+            if ring != nil, traces.isEmpty { return }
             if !quiet { Record.printSummary(traces: traces, mainPath: tracePath) }
             return
         }
@@ -183,6 +228,28 @@ struct Record: ParsableCommand {
         }
     }
 
+    /// A flight recording keeps snapshots (and rings only when kept at exit or left by a crash):
+    /// each snapshot is listed with its window and gets a report of its own.
+    func finishFlightRecording(tracePath: String, rings: [String]) {
+        let snapshots = FlightRecorder.snapshots(ofRecording: tracePath)
+        if snapshots.isEmpty && rings.isEmpty {
+            printErr("qtrace: flight recorder: no snapshot was taken and the ring was discarded at exit (qtrace snapshot PID or kill -USR2 PID takes one; --ring-keep-on-exit keeps the ring)")
+            return
+        }
+        for path in snapshots {
+            do {
+                let model = Analysis.buildModel(file: try TraceFile(path: path))
+                if !quiet { printErr("qtrace: snapshot: \(path): \(model.info.flightRecorder?.summaryLine ?? "")") }
+                guard !noReport else { continue }
+                let reportPath = Record.reportPath(for: path)
+                try ReportGeneration.write(tracePaths: [path], to: reportPath, progress: false) { _, _ in }
+                if !quiet { printErr("qtrace: report: \(reportPath)") }
+            } catch {
+                printErr("qtrace: error: \(path): \(error)")
+            }
+        }
+    }
+
     static func defaultTracePath(for program: String) -> String {
         let name = URL(fileURLWithPath: program).lastPathComponent
         let formatter = DateFormatter()
@@ -202,7 +269,9 @@ struct Record: ParsableCommand {
         guard FileManager.default.isWritableFile(atPath: dir.isEmpty ? "." : dir) else {
             throw ValidationError("cannot write the trace: directory '\(dir)' is not writable (choose another with -o)")
         }
-        for old in [path] + siblingTraces(of: path) { try? FileManager.default.removeItem(atPath: old) }
+        for old in [path] + siblingTraces(of: path) + FlightRecorder.snapshots(ofRecording: path) {
+            try? FileManager.default.removeItem(atPath: old)
+        }
     }
 
     /// The traces of this run: the main one and one per other process (TRACE.PID.qtrace, and

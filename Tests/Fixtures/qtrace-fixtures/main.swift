@@ -429,6 +429,30 @@ func phases(dir: String) {
     }
 }
 
+/// The flight recorder's program (FlightRecorderTests): for `seconds`, every 10 ms a new serial
+/// queue fx.flight.N runs 200 asyncs and a sync, then N goes to its own log (unbuffered, so
+/// the log is up to date whenever the test reads it). Then it logs "deadlock after N" and
+/// deadlocks: a sync onto the queue its item runs on (the shim sees it; libdispatch traps).
+func flight(seconds: Double, log: String) {
+    let fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o644)
+    func note(_ line: String) { _ = line.withCString { write(fd, $0, strlen($0)) } }
+    var queues: [DispatchQueue] = []  // alive to the end: no queue address is reused
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        let queue = DispatchQueue(label: "fx.flight.\(queues.count)")
+        queues.append(queue)
+        for _ in 0..<200 { queue.async { } }
+        queue.sync { }
+        note("\(queues.count - 1)\n")
+        usleep(10_000)
+    }
+    note("deadlock after \(queues.count - 1)\n")
+    let last = queues[queues.count - 1]
+    last.async { last.sync { } }
+    sleep(10)
+    exit(0)
+}
+
 let args = Array(CommandLine.arguments.dropFirst())
 switch args.first ?? "" {
 case "all-apis": allAPIs()
@@ -453,6 +477,7 @@ case "crash": crash()
 case "fork": forkChild()
 case "spawn-child": spawnChild()
 case "phases": phases(dir: args.count > 1 ? args[1] : ".")
+case "flight": flight(seconds: args.count > 1 ? Double(args[1]) ?? 20 : 20, log: args.count > 2 ? args[2] : "flight.log")
 case "exec-into": execInto(Array(args.dropFirst()))
 case "exit-code": exit(Int32(args.count > 1 ? Int(args[1]) ?? 0 : 0))
 case "bench-empty": benchEmpty(items: args.count > 1 ? Int(args[1]) ?? 1_000_000 : 1_000_000)

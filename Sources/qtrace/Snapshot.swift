@@ -1,0 +1,188 @@
+// The flight recorder's command side (docs/flight-recorder.md): `qtrace snapshot PID|TRACE`
+// asks a program recorded with `qtrace record --ring SIZE` for a snapshot of its ring, and the
+// rules that `record` shares with it (sizes, the snapshot files of a recording).
+import ArgumentParser
+import Foundation
+import QTraceAnalysis
+import QTraceFormat
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Snapshot: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Save the flight-recorder ring of a running program as a trace (qtrace record --ring).",
+        discussion: """
+        TARGET is the pid of a process recorded with qtrace record --ring SIZE (or of qtrace \
+        record itself: then every process of the recording), or the path of its ring \
+        (TRACE.qtrace, TRACE.PID.qtrace for a child). qtrace sends the process its \
+        snapshot signal (SIGUSR2 unless --snapshot-signal said otherwise; kill -USR2 PID does the \
+        same), waits for the shim to copy the ring, and prints the snapshot's path on stdout: \
+        TRACE.snapshot-N.qtrace, a normal trace for stats, report and export. On stderr it says \
+        which window the snapshot holds and how many earlier events were overwritten.
+          qtrace record --ring 64M -o run.qtrace -- ./server &
+          qtrace snapshot run.qtrace        (or: qtrace snapshot PID)
+          qtrace report run.snapshot-1.qtrace
+        """)
+
+    @Argument(help: ArgumentHelp("A pid or the path of a live ring.", valueName: "target"))
+    var target: String
+
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the snapshot.", valueName: "seconds"))
+    var timeout: Double = 10
+
+    func run() throws {
+        for ring in try FlightRecorder.liveRings(target) { try snapshot(ring) }
+    }
+
+    func snapshot(_ ring: FlightRecorder.LiveRing) throws {
+        let signal = try FlightRecorder.snapshotSignal(ofProcess: ring.pid)
+        let before = FlightRecorder.snapshotCount(ofRing: ring.path)
+        guard kill(ring.pid, signal) == 0 else {
+            throw fail("snapshot", "cannot signal process \(ring.pid): \(String(cString: strerror(errno)))")
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        var count = before
+        while count == before {
+            if Date() > deadline || kill(ring.pid, 0) != 0 {
+                throw fail("snapshot", "process \(ring.pid) wrote no snapshot within \(timeout) s (stopped, or it handles signal \(signal) itself?)")
+            }
+            usleep(20_000)
+            count = FlightRecorder.snapshotCount(ofRing: ring.path)
+        }
+        let path = FlightRecorder.snapshotPath(ofRing: ring.path, number: count)
+        guard writeAll(STDOUT_FILENO, path + "\n") else { throw fail("snapshot", "cannot write to stdout") }
+        if let window = try? Analysis.buildModel(file: TraceFile(path: path)).info.flightRecorder {
+            writeStderr("qtrace: \(window.summaryLine)\n")
+        }
+    }
+}
+
+enum FlightRecorder {
+    /// "64M", "4MiB", "512K", "1G", "1048576B"; a plain number is MiB (like --max-size).
+    static func parseSize(_ text: String) -> UInt64? {
+        let lower = text.lowercased().trimmingCharacters(in: .whitespaces)
+        let units: [(String, UInt64)] = [("gib", 1 << 30), ("mib", 1 << 20), ("kib", 1 << 10), ("g", 1 << 30), ("m", 1 << 20), ("k", 1 << 10), ("b", 1)]
+        for (suffix, scale) in units where lower.hasSuffix(suffix) {
+            guard let n = UInt64(lower.dropLast(suffix.count)), n > 0 else { return nil }
+            return n.multipliedReportingOverflow(by: scale).overflow ? nil : n * scale
+        }
+        guard let n = UInt64(lower), n > 0, n < 1 << 40 else { return nil }
+        return n << 20
+    }
+
+    /// QTRACE_SNAPSHOT_SIGNAL's value for --snapshot-signal: USR1, USR2, a number, or none.
+    static func signalSetting(_ text: String) -> String? {
+        var name = text.uppercased()
+        if name.hasPrefix("SIG") { name = String(name.dropFirst(3)) }
+        if ["USR1", "USR2", "NONE"].contains(name) { return name.lowercased() == "none" ? "none" : name }
+        if let n = Int32(name), n > 0, n < 65, n != SIGKILL, n != SIGSTOP { return String(n) }
+        return nil
+    }
+
+    /// The signal the process's shim listens to (its QTRACE_SNAPSHOT_SIGNAL, else SIGUSR2).
+    static func snapshotSignal(ofProcess pid: Int32) throws -> Int32 {
+        let setting = try environment(ofProcess: pid, command: "snapshot")["QTRACE_SNAPSHOT_SIGNAL"] ?? "USR2"
+        switch signalSetting(setting.isEmpty ? "USR2" : setting) {
+        case "USR1": return SIGUSR1
+        case "USR2": return SIGUSR2
+        case "none", nil:
+            throw fail("snapshot", "process \(pid) takes no snapshot on a signal (--snapshot-signal none): it snapshots at a deadlock, a thread explosion or exit only")
+        case let number?: return Int32(number) ?? SIGUSR2
+        }
+    }
+
+    struct LiveRing { let path: String; let pid: Int32 }
+
+    /// The rings `target` names: a pid's (the ring file it maps; else its descendants' rings,
+    /// so the pid of `qtrace record` works), or a ring file (its own pid).
+    static func liveRings(_ target: String) throws -> [LiveRing] {
+        if let pid = Int32(target), !FileManager.default.fileExists(atPath: target) {
+            guard FileManager.default.fileExists(atPath: "/proc/\(pid)/maps") else {
+                throw fail("snapshot", "no process \(pid)")
+            }
+            if let ring = ring(ofProcess: pid) { return [ring] }
+            let rings = descendants(of: pid).compactMap(ring(ofProcess:))
+            guard !rings.isEmpty else {
+                throw fail("snapshot", "process \(pid) records no flight-recorder ring: start it with qtrace record --ring SIZE")
+            }
+            return rings
+        }
+        return [try liveRing(path: target)]
+    }
+
+    /// The ring file process `pid` maps, if any.
+    static func ring(ofProcess pid: Int32) -> LiveRing? {
+        guard let maps = try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8) else { return nil }
+        for line in maps.split(separator: "\n") {
+            guard let slash = line.firstIndex(of: "/") else { continue }
+            let path = String(line[slash...])
+            if path.hasSuffix(".qtrace"), let header = ringHeader(path), header.pid == pid { return LiveRing(path: path, pid: pid) }
+        }
+        return nil
+    }
+
+    /// Children, grandchildren... of `pid` (from /proc/PID/task/*/children).
+    static func descendants(of pid: Int32) -> [Int32] {
+        var result: [Int32] = [], pending = [pid]
+        while let next = pending.popLast(), result.count < 10_000 {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(next)/task")) ?? []
+            for task in tasks {
+                let text = (try? String(contentsOfFile: "/proc/\(next)/task/\(task)/children", encoding: .utf8)) ?? ""
+                let children = text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                result += children
+                pending += children
+            }
+        }
+        return result
+    }
+
+    static func liveRing(path target: String) throws -> LiveRing {
+        guard let header = ringHeader(target) else {
+            throw fail("snapshot", "'\(target)' is no live flight-recorder ring (a pid, or the TRACE.qtrace of qtrace record --ring)")
+        }
+        if header.ring?.snapshotTsc ?? 0 != 0 || header.flags.contains(.finalizedByProcess) || header.flags.contains(.finalizedByRecorder) {
+            throw fail("snapshot", "'\(target)' is a finished trace, not a running program's ring")
+        }
+        return LiveRing(path: target, pid: header.pid)
+    }
+
+    /// The header of a ring file (nil: not a trace, or not a ring).
+    static func ringHeader(_ path: String) -> TraceHeader? {
+        guard let header = try? TraceFile.readHeader(path: path) else { return nil }
+        return header.flags.contains(.ring) ? header : nil
+    }
+
+    static func snapshotCount(ofRing path: String) -> UInt64 {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: UInt64(TraceLayout.ringSnapshotCountOffset))
+        guard let data = try? handle.read(upToCount: 8), data.count == 8 else { return 0 }
+        return data.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+    }
+
+    /// TRACE.snapshot-N.qtrace beside the ring TRACE.qtrace (the shim's rule).
+    static func snapshotPath(ofRing path: String, number: UInt64) -> String {
+        (path.hasSuffix(".qtrace") ? String(path.dropLast(7)) : path) + ".snapshot-\(number).qtrace"
+    }
+
+    /// The snapshots of a recording: TRACE.snapshot-N.qtrace and TRACE.PID[.N].snapshot-N.qtrace,
+    /// by process then number.
+    static func snapshots(ofRecording tracePath: String) -> [String] {
+        let url = URL(fileURLWithPath: tracePath)
+        let dir = url.deletingLastPathComponent().path
+        let name = url.lastPathComponent
+        let base = name.hasSuffix(".qtrace") ? String(name.dropLast(7)) : name
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir)) ?? []
+        let found = names.compactMap { file -> (String, Int, String)? in
+            guard file.hasPrefix(base + "."), file.hasSuffix(".qtrace"),
+                  let marker = file.range(of: ".snapshot-", options: .backwards) else { return nil }
+            let process = String(file[file.index(file.startIndex, offsetBy: base.count)..<marker.lowerBound])
+            let parts = process.split(separator: ".")
+            guard parts.allSatisfy({ $0.allSatisfy(\.isNumber) }), parts.count <= 2,
+                  let number = Int(file[marker.upperBound...].dropLast(7)) else { return nil }
+            return (process, number, (dir.isEmpty ? "" : dir + "/") + file)
+        }
+        return found.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
+    }
+}
