@@ -17,9 +17,11 @@ builds compiled here from Sources/CQTraceShim without the item records
 (-DQT_BENCH_NO_ITEM_RECORDS: re-submission and trampoline only), without clock reads
 (-DQT_BENCH_NO_CLOCK: records with a 0 timestamp), and complete.
 
-`--armed` measures the cost of a program started armed but off (`qtrace record --off`,
-QTRACE_ARMED=1: the shim interposes, its gate reads the control file's word, nothing is
-recorded) next to untraced and recording, for both loads on 1 pinned CPU.
+`--armed` (or `--modes`) measures the recording modes in one run, for both loads on 1 pinned
+CPU: untraced; armed but off (`qtrace record --off`, QTRACE_ARMED=1: the shim interposes, its
+gate reads the control file's word, nothing is recorded); recording into a 4 MiB flight-recorder
+ring (`qtrace record --ring 4M`: chunks are reused, so the ring is overwritten many times over);
+and normal recording.
 
 Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed]
 (make bench builds release first)
@@ -29,6 +31,7 @@ import glob
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -43,7 +46,8 @@ def parse_args():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--shim", action="append", default=[], help="another shim to compare (repeatable)")
     parser.add_argument("--breakdown", action="store_true", help="where the cost of an empty item goes")
-    parser.add_argument("--armed", action="store_true", help="armed but off next to untraced and recording")
+    parser.add_argument("--armed", "--modes", action="store_true",
+                        help="armed but off and a 4 MiB ring next to untraced and recording")
     return parser.parse_args()
 
 
@@ -89,20 +93,26 @@ def main():
             os.unlink(trace)
         return float(re.search(r"ns/item ([0-9.]+)", out).group(1)), cpu_s * 1e9 / items
 
-    if args.breakdown:
-        breakdown(args.rounds, tmp, once, shims[0][1])
-        return
-    if args.armed:
-        armed(args.rounds, tmp, once, shims[0][1])
-        return
+    try:
+        if args.breakdown:
+            breakdown(args.rounds, tmp, once, shims[0][1])
+        elif args.armed:
+            armed(args.rounds, tmp, once, shims[0][1])
+        else:
+            compare(args.rounds, once, shims)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"qtrace record benchmark: {args.rounds} rounds each, medians in ns per item")
+
+def compare(rounds, once, shims):
+    """Untraced against each shim, both loads, pinned and on all CPUs."""
+    print(f"qtrace record benchmark: {rounds} rounds each, medians in ns per item")
     print(f"{'':<50}{'----------- wall -----------':>32}{'----------- cpu ------------':>32}")
     print(f"{'load':<34}{'cpus':>5}{'shim':>11}" + f"{'untraced':>12}{'traced':>12}{'ratio':>8}" * 2)
     for scenario, items in LOADS:
         for pinned in (True, False):
             plain, traced = [], {label: [] for label, _ in shims}
-            for _ in range(args.rounds):
+            for _ in range(rounds):
                 plain.append(once(scenario, items, None, pinned))
                 for label, path in shims:
                     traced[label].append(once(scenario, items, path, pinned))
@@ -146,8 +156,8 @@ def armed(rounds, tmp, once, shim):
     with open(control, "wb") as f:
         f.write(bytes(4096))  # word 0 = 0: off
     variants = [("untraced", None, {}), ("armed, off", shim, {"QTRACE_ARMED": "1", "QTRACE_CONTROL": control}),
-                ("recording", shim, {})]
-    print(f"armed but off: {rounds} rounds, 1 pinned CPU, medians of CPU ns per item (ratio to untraced)")
+                ("ring 4 MiB", shim, {"QTRACE_RING_BYTES": str(4 << 20)}), ("recording", shim, {})]
+    print(f"recording modes: {rounds} rounds, 1 pinned CPU, medians of CPU ns per item (ratio to untraced)")
     print(f"{'load':<34}" + "".join(f"{label:>22}" for label, _, _ in variants))
     for scenario, items in LOADS:
         results = {label: [] for label, _, _ in variants}

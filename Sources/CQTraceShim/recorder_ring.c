@@ -272,7 +272,14 @@ static void *snapshot_thread(void *unused) {
     for (;;) {
         while (sem_wait(&g_ring.wake) != 0)
             if (errno != EINTR) return NULL;
-        unsigned pending = __atomic_exchange_n(&g_ring.pending, 0, __ATOMIC_ACQ_REL);
+        unsigned pending = __atomic_load_n(&g_ring.pending, __ATOMIC_ACQUIRE);
+        // An explosion is a finding once it lasts (Thresholds.threadExplosionMinNs, 100 ms):
+        // the snapshot waits that long so that it shows it.
+        if (pending & (1u << QT_SNAPSHOT_EXPLOSION)) {
+            struct timespec wait = { 0, 250 * 1000 * 1000 };
+            while (nanosleep(&wait, &wait) != 0 && errno == EINTR) {}
+        }
+        pending = __atomic_exchange_n(&g_ring.pending, 0, __ATOMIC_ACQ_REL);
         for (unsigned reason = 1; reason < 8; reason++)
             if (pending & (1u << reason)) write_snapshot(reason, g_ring.asked_tsc[reason]);
     }

@@ -98,6 +98,11 @@ struct RuleContext {
 
     init(model: TraceModel, stats: TraceStatistics) { self.model = model; self.stats = stats }
 
+    /// A flight-recorder snapshot ends while the program runs on: what is open at its end is
+    /// under way, not abandoned (docs/flight-recorder.md).
+    var endsMidRun: Bool { model.info.flightRecorder?.askedAtNs != nil }
+    var traceEnd: String { endsMidRun ? "when the snapshot was taken" : "at the end of the trace" }
+
     func sorted() -> [Finding] {
         found.sorted { a, b in
             if a.severity != b.severity { return a.severity > b.severity }
@@ -203,7 +208,7 @@ struct RuleContext {
                 if b.end == nil {
                     guard !deadlocked.contains(t) else { continue }
                     add("wait.never-finished", .error, b.start, model.endTime, [threadRef(t)] + blockedObjects(b),
-                        "\(threadName(model.threads[t])) was still blocked in \(what) \(formatDuration(length)) after it began, at the end of the trace: likely deadlock; find who should signal or release it",
+                        "\(threadName(model.threads[t])) was still blocked in \(what) \(formatDuration(length)) after it began, \(traceEnd): likely deadlock; find who should signal or release it",
                         weight: length)
                 } else if model.threads[t].kind != .main {
                     add("wait.long", .warning, b.start, b.end!, [threadRef(t)] + blockedObjects(b),
@@ -223,7 +228,7 @@ struct RuleContext {
             let length = model.endTime - item.startTime
             guard length >= Thresholds.longWaitNs else { continue }
             add("item.running-at-end", .warning, item.startTime, model.endTime, [queueRef(qi)] + itemSiteObjects(i),
-                "\(itemName(i)) was still running at the end of the trace, ≥ \(formatDuration(length)) after it started: it held a thread throughout and the run statistics leave it out; if it waits, make the wait asynchronous, if it computes, split it into smaller items",
+                "\(itemName(i)) was still running \(traceEnd), ≥ \(formatDuration(length)) after it started: it held a thread throughout and the run statistics leave it out; if it waits, make the wait asynchronous, if it computes, split it into smaller items",
                 weight: length)
         }
     }
@@ -346,8 +351,10 @@ struct RuleContext {
             if group.outstanding > 0 {
                 let start = group.rounds.last?.start ?? 0
                 let unfired = group.notifies.contains { $0.fired == nil } ? " and its notify never fired" : ""
-                add("group.never-left", .warning, start, model.endTime, [groupRef(g)],
-                    "\(groupRef(g).label): \(group.outstanding) enter() never left by the end of the trace\(unfired); call leave() on every path, including errors")
+                // In a snapshot the program goes on: its groups may well be left later.
+                add("group.never-left", endsMidRun ? .info : .warning, start, model.endTime, [groupRef(g)],
+                    endsMidRun ? "\(groupRef(g).label): \(group.outstanding) enter() not left yet when the snapshot was taken\(unfired.isEmpty ? "" : " and its notify had not fired")"
+                        : "\(groupRef(g).label): \(group.outstanding) enter() never left by the end of the trace\(unfired); call leave() on every path, including errors")
             }
         }
     }

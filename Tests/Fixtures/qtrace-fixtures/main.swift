@@ -449,7 +449,10 @@ func flight(seconds: Double, log: String) {
     note("deadlock after \(queues.count - 1)\n")
     let last = queues[queues.count - 1]
     last.async { last.sync { } }
-    sleep(10)
+    // A loop: a crash handler's signals (Swift's backtracer suspends every thread) interrupt
+    // sleep(), and an early exit(0) would race the trap.
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline { usleep(100_000) }
     exit(0)
 }
 
