@@ -111,9 +111,25 @@ enum FlightRecorder {
         return [try liveRing(path: target)]
     }
 
+    /// A /proc file's whole text: its size is 0 to stat, and Foundation's readers stop short
+    /// of a long one (a 45 kB /proc/PID/maps came back cut).
+    static func readProcFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The ring file process `pid` maps, if any.
     static func ring(ofProcess pid: Int32) -> LiveRing? {
-        guard let maps = try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8) else { return nil }
+        guard let maps = readProcFile("/proc/\(pid)/maps") else { return nil }
         for line in maps.split(separator: "\n") {
             guard let slash = line.firstIndex(of: "/") else { continue }
             let path = String(line[slash...])
@@ -128,7 +144,7 @@ enum FlightRecorder {
         while let next = pending.popLast(), result.count < 10_000 {
             let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(next)/task")) ?? []
             for task in tasks {
-                let text = (try? String(contentsOfFile: "/proc/\(next)/task/\(task)/children", encoding: .utf8)) ?? ""
+                let text = readProcFile("/proc/\(next)/task/\(task)/children") ?? ""
                 let children = text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
                 result += children
                 pending += children
