@@ -50,7 +50,7 @@ void qt_recorder_set_main_queue(uint64_t q) {
     if (g_rec.header) g_rec.header->main_queue = q;
 }
 
-static uint64_t env_u64(const char *name, uint64_t fallback) {
+uint64_t qt_env_u64(const char *name, uint64_t fallback) {
     const char *v = getenv(name);
     if (!v || !*v) return fallback;
     char *end;
@@ -88,7 +88,7 @@ static void choose_path(const char *explicit_path) {
     const char *root = getenv("QTRACE_ROOT_PPID");
     // Without QTRACE_ROOT_PPID (set by `qtrace record`) QTRACE_OUTPUT names this process's file.
     int is_root = explicit_path != NULL || !root || !*root ||
-        ((uint64_t)getppid() == env_u64("QTRACE_ROOT_PPID", 0) && g_rec.generation == 0);
+        ((uint64_t)getppid() == qt_env_u64("QTRACE_ROOT_PPID", 0) && g_rec.generation == 0);
     if (!out || !*out) {
         snprintf(g_rec.path, sizeof g_rec.path, "qtrace-%d.qtrace", (int)getpid());
         return;
@@ -228,10 +228,10 @@ static int open_locked(const char *explicit_path) {
     if (g_rec.state != 0) return g_rec.state == 1;
     g_rec.state = -1;
     choose_path(explicit_path);
-    g_rec.chunk_size = (uint32_t)env_u64("QTRACE_CHUNK_KB", QT_DEFAULT_CHUNK / 1024) * 1024u;
+    g_rec.chunk_size = (uint32_t)qt_env_u64("QTRACE_CHUNK_KB", QT_DEFAULT_CHUNK / 1024) * 1024u;
     if (g_rec.chunk_size < 4096 || g_rec.chunk_size % 4096 != 0 || g_rec.chunk_size > (1u << 24))
         g_rec.chunk_size = QT_DEFAULT_CHUNK;
-    g_rec.max_bytes = env_u64("QTRACE_MAX_BYTES", QT_DEFAULT_MAX_BYTES);
+    g_rec.max_bytes = qt_env_u64("QTRACE_MAX_BYTES", QT_DEFAULT_MAX_BYTES);
     if (g_rec.max_bytes < QT_HEADER_SIZE + g_rec.chunk_size) g_rec.max_bytes = QT_HEADER_SIZE + g_rec.chunk_size;
     g_rec.grow_step = QT_GROW_STEP;
     // A ring's file has its final size from the start (it never grows: chunks are reused).

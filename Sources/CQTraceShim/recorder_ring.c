@@ -53,14 +53,6 @@ static struct {
     int workers, explosion_threshold, explosion_seen;
 } g_ring = { .meta_lock = PTHREAD_MUTEX_INITIALIZER };
 
-static uint64_t env_bytes(const char *name) {
-    const char *v = getenv(name);
-    if (!v || !*v) return 0;
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    return end == v ? 0 : (uint64_t)x;
-}
-
 static int env_flag(const char *name) {
     const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
@@ -79,15 +71,15 @@ static int snapshot_signal(void) {
 }
 
 void qt_ring_init_from_env(void) {
-    qt_ring_mode = env_bytes("QTRACE_RING_BYTES") > 0;
+    qt_ring_mode = qt_env_u64("QTRACE_RING_BYTES", 0) > 0;
 }
 
 int qt_ring_configure(void) {
     if (!qt_ring_mode) return 0;
-    uint64_t bytes = env_bytes("QTRACE_RING_BYTES");
+    uint64_t bytes = qt_env_u64("QTRACE_RING_BYTES", 0);
     if (!getenv("QTRACE_CHUNK_KB")) g_rec.chunk_size = QT_RING_DEFAULT_CHUNK;
     uint64_t chunk = g_rec.chunk_size;
-    uint64_t ring = bytes / chunk, meta = (env_bytes("QTRACE_RING_METADATA_BYTES") ?: bytes / 4) / chunk;
+    uint64_t ring = bytes / chunk, meta = (qt_env_u64("QTRACE_RING_METADATA_BYTES", 0) ?: bytes / 4) / chunk;
     // A ring needs a chunk per writing thread and some to reuse; both are capped at 1M chunks.
     if (ring < 8) ring = 8;
     if (meta < 2) meta = 2;
