@@ -344,6 +344,7 @@ struct Record: ParsableCommand {
                     + (trace.sampleEventCount > 0 ? " (\(trace.sampleEventCount) CPU sample records)" : "")
                 let why = trace.header.droppedEvents > 0 ? trace.header.dropReason.map { ": " + $0 } ?? "" : ""
                 printErr("qtrace: \(trace.eventCount) events\(sched), \(model.queues.count) queues, \(model.threads.count) threads, \(trace.header.droppedEvents) dropped\(why)")
+                if let window = model.info.flightRecorder { printErr("qtrace: \(window.summaryLine)") }
             } catch {
                 printErr("qtrace: error: \(path): \(error)")
             }
