@@ -43,6 +43,7 @@ static struct {
     // The metadata area: one cursor shared under meta_lock (its records are rare).
     pthread_mutex_t meta_lock;
     qt_thread_t meta;
+    pthread_mutex_t snapshot_lock;
     uint32_t meta_claimed;
     // Snapshots: the signal handler and the shim post `wake`; the snapshot thread writes.
     sem_t wake;
@@ -51,7 +52,7 @@ static struct {
     uint64_t asked_tsc[8];             // by reason: when the latest one was asked for
     int auto_snapshots;
     int workers, explosion_threshold, explosion_seen;
-} g_ring = { .meta_lock = PTHREAD_MUTEX_INITIALIZER };
+} g_ring = { .meta_lock = PTHREAD_MUTEX_INITIALIZER, .snapshot_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int env_flag(const char *name) {
     const char *v = getenv(name);
@@ -158,9 +159,13 @@ int qt_ring_claim_locked(qt_thread_t *t) {
     if (slot < 0) return 0;
     qt_chunk_header_t *c = slot_chunk(g_ring.meta_chunks + (uint32_t)slot);
     count_overwritten(c);
+    // A snapshot copying this chunk sees claim_seq change and copies it again (copy_chunk):
+    // 0 first, before any of its bytes changes.
+    __atomic_store_n(&c->claim_seq, 0, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     // Old records must not show through after the new ones: a reader stops at a zero word.
     memset(c, 0, g_rec.chunk_size);
-    c->claim_seq = ++g_ring.claim_seq;
+    __atomic_store_n(&c->claim_seq, ++g_ring.claim_seq, __ATOMIC_RELEASE);
     qt_chunk_begin(c, t, (uint64_t)t->tid, NULL);
     g_ring.active[slot] = 1;
     t->ring_chunk = (uint32_t)slot + 1;
@@ -227,21 +232,47 @@ static int write_all(int fd, const void *data, size_t size, off_t at) {
     return 1;
 }
 
-/// Copies the ring into a new trace. Chunk claims wait meanwhile (no chunk is reused while it
-/// is copied); threads go on writing into their current chunks, and a record published after
-/// its copy began is either whole or not there (word 0 is stored last).
+/// Copies one chunk into `buffer` as a seqlock reader: a chunk reused while it was copied
+/// (its claim_seq changed, or was 0: being zeroed) is copied again, and after a few attempts
+/// left out (zeros: an unwritten chunk to readers). Its lost records are counted in the
+/// header's overwritten_events like any reuse.
+static void copy_chunk(uint32_t slot, uint8_t *buffer) {
+    const qt_chunk_header_t *c = slot_chunk(slot);
+    for (int attempt = 0; attempt < 4; attempt++) {
+        uint64_t before = __atomic_load_n(&c->claim_seq, __ATOMIC_ACQUIRE);
+        memcpy(buffer, c, g_rec.chunk_size);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        uint64_t after = __atomic_load_n(&c->claim_seq, __ATOMIC_ACQUIRE);
+        if (before == after && (before != 0 || ((const qt_chunk_header_t *)buffer)->magic == 0)) return;
+    }
+    memset(buffer, 0, g_rec.chunk_size);
+}
+
+/// Copies the file into a new trace without stopping the program: chunk claims go on (each
+/// chunk is copied as a seqlock reader, above), threads go on writing into their current
+/// chunks, and a record published while its chunk was copied is either whole or not there
+/// (word 0 is stored last). The header is copied last, so its counters cover every reuse
+/// the copy may have missed.
 static void write_snapshot(unsigned reason, uint64_t asked_tsc) {
     if (g_rec.state != 1) return;
-    pthread_mutex_lock(&g_rec.lock);
+    pthread_mutex_lock(&g_ring.snapshot_lock);  // one snapshot at a time, numbered in order
     qt_header_t *live = g_rec.header;
-    uint64_t number = live->snapshot_count + 1;
+    uint64_t number = __atomic_load_n(&live->snapshot_count, __ATOMIC_ACQUIRE) + 1;
     char path[sizeof g_rec.path + 32];
     snapshot_path(path, sizeof path, number);
     int fd = qt_create_trace_file(path);
-    if (fd >= 0) {
+    uint8_t *buffer = malloc(g_rec.chunk_size);
+    if (fd >= 0 && buffer) {
+        int ok = 1;
+        uint32_t chunks = g_ring.meta_chunks + g_ring.ring_chunks;
+        for (uint32_t slot = 0; ok && slot < chunks; slot++) {
+            copy_chunk(slot, buffer);
+            ok = write_all(fd, buffer, g_rec.chunk_size, (off_t)(QT_HEADER_SIZE + (uint64_t)slot * g_rec.chunk_size));
+        }
         static uint8_t header[QT_HEADER_SIZE];
-        int ok = write_all(fd, g_rec.base + QT_HEADER_SIZE, g_rec.file_size - QT_HEADER_SIZE, QT_HEADER_SIZE);
+        pthread_mutex_lock(&g_rec.lock);  // the counters as one consistent set
         memcpy(header, live, QT_HEADER_SIZE);
+        pthread_mutex_unlock(&g_rec.lock);
         qt_header_t *h = (qt_header_t *)header;
         qt_header_set_end(h);  // after the copy: the snapshot's events end by then
         h->flags |= QT_FLAG_FINALIZED | QT_FLAG_SNAPSHOT;
@@ -252,8 +283,12 @@ static void write_snapshot(unsigned reason, uint64_t asked_tsc) {
         close(fd);
         if (ok) __atomic_store_n(&live->snapshot_count, number, __ATOMIC_RELEASE);
         else unlink(path);  // a full disk: no half snapshot
+    } else if (fd >= 0) {
+        close(fd);
+        unlink(path);
     }
-    pthread_mutex_unlock(&g_rec.lock);
+    free(buffer);
+    pthread_mutex_unlock(&g_ring.snapshot_lock);
 }
 
 static void *snapshot_thread(void *unused) {
@@ -359,6 +394,7 @@ void qt_ring_after_fork_child(void) {
     g_ring.ring_claimed = g_ring.head = 0;
     g_ring.claim_seq = 0;
     pthread_mutex_init(&g_ring.meta_lock, NULL);
+    pthread_mutex_init(&g_ring.snapshot_lock, NULL);
     memset(&g_ring.meta, 0, sizeof g_ring.meta);
     g_ring.meta_claimed = 0;
     g_ring.thread_started = 0;

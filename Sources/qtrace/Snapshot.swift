@@ -52,7 +52,7 @@ struct Snapshot: ParsableCommand {
         }
         let path = FlightRecorder.snapshotPath(ofRing: ring.path, number: count)
         guard writeAll(STDOUT_FILENO, path + "\n") else { throw fail("snapshot", "cannot write to stdout") }
-        if let window = try? Analysis.buildModel(file: TraceFile(path: path)).info.flightRecorder {
+        if let header = try? TraceFile.readHeader(path: path), let window = FlightRecorderWindow(header: header) {
             writeStderr("qtrace: \(window.summaryLine)\n")
         }
     }
