@@ -108,6 +108,25 @@ final class FlightRecorderTests: XCTestCase {
         XCTAssertTrue(said.contains("qtrace: snapshot: \(secondPath)"), said)
     }
 
+    /// The gallery's thread explosion: the shim snapshots it by itself, and a program that ends
+    /// well leaves only its snapshots (the ring is removed at exit).
+    func testAThreadExplosionTakesASnapshotAndTheRingGoesAtExit() throws {
+        let dir = Paths.tempDir("flight-explosion")
+        let untraced = runProgram([Paths.samples, "thread-explosion"])
+        let (run, trace) = record([Paths.samples, "thread-explosion"], in: dir, name: "x", extraArgs: ["--ring", "1M"])
+        XCTAssertEqual(run.status, untraced.status, run.stderr)
+        XCTAssertEqual(run.stdout, untraced.stdout, "the program ran as without qtrace")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: trace), "the ring is removed when the program ends well")
+        let snapshot = dir.appendingPathComponent("x.snapshot-1.qtrace").path
+        let header = try TraceFile.readHeader(path: snapshot)
+        XCTAssertEqual(header.ring?.snapshotReason, .threadExplosion)
+        let model = Analysis.buildModel(file: try TraceFile(path: snapshot))
+        let workers = model.threads.filter { $0.kind == .worker }.count
+        XCTAssertGreaterThanOrEqual(workers, Thresholds.threadExplosionMinWorkers(cpus: model.info.ncpu),
+                                    "taken once the workers reached the explosion threshold")
+        XCTAssertTrue(run.stderr.contains("qtrace: snapshot: \(snapshot): flight recorder snapshot 1 (thread explosion detected)"), run.stderr)
+    }
+
     func testSnapshotOfSomethingWithoutARingIsAClearError() {
         let noRing = runProgram([Paths.qtrace, "snapshot", String(getpid())])
         XCTAssertEqual(noRing.status, 2)
