@@ -41,16 +41,19 @@ struct Snapshot: ParsableCommand {
         guard kill(ring.pid, signal) == 0 else {
             throw fail("snapshot", "cannot signal process \(ring.pid): \(String(cString: strerror(errno)))")
         }
+        // Done when the ring counts it, or when the snapshot is complete (its header is written
+        // last): a program that ends right after removes its ring but keeps the snapshot.
         let deadline = Date().addingTimeInterval(timeout)
+        let next = FlightRecorder.snapshotPath(ofRing: ring.path, number: before + 1)
         var count = before
-        while count == before {
-            if Date() > deadline || kill(ring.pid, 0) != 0 {
-                throw fail("snapshot", "process \(ring.pid) wrote no snapshot within \(timeout) s (stopped, or it handles signal \(signal) itself?)")
+        while count == before && !FlightRecorder.isCompleteSnapshot(next) {
+            if Date() > deadline || (kill(ring.pid, 0) != 0 && !FlightRecorder.isCompleteSnapshot(next)) {
+                throw fail("snapshot", "process \(ring.pid) wrote no snapshot within \(timeout) s (stopped, ended, or it handles signal \(signal) itself?)")
             }
             usleep(20_000)
             count = FlightRecorder.snapshotCount(ofRing: ring.path)
         }
-        let path = FlightRecorder.snapshotPath(ofRing: ring.path, number: count)
+        let path = count > before ? FlightRecorder.snapshotPath(ofRing: ring.path, number: count) : next
         guard writeAll(STDOUT_FILENO, path + "\n") else { throw fail("snapshot", "cannot write to stdout") }
         if let header = try? TraceFile.readHeader(path: path), let window = FlightRecorderWindow(header: header) {
             writeStderr("qtrace: \(window.summaryLine)\n")
@@ -167,6 +170,11 @@ enum FlightRecorder {
     static func ringHeader(_ path: String) -> TraceHeader? {
         guard let header = try? TraceFile.readHeader(path: path) else { return nil }
         return header.flags.contains(.ring) ? header : nil
+    }
+
+    /// A snapshot whose header is written (the shim writes it after the chunks).
+    static func isCompleteSnapshot(_ path: String) -> Bool {
+        (try? TraceFile.readHeader(path: path))?.flags.contains(.snapshot) ?? false
     }
 
     static func snapshotCount(ofRing path: String) -> UInt64 {
