@@ -48,6 +48,7 @@ final class TraceInputs {
                     temporary = directory
                     processes += try convertLTTng(path, into: directory, command: command)
                 } else {
+                    try explainDiscardedRing(path, command: command)
                     processes.append(TraceInput(path: path, source: path, pid: nil, host: localHostName))
                 }
             }
@@ -66,13 +67,33 @@ final class TraceInputs {
         let manager = FileManager.default
         if isDirectory(path) {
             guard let names = try? manager.contentsOfDirectory(atPath: path) else { return nil }
-            let traces = names.filter { $0.hasSuffix(".qtrace") && !isDirectory(path + "/" + $0) }
+            let all = names.filter { $0.hasSuffix(".qtrace") && !isDirectory(path + "/" + $0) }
+            // Flight-recorder snapshots are views of processes, not processes: they count only
+            // in a folder that holds nothing else.
+            let processes = all.filter { !isSnapshotName($0) }
+            let traces = processes.isEmpty ? all : processes
             return traces.isEmpty ? nil : recordingOrder(traces).map { (path as NSString).appendingPathComponent($0) }
         }
         guard path.hasSuffix(".qtrace"), !manager.fileExists(atPath: path) else { return nil }
         // The files `record` names TRACE.PID.qtrace (TRACE.PID.N.qtrace after an exec).
         let children = Record.siblingTraces(of: path)
         return children.isEmpty ? nil : recordingOrder(children)
+    }
+
+    /// A flight recording's trace that is gone (the ring is removed at a normal exit) while
+    /// its snapshots are there: say so, rather than "not found".
+    static func explainDiscardedRing(_ path: String, command: String) throws {
+        guard path.hasSuffix(".qtrace"), !FileManager.default.fileExists(atPath: path) else { return }
+        let snapshots = FlightRecorder.snapshots(ofRecording: path)
+        guard !snapshots.isEmpty else { return }
+        let names = snapshots.prefix(3).joined(separator: ", ") + (snapshots.count > 3 ? ", ..." : "")
+        throw fail(command, "no '\(path)': a flight-recorder ring is removed when its program ends (--ring-keep-on-exit keeps it); its snapshots are \(names)")
+    }
+
+    /// TRACE.snapshot-N.qtrace, TRACE.PID.snapshot-N.qtrace (docs/flight-recorder.md).
+    static func isSnapshotName(_ name: String) -> Bool {
+        guard let marker = name.range(of: ".snapshot-", options: .backwards), name.hasSuffix(".qtrace") else { return false }
+        return name[marker.upperBound...].dropLast(7).allSatisfy(\.isNumber)
     }
 
     /// The PID of a child's TRACE.PID.qtrace or TRACE.PID.N.qtrace (an image after exec);

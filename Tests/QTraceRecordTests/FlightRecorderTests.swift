@@ -125,6 +125,14 @@ final class FlightRecorderTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(workers, Thresholds.threadExplosionMinWorkers(cpus: model.info.ncpu),
                                     "taken once the workers reached the explosion threshold")
         XCTAssertTrue(run.stderr.contains("qtrace: snapshot: \(snapshot): flight recorder snapshot 1 (thread explosion detected)"), run.stderr)
+
+        // The discarded ring's name points at the snapshots; the folder reads them.
+        let gone = runProgram([Paths.qtrace, "stats", trace])
+        XCTAssertEqual(gone.status, 2)
+        XCTAssertTrue(gone.stderr.contains("its snapshots are \(snapshot)"), gone.stderr)
+        let folder = runProgram([Paths.qtrace, "stats", dir.path])
+        XCTAssertEqual(folder.status, 0, folder.stderr)
+        XCTAssertTrue(folder.stdout.contains("window     flight recorder snapshot 1 (thread explosion detected)"), folder.stdout)
     }
 
     func testSnapshotOfSomethingWithoutARingIsAClearError() {
