@@ -318,7 +318,8 @@ struct ReportEncoder {
                 ("qtraceVersion", .string(m.qtraceVersion)), ("peakThreadsAlive", .int(m.peakThreadsAlive)),
             // Only when said: reports of traces without drops or lies stay as they were.
             ] + (m.dropReason.isEmpty ? [] : [("dropReason", .string(m.dropReason))])
-              + (m.invalidEvents > 0 ? [("invalidEvents", .int(m.invalidEvents))] : []))),
+              + (m.invalidEvents > 0 ? [("invalidEvents", .int(m.invalidEvents))] : [])
+              + (m.flightRecorder.isEmpty ? [] : [("flightRecorder", .string(m.flightRecorder))]))),
             ("processes", .array(input.processes.map { p in
                 .object([
                     ("pid", .int(p.pid)), ("executable", .string(p.executable)), ("commandLine", .string(p.commandLine)),

@@ -45,6 +45,7 @@ extension ReportInput {
         sites = builder.sites()
         tasks = builder.tasks()
         cpuFlames = AnalysisReportBuilder.cpuFlames(profile)
+        meta.flightRecorder = model.info.flightRecorder?.summaryLine ?? ""
         setFigures(analysis.statistics)
         setProcessFigures(ProcessSummary(statistics: analysis.statistics, findings: analysis.findings))
     }

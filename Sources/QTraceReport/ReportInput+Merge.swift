@@ -96,13 +96,16 @@ extension ReportInput {
 
     private static func mergedMeta(_ inputs: [ReportInput], _ processes: [ReportProcess]) -> ReportMeta {
         let first = inputs[0].meta
-        return ReportMeta(
+        var meta = ReportMeta(
             title: "\(inputs.count) processes: " + executablesSummary(processes), commandLine: first.commandLine,
             pid: first.pid, ncpu: inputs.map(\.meta.ncpu).max() ?? 1, durationNs: 0,
             droppedEvents: inputs.map(\.meta.droppedEvents).reduce(0, +),
             shimOverheadNsPerEvent: first.shimOverheadNsPerEvent, qtraceVersion: first.qtraceVersion,
             dropReason: Set(inputs.map(\.meta.dropReason).filter { !$0.isEmpty }).sorted().joined(separator: ", "),
             invalidEvents: inputs.map(\.meta.invalidEvents).reduce(0, +))
+        let windows = inputs.map(\.meta.flightRecorder).filter { !$0.isEmpty }
+        meta.flightRecorder = windows.count == 1 ? windows[0] : windows.isEmpty ? "" : "\(windows.count) flight-recorder traces (each process's window: qtrace stats)"
+        return meta
     }
 
     /// The distinct executables, most frequent first, with their counts ("swift-frontend ×30,

@@ -135,6 +135,9 @@ public struct ReportMeta: Sendable {
     public var invalidEvents: Int64
     /// The most threads alive at once (all processes together); -1 when unknown.
     public var peakThreadsAlive = -1
+    /// A flight-recorder ring or snapshot: which window it holds, as the analysis words it
+    /// (FlightRecorderWindow.summaryLine); "" for other traces.
+    public var flightRecorder = ""
 
     public init(
         title: String, commandLine: String = "", pid: Int = 0, ncpu: Int = 1, durationNs: Int64,

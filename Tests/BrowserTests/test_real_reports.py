@@ -8,7 +8,7 @@ import time
 import pytest
 from selenium.common.exceptions import NoAlertPresentException
 
-REAL = ("real-app", "real-deadlock", "real-hostile")
+REAL = ("real-app", "real-deadlock", "real-hostile", "real-snapshot")
 
 
 @pytest.fixture
@@ -98,3 +98,13 @@ def test_real_report_screenshot_is_not_blank(open_real):
     image = Image.open(io.BytesIO(report.driver.get_screenshot_as_png())).convert("RGB")
     assert len(image.getcolors(maxcolors=1 << 24)) > 200
     assert max(ImageStat.Stat(image).stddev) > 20
+
+
+def test_real_snapshot_report_says_which_window_it_holds(open_real):
+    """A flight-recorder snapshot (FlightRecorderTests: the shim's own at a thread explosion)."""
+    report, summary = open_real("real-snapshot")
+    window = summary["trace"]["flightRecorder"]
+    assert window["reason"] == "thread explosion detected"
+    fact = report.js("return document.getElementById('flight-recorder-fact').textContent")
+    assert fact.startswith("flight recorder snapshot 1 (thread explosion detected) at ")
+    assert report.severe_logs() == []

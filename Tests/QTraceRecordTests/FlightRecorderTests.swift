@@ -5,6 +5,7 @@
 import Foundation
 import QTraceAnalysis
 import QTraceFormat
+import QTraceReport
 import XCTest
 
 final class FlightRecorderTests: XCTestCase {
@@ -133,6 +134,15 @@ final class FlightRecorderTests: XCTestCase {
         let folder = runProgram([Paths.qtrace, "stats", dir.path])
         XCTAssertEqual(folder.status, 0, folder.stderr)
         XCTAssertTrue(folder.stdout.contains("window     flight recorder snapshot 1 (thread explosion detected)"), folder.stdout)
+
+        // The snapshot's report, for the browser tests (test_real_reports.py: its window fact).
+        if let fixtures = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] {
+            let file = try TraceFile(path: snapshot)
+            let result = Analysis.run(file: file)
+            try ReportWriter.write(ReportInput(analysis: result, header: file.header, qtraceVersion: "test"), to: "\(fixtures)/real-snapshot.html")
+            try AnalysisSummary(result: result, tracePath: snapshot, generator: "test").jsonData()
+                .write(to: URL(fileURLWithPath: "\(fixtures)/real-snapshot.summary.json"))
+        }
     }
 
     func testSnapshotOfSomethingWithoutARingIsAClearError() {

@@ -52,6 +52,7 @@ class App {
     fact("cpus", String(meta.ncpu));
     fact("dropped", fmtCount(meta.droppedEvents) + (meta.dropReason ? `: ${meta.dropReason}` : ""), meta.droppedEvents > 0);
     if (meta.invalidEvents > 0) fact("inconsistent trace", `${fmtCount(meta.invalidEvents)} events dropped`, true);
+    if (meta.flightRecorder) fact("window", meta.flightRecorder).id = "flight-recorder-fact";
     if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`);
     if (meta.qtraceVersion) fact("qtrace", meta.qtraceVersion);
   }
