@@ -167,8 +167,10 @@ struct Record: ParsableCommand {
             let exited = Record.lastImage(of: programPid, mainPath: tracePath, among: traces)
             for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == exited ? status : nil) }
         }
-        if let schedSession { Record.addSchedStreams(from: schedSession, to: traces, quiet: quiet) }
-        if let cpuSession { Record.addSampleStreams(from: cpuSession, hz: hz, to: traces, quiet: quiet) }
+        // A flight recording's snapshots get the states and samples of their own time range.
+        let withSnapshots = traces + (ring != nil ? FlightRecorder.snapshots(ofRecording: tracePath) : [])
+        if let schedSession { Record.addSchedStreams(from: schedSession, to: withSnapshots, quiet: quiet) }
+        if let cpuSession { Record.addSampleStreams(from: cpuSession, hz: hz, to: withSnapshots, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
         throw ExitCode(status)
     }
