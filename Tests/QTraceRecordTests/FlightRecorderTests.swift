@@ -145,6 +145,18 @@ final class FlightRecorderTests: XCTestCase {
         }
     }
 
+    /// --cpu with a ring: the deadlock snapshot gets the samples of its own time range.
+    func testSnapshotsGetTheirCPUSamples() throws {
+        let dir = Paths.tempDir("flight-cpu")
+        let log = dir.appendingPathComponent("program.log").path
+        let (run, _) = record([Paths.fixtures, "flight", "2", log], in: dir, name: "c", extraArgs: ["--ring", "4M", "--cpu"])
+        XCTAssertEqual(run.status, 128 + SIGILL, run.stderr)
+        let snapshot = try TraceFile(path: dir.appendingPathComponent("c.snapshot-1.qtrace").path)
+        XCTAssertEqual(snapshot.header.ring?.snapshotReason, .deadlock)
+        XCTAssertGreaterThan(snapshot.sampleEventCount, 0, run.stderr)
+        XCTAssertEqual(snapshot.invalidRecordCount, 0, "samples within the snapshot's range only")
+    }
+
     func testSnapshotOfSomethingWithoutARingIsAClearError() {
         let noRing = runProgram([Paths.qtrace, "snapshot", String(getpid())])
         XCTAssertEqual(noRing.status, 2)
