@@ -116,7 +116,7 @@ public struct FlightRecorderWindow: Sendable, Codable, Equatable {
     init(ring: RingInfo, clock: TraceClock, endNs: UInt64?) {
         // The ring kept at exit ended with the program: it is no snapshot of a running one.
         let isSnapshot = ring.snapshotTsc != 0 && ring.snapshotReason != .exit
-        self.init(ringBytes: ring.ringBytes, snapshot: isSnapshot ? Int(ring.snapshotCount) : 0,
+        self.init(ringBytes: ring.ringBytes, snapshot: isSnapshot ? Int(clamping: ring.snapshotCount) : 0,
                   reason: ring.snapshotReason?.description, askedAtNs: isSnapshot ? clock.time(ofTSC: ring.snapshotTsc) : nil,
                   completeFromNs: ring.completeFromTsc == 0 ? 0 : clock.time(ofTSC: ring.completeFromTsc),
                   endNs: endNs ?? 0, overwrittenEvents: ring.overwrittenEvents, overwrittenChunks: ring.overwrittenChunks)
