@@ -5,10 +5,10 @@ CONFIG ?= debug
 CC ?= cc
 BIN := $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path 2>/dev/null)
 # The interposer is every Sources/CQTraceShim/shim_*.c (one file per role, shim_internal.h);
-# recorder.c and recorder_ring.c are the embedded recorder (the LTTng build replaces them with
-# lttng/recorder_lttng.c).
+# recorder*.c are the embedded recorder (the LTTng build replaces them with
+# lttng/recorder_lttng.c). The test supports and scripts/bench-record.py use the same rule.
 INTERPOSER_SOURCES := $(sort $(wildcard Sources/CQTraceShim/shim_*.c))
-SHIM_SOURCES := Sources/CQTraceShim/recorder.c Sources/CQTraceShim/recorder_ring.c $(INTERPOSER_SOURCES)
+SHIM_SOURCES := $(sort $(wildcard Sources/CQTraceShim/recorder*.c)) $(INTERPOSER_SOURCES)
 SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/recorder_internal.h Sources/CQTraceShim/qtrace_records.h Sources/CQTraceShim/include/qtrace_shim.h \
   $(wildcard Sources/CQTraceShim/shim_*.h)
 SHIM := $(BIN)/libqtrace-shim.so
@@ -29,7 +29,7 @@ test-deps:
 # Swift runtime, which must not be loaded into every process that inherits LD_PRELOAD).
 $(SHIM): $(SHIM_SOURCES) $(SHIM_HEADERS)
 	@mkdir -p $(BIN)
-	$(CC) -O2 -g -fPIC -shared -Wall -Wextra -fno-omit-frame-pointer -DQTRACE_PRELOAD=1 \
+	$(CC) -O2 -g -fPIC -shared -Wall -Wextra -fno-omit-frame-pointer -Wl,-z,defs -DQTRACE_PRELOAD=1 \
 	  -ISources/CQTraceShim/include -o $@ $(SHIM_SOURCES) -ldl -lpthread
 
 shim: $(SHIM)
@@ -43,7 +43,7 @@ SHIM_LTTNG_HEADERS := $(SHIM_HEADERS) Sources/CQTraceShim/lttng/qtrace_tp.h Sour
 SDT_FLAGS = $(shell echo '\#include <sys/sdt.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo -DLTTNG_UST_HAVE_SDT_INTEGRATION)
 $(SHIM_LTTNG): $(SHIM_LTTNG_SOURCES) $(SHIM_LTTNG_HEADERS)
 	@mkdir -p $(BIN)
-	$(CC) -O2 -g -fPIC -shared -Wall -Wextra -fno-omit-frame-pointer -DQTRACE_PRELOAD=1 -DQTRACE_LTTNG=1 $(SDT_FLAGS) \
+	$(CC) -O2 -g -fPIC -shared -Wall -Wextra -fno-omit-frame-pointer -Wl,-z,defs -DQTRACE_PRELOAD=1 -DQTRACE_LTTNG=1 $(SDT_FLAGS) \
 	  -ISources/CQTraceShim/include -ISources/CQTraceShim/lttng -o $@ $(SHIM_LTTNG_SOURCES) -llttng-ust -ldl -lpthread
 
 shim-lttng: $(SHIM_LTTNG)

@@ -54,10 +54,17 @@ enum TestPaths {
             .filter { $0.hasPrefix("shim_") && $0.hasSuffix(".c") }.sorted()
     }()
 
+    /// The embedded recorder's sources (recorder*.c), as the Makefile lists them.
+    static let recorderSources: [String] = {
+        let src = repo.appendingPathComponent("Sources/CQTraceShim").path
+        return ((try? FileManager.default.contentsOfDirectory(atPath: src)) ?? [])
+            .filter { $0.hasPrefix("recorder") && $0.hasSuffix(".c") }.sorted()
+    }()
+
     /// The embedded shim: $QTRACE_SHIM, the one beside the binaries, or built here.
     static let embeddedShim: Result<String, Error> = locateOrBuild(
         environment: "QTRACE_SHIM", fileName: "libqtrace-shim.so",
-        sources: ["recorder.c"] + interposerSources, flags: [], libraries: [])
+        sources: recorderSources + interposerSources, flags: [], libraries: [])
 
     /// The LTTng shim: $QTRACE_SHIM_LTTNG, the one `make shim-lttng` put beside the
     /// binaries, or built here with cc (as the Makefile does).
