@@ -24,6 +24,10 @@ public struct CTFProcess: Sendable, Equatable {
     /// Whether the qtrace:process event was in the trace (else the header is mostly zeros
     /// and time 0 is the process's first event).
     public var hasProcessEvent: Bool
+    /// Which image of the process this is: 1, then 2, 3... for the programs it exec'd (each
+    /// announces itself with a qtrace:process event of its own), as the embedded recorder
+    /// writes TRACE.PID.N.qtrace for them.
+    public var image = 1
 
     public var pid: Int32 { header.pid }
 }
@@ -38,10 +42,11 @@ struct ProcessAccumulator {
     private var cachedThread: (tid: Int32, index: Int)?
     private var shimDropped: UInt64 = 0
 
-    init(pid: Int32) {
+    init(pid: Int32, image: Int = 1) {
         let header = TraceHeader(ncpu: 1, pid: pid, mainTid: pid, tscHz: 1_000_000_000)
         process = CTFProcess(header: header, threads: [], eventCount: 0, endTime: 0, lttngDiscardedEvents: 0,
                              unknownRecordCount: 0, hasProcessEvent: false)
+        process.image = image
     }
 
     /// Trace time of a clock value; the first one seen becomes time 0 if no qtrace:process

@@ -86,12 +86,13 @@ public final class CTFTraceReader: Sendable {
         return CTFTrace(process: process, events: events)
     }
 
-    /// Every process of the trace, in order of their first event, in one pass.
+    /// Every process of the trace (an exec'd program being a process of its own), in order of
+    /// their first event, in one pass.
     public func readAllProcesses() throws -> [CTFTrace] {
-        var events: [Int32: [Event]] = [:]
-        let collector = EventCollector(selection: .all) { pid, event in events[pid, default: []].append(event) }
+        var events: [Int: [Event]] = [:]
+        let collector = EventCollector(selection: .all) { index, event in events[index, default: []].append(event) }
         try decode(into: collector)
-        return collector.processes().map { CTFTrace(process: $0, events: events[$0.pid] ?? []) }
+        return collector.processes().enumerated().map { CTFTrace(process: $1, events: events[$0] ?? []) }
     }
 
     /// The summaries of every process, without keeping events.
@@ -101,67 +102,51 @@ public final class CTFTraceReader: Sendable {
         return collector.processes()
     }
 
-    /// Writes one process's events as an embedded-format trace (docs/trace-format.md) that
-    /// `TraceFile` and every qtrace command read: times are kept to the ns (tsc_hz = 1e9),
-    /// thread names go into the chunk headers, and the header carries the process facts.
-    /// `exitStatus` (as `qtrace record` stores it: 128+N for signal N) marks the file
-    /// finalized by the recorder: do not pass the result to `TraceFinalizer`, whose TSC-based
-    /// end pair does not fit LTTng's clock.
+    /// Writes every process as an embedded-format trace (docs/trace-format.md) that
+    /// `TraceFile` and every qtrace command read, in ONE pass over the CTF trace: times are
+    /// kept to the ns (tsc_hz = 1e9), thread names go into the chunk headers, and the header
+    /// carries the process facts. `outputPath(number, pid, image)` names each file, asked once
+    /// per process: its number (index in the result: 0 is the first process that recorded),
+    /// pid, and image (2, 3... for the programs a process exec'd). `exitStatus(number)`, asked
+    /// at the end for each process by its number (index in the result), is stored as
+    /// `qtrace record` stores it (128+N for signal N) and marks the file finalized by the
+    /// recorder: do not pass such a file to `TraceFinalizer`, whose TSC-based end pair does
+    /// not fit LTTng's clock. Returns the processes in order of their first event.
     @discardableResult
-    public func convert(pid: Int32? = nil, to outputPath: String, exitStatus: Int32? = nil) throws -> CTFProcess {
-        var writer: TraceWriter?
-        func openWriter(_ header: TraceHeader) throws -> TraceWriter {
-            if let writer { return writer }
-            // The process's own init clock: dispatch_time_t deadlines convert against it.
-            let created = try TraceWriter(path: outputPath, pid: header.pid, mainTid: header.mainTid,
-                                          initMonoNs: header.initMonoNs)
-            writer = created
-            return created
-        }
-        let collector = EventCollector(selection: pid.map { .pid($0) } ?? .first) { pid, event in
-            let output = try writer ?? openWriter(TraceHeader(pid: pid, mainTid: pid))
-            try output.append(event)
-            // A reused tid is a new thread (thread_seq restarts), as the shim would write it.
-            if event.type == .threadExit { try output.endThread(event.tid) }
-        }
-        collector.processAnnounced = { header in _ = try openWriter(header) }
-        collector.threadAnnounced = { header, tid, name in try openWriter(header).setThreadName(name, tid: tid) }
-        let process = try run(collector, pid: pid)
-        let output = try writer ?? openWriter(process.header)
-        if let exitStatus {
-            output.header.exitStatusRaw = TraceLayout.exitStatusPresent | UInt64(UInt32(bitPattern: exitStatus))
-            output.header.flags.insert(.finalizedByRecorder)
-        }
-        try Self.finish(output, with: process)
-        return process
-    }
-
-    /// Writes every process as an embedded-format trace (as `convert` does, without exit
-    /// status) in ONE pass over the CTF trace: `outputPath(pid)` names each file, asked once per
-    /// process. Returns the processes in order of their first event with the files written.
-    @discardableResult
-    public func convertAll(to outputPath: (Int32) -> String) throws -> [(process: CTFProcess, path: String)] {
+    public func convertAll(to outputPath: (_ number: Int, _ pid: Int32, _ image: Int) -> String,
+                           exitStatus: ([CTFProcess], Int) -> Int32? = { _, _ in nil }) throws -> [(process: CTFProcess, path: String)] {
         try withoutActuallyEscaping(outputPath) { outputPath in
-            var writers: [Int32: (writer: TraceWriter, path: String)] = [:]
-            func writer(_ header: TraceHeader) throws -> TraceWriter {
-                if let existing = writers[header.pid] { return existing.writer }
-                let path = outputPath(header.pid)
+            var writers: [Int: (writer: TraceWriter, path: String)] = [:]
+            // The collector's closures reach the collector (for a process's pid and image):
+            // the cycle is broken on the way out, or `outputPath` would escape.
+            var collector: EventCollector!
+            defer { collector = nil }
+            func writer(_ index: Int, _ header: TraceHeader) throws -> TraceWriter {
+                if let existing = writers[index] { return existing.writer }
+                let path = outputPath(index, header.pid, collector.image(of: index))
+                // The process's own init clock: dispatch_time_t deadlines convert against it.
                 let created = try TraceWriter(path: path, pid: header.pid, mainTid: header.mainTid, initMonoNs: header.initMonoNs)
-                writers[header.pid] = (created, path)
+                writers[index] = (created, path)
                 return created
             }
-            let collector = EventCollector(selection: .all) { pid, event in
-                let output = try writers[pid]?.writer ?? writer(TraceHeader(pid: pid, mainTid: pid))
+            collector = EventCollector(selection: .all) { index, event in
+                let output = try writers[index]?.writer ?? writer(index, collector.header(of: index))
                 try output.append(event)
+                // A reused tid is a new thread (thread_seq restarts), as the shim would write it.
                 if event.type == .threadExit { try output.endThread(event.tid) }
             }
-            collector.processAnnounced = { header in _ = try writer(header) }
-            collector.threadAnnounced = { header, tid, name in try writer(header).setThreadName(name, tid: tid) }
+            collector.processAnnounced = { index, header in _ = try writer(index, header) }
+            collector.threadAnnounced = { index, header, tid, name in try writer(index, header).setThreadName(name, tid: tid) }
             try decode(into: collector)
-            return try collector.processes().map { process in
-                let output = try writers[process.pid]?.writer ?? writer(process.header)
+            let processes = collector.processes()
+            return try processes.enumerated().map { index, process in
+                let output = try writers[index]?.writer ?? writer(index, process.header)
+                if let status = exitStatus(processes, index) {
+                    output.header.exitStatusRaw = TraceLayout.exitStatusPresent | UInt64(UInt32(bitPattern: status))
+                    output.header.flags.insert(.finalizedByRecorder)
+                }
                 try Self.finish(output, with: process)
-                return (process, writers[process.pid]!.path)
+                return (process, writers[index]!.path)
             }
         }
     }

@@ -11,14 +11,18 @@ enum ProcessSelection {
     case all
 }
 
+/// Processes are numbered in order of their first event (their index in `processes()`): a pid
+/// is not enough, since a process that exec's another Dispatch program goes on as a new image
+/// with the same pid.
 final class EventCollector: MessageConsumer {
     private let selection: ProcessSelection
-    private let deliver: (Int32, Event) throws -> Void
-    /// Called with a delivered process's header facts when its qtrace:process event comes.
-    var processAnnounced: ((TraceHeader) throws -> Void)?
+    private let deliver: (Int, Event) throws -> Void
+    /// Called with a delivered process's number and header facts when its qtrace:process
+    /// event comes.
+    var processAnnounced: ((Int, TraceHeader) throws -> Void)?
     /// Called when a delivered process's thread announces itself (qtrace:thread), before
-    /// that thread's first event: (process header, tid, thread name).
-    var threadAnnounced: ((TraceHeader, Int32, String) throws -> Void)?
+    /// that thread's first event: (process number, process header, tid, thread name).
+    var threadAnnounced: ((Int, TraceHeader, Int32, String) throws -> Void)?
 
     /// The mutable state, behind a pointer: class properties pay a run-time exclusivity
     /// check on every access, a measurable share of the per-event cost.
@@ -27,6 +31,7 @@ final class EventCollector: MessageConsumer {
         var lastClass: OpaquePointer?
         var lastDecoder: EventClassDecoder?
         var accumulators: [ProcessAccumulator] = []
+        /// A pid's current image.
         var accumulatorIndex: [Int32: Int] = [:]
         var tidToPid: [Int32: Int32] = [:]
         /// The last lookups (consecutive events mostly come from one thread of one process).
@@ -35,6 +40,8 @@ final class EventCollector: MessageConsumer {
         var cachedPid: Int32?
         var cachedPidIndex = 0
         var selectedPid: Int32?
+        /// The one process delivered (selection .first or .pid): its first image.
+        var selectedIndex: Int?
         var lttngDiscarded: UInt64 = 0
     }
     private let state: UnsafeMutablePointer<State> = {
@@ -43,7 +50,7 @@ final class EventCollector: MessageConsumer {
         return state
     }()
 
-    init(selection: ProcessSelection, deliver: @escaping (Int32, Event) throws -> Void) {
+    init(selection: ProcessSelection, deliver: @escaping (Int, Event) throws -> Void) {
         self.selection = selection
         self.deliver = deliver
         if case .pid(let pid) = selection { state.pointee.selectedPid = pid }
@@ -53,6 +60,12 @@ final class EventCollector: MessageConsumer {
         state.deinitialize(count: 1)
         state.deallocate()
     }
+
+    /// The image number of process `index` (1, or 2, 3... after exec).
+    func image(of index: Int) -> Int { state.pointee.accumulators[index].process.image }
+
+    /// The header facts of process `index` so far.
+    func header(of index: Int) -> TraceHeader { state.pointee.accumulators[index].process.header }
 
     /// The processes seen, in order of their first qtrace event.
     func processes() -> [CTFProcess] {
@@ -154,15 +167,18 @@ final class EventCollector: MessageConsumer {
         let event = Event(type: type, time: time, tid: tid, arg: arg, flags: flags, a: a, b: b, c: c, d: d, string: string)
         state.pointee.accumulators[index].noteEvent(tid: tid, time: time, type: type,
                                       name: type == .threadName ? event.string : nil)
-        if isDelivered(pid) { try deliver(pid, event) }
+        if isDelivered(index) { try deliver(index, event) }
     }
 
-    /// qtrace:process.
+    /// qtrace:process. A second one for a pid is the program that process exec'd: a new image.
     func process(_ facts: ProcessFacts, ns: Int64, tid: Int32) throws {
         assign(tid: tid, to: facts.pid)
-        let index = accumulator(for: facts.pid)
+        var index = accumulator(for: facts.pid)
+        if state.pointee.accumulators[index].process.hasProcessEvent {
+            index = addAccumulator(facts.pid, image: state.pointee.accumulators[index].process.image + 1)
+        }
         state.pointee.accumulators[index].setProcessFacts(facts, at: ns)
-        if isDelivered(facts.pid) { try processAnnounced?(state.pointee.accumulators[index].process.header) }
+        if isDelivered(index) { try processAnnounced?(index, state.pointee.accumulators[index].process.header) }
     }
 
     /// qtrace:thread.
@@ -170,7 +186,7 @@ final class EventCollector: MessageConsumer {
         assign(tid: tid, to: pid)
         let index = accumulator(for: pid)
         state.pointee.accumulators[index].nameThread(tid: tid, name: name, time: state.pointee.accumulators[index].time(of: ns))
-        if isDelivered(pid) { try threadAnnounced?(state.pointee.accumulators[index].process.header, tid, name) }
+        if isDelivered(index) { try threadAnnounced?(index, state.pointee.accumulators[index].process.header, tid, name) }
     }
 
     /// qtrace:dropped.
@@ -226,17 +242,21 @@ final class EventCollector: MessageConsumer {
         return index
     }
 
-    private func addAccumulator(_ pid: Int32) -> Int {
-        state.pointee.accumulators.append(ProcessAccumulator(pid: pid))
-        state.pointee.accumulatorIndex[pid] = state.pointee.accumulators.count - 1
+    private func addAccumulator(_ pid: Int32, image: Int = 1) -> Int {
+        let index = state.pointee.accumulators.count
+        state.pointee.accumulators.append(ProcessAccumulator(pid: pid, image: image))
+        state.pointee.accumulatorIndex[pid] = index
+        state.pointee.cachedPid = pid
+        state.pointee.cachedPidIndex = index
         if case .first = selection, state.pointee.selectedPid == nil { state.pointee.selectedPid = pid }
-        return state.pointee.accumulators.count - 1
+        if state.pointee.selectedIndex == nil, pid == state.pointee.selectedPid { state.pointee.selectedIndex = index }
+        return index
     }
 
     @inline(__always)
-    private func isDelivered(_ pid: Int32) -> Bool {
+    private func isDelivered(_ index: Int) -> Bool {
         if case .all = selection { return true }
-        return pid == state.pointee.selectedPid
+        return index == state.pointee.selectedIndex
     }
 
     /// The decoder of an event class (nil: not a qtrace event), built on first sight.

@@ -59,8 +59,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         guard (try? input.write(to: directory)) != nil else { return }
         guard let reader = try? CTFTraceReader(path: directory, decoder: .purposeBuilt) else { return }
         _ = try? reader.processes()
-        let converted = scratchPath("ctf.qtrace")
-        guard (try? reader.convert(to: converted)) != nil, let file = try? TraceFile(path: converted) else { return }
+        var written = 0
+        let converted = try? reader.convertAll(to: { _, _, _ in
+            written += 1
+            return scratchPath("ctf-\(written).qtrace")
+        })
+        guard let first = converted?.first, let file = try? TraceFile(path: first.path) else { return }
         analyseAndRender(file)
     }
 

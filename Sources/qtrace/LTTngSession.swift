@@ -172,21 +172,20 @@ struct LTTngSession {
     }
 
     /// Converts the recording into embedded-format traces, as the default backend writes
-    /// them: the traced program's into `mainPath`, any other process's into
-    /// MAIN.PID.qtrace. Returns the paths written (main first).
+    /// them: the traced program's into `mainPath`, any other process's into MAIN.PID.qtrace,
+    /// and a program a process exec'd into MAIN.PID.N.qtrace (its N-th image); the program's
+    /// last image gets the exit status. Returns the paths written (main first).
     static func convert(traceDirectory: String, mainPath: String, exitStatus: Int32) throws -> [String] {
         let reader = try CTFTraceReader(path: traceDirectory)
-        let processes = try reader.processes()
-        guard let main = processes.first else { return [] }
-        try reader.convert(pid: main.pid, to: mainPath, exitStatus: exitStatus)
-        var paths = [mainPath]
         let base = mainPath.hasSuffix(".qtrace") ? String(mainPath.dropLast(7)) : mainPath
-        for child in processes.dropFirst() {
-            let path = "\(base).\(child.pid).qtrace"
-            try reader.convert(pid: child.pid, to: path)
-            paths.append(path)
-        }
-        return paths
+        let written = try reader.convertAll(to: { number, pid, image in
+            number == 0 ? mainPath : image > 1 ? "\(base).\(pid).\(image).qtrace" : "\(base).\(pid).qtrace"
+        }, exitStatus: { processes, number in
+            let program = processes[0].pid
+            let lastImage = processes.lastIndex { $0.pid == program }
+            return number == lastImage ? exitStatus : nil
+        })
+        return written.map(\.path)
     }
 
     // MARK: Commands

@@ -157,7 +157,7 @@ final class TraceInputs {
             // One pass over the CTF trace writes every process (a directory can hold several
             // given paths' worth: keep each path's files apart).
             let prefix = "\(directory)/\(UInt32.random(in: 0...UInt32.max))"
-            let written = try reader.convertAll { pid in "\(prefix)-\(pid).qtrace" }
+            let written = try reader.convertAll { _, pid, image in image > 1 ? "\(prefix)-\(pid).\(image).qtrace" : "\(prefix)-\(pid).qtrace" }
             guard !written.isEmpty else { throw fail(command, "'\(path)': the LTTng trace recorded no qtrace process") }
             return written.map { TraceInput(path: $0.path, source: path, pid: $0.process.pid, host: host) }
         } catch let exit as ExitCode {

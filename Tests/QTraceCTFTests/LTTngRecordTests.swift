@@ -47,7 +47,7 @@ final class LTTngRecordTests: XCTestCase {
         XCTAssertEqual(reread.threads.first?.name, "qtrace-fixtures")
 
         // Converting every process in one pass (what `qtrace stats DIR` does) gives the same.
-        let all = try CTFTraceReader(path: recording.traceDirectory).convertAll { dir.appendingPathComponent("all-\($0).qtrace").path }
+        let all = try CTFTraceReader(path: recording.traceDirectory).convertAll { _, pid, _ in dir.appendingPathComponent("all-\(pid).qtrace").path }
         XCTAssertEqual(all.map(\.process.pid), [ctf.process.pid])
         assertSameEventsPerThread(try TraceFile(path: all[0].path).readAllEvents(), ctf.events)
     }
@@ -116,6 +116,34 @@ final class LTTngRecordTests: XCTestCase {
         XCTAssertEqual(items(queues, "fx.concurrent"), items(embeddedQueues, "fx.concurrent"))
         let check = runCommand([TestPaths.qtrace, "check", traceDir, "--max-wait", "fx.*=3600s"])
         XCTAssertEqual(check.status, 0, check.output)
+    }
+
+    /// A process that exec's another Dispatch program: two images with one pid, each a trace of
+    /// its own, named as the embedded recorder names them (TRACE.qtrace, TRACE.PID.2.qtrace),
+    /// the exit status on the last. (They were one file mixing both programs.)
+    func testAnExecdProgramIsAProcessOfItsOwn() throws {
+        try requireLTTng()
+        let dir = TestPaths.tempDir("exec")
+        let namespace = try PrivateLTTngNamespace()
+        defer { namespace.close() }
+        let (recording, output) = try recordThroughLTTngSession(["exec-into", TestPaths.fixtures, "all-apis"], in: dir, namespace: namespace)
+        XCTAssertEqual(recording.status, 0, output)
+        XCTAssertTrue(output.contains("allapis counter=20"), output)
+        let main = dir.appendingPathComponent("exec.qtrace").path
+        let written = try LTTngSession.convert(traceDirectory: recording.traceDirectory, mainPath: main, exitStatus: recording.status)
+        XCTAssertEqual(written.count, 2, "\(written)")
+        let first = try TraceFile(path: main), second = try TraceFile(path: try XCTUnwrap(written.last))
+        XCTAssertEqual(first.header.pid, second.header.pid)
+        XCTAssertEqual(written.last, dir.appendingPathComponent("exec.\(first.header.pid).2.qtrace").path)
+        XCTAssertTrue(first.header.commandLine.contains("exec-into"), first.header.commandLine)
+        XCTAssertTrue(second.header.commandLine.hasSuffix("all-apis"), second.header.commandLine)
+        XCTAssertNil(first.header.exitStatus)
+        XCTAssertEqual(second.header.exitStatus, 0)
+        // all-apis's queues are in its own image only.
+        let secondQueues = Set(second.readAllEvents().filter { $0.type == .queueCreate }.compactMap(\.string))
+        let firstQueues = Set(first.readAllEvents().filter { $0.type == .queueCreate }.compactMap(\.string))
+        XCTAssertTrue(secondQueues.contains("fx.serial"), "\(secondQueues)")
+        XCTAssertFalse(firstQueues.contains("fx.serial"), "\(firstQueues)")
     }
 
     /// Reading a directory without a CTF trace, or one without qtrace events, says so.
