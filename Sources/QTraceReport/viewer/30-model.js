@@ -13,14 +13,17 @@ function buildModel(report) {
   const m = {
     header: h,
     meta: h.meta,
+    tables: T,
     threads: h.threads,
-    queues: h.queues,
+    // Queues and groups are payload tables (docs/report-data.md, "Object tables"); the views read
+    // them as objects, built once here (a few ms at 100k queues).
+    queues: objectsOf(T.queues),
     // Reports before lane groups have no processes: one process, implied.
     processes: h.processes || [],
     sources: h.sources,
-    groups: h.groups,
+    groups: objectsOf(T.groups),
     findings: h.findings,
-    strings: h.strings,
+    strings: report.strings,
     kinds: h.itemKinds,
     causes: h.blockCauses,
     duration: Math.max(1, h.meta.durationNs),
@@ -57,6 +60,7 @@ function buildModel(report) {
     m.end[i] = start[i] + run[i];
     m.enq[i] = start[i] - wait[i];
   }
+  attachStatsRows(h.stats, T);
   const blockedEnd = new Float64Array(m.blocked.rows);
   for (let i = 0; i < m.blocked.rows; i++) blockedEnd[i] = m.blocked.start[i] + m.blocked.duration[i];
   m.blocked.end = blockedEnd;
@@ -70,6 +74,48 @@ function buildModel(report) {
   setFigures(m);
   timings.counters = performance.now();
   return m;
+}
+
+/** A table's rows as plain objects, one property per column. */
+function objectsOf(table) {
+  if (!table) return [];
+  const names = Object.keys(table).filter((k) => k !== "rows");
+  const columns = names.map((k) => table[k]);
+  const out = new Array(table.rows);
+  for (let i = 0; i < table.rows; i++) {
+    const o = {};
+    for (let c = 0; c < names.length; c++) o[names[c]] = columns[c][i];
+    out[i] = o;
+  }
+  return out;
+}
+
+/**
+ * Stats tables stored as payload tables get their `rows` ({ object, values } as the header
+ * once carried them) on first use: the Stats tab, not the first frame, needs them.
+ */
+function attachStatsRows(stats, T) {
+  for (const table of stats) {
+    const t = table.table ? T[table.table] : null;
+    if (!t) continue;
+    let rows = null;
+    Object.defineProperty(table, "rows", {
+      enumerable: true,
+      get() {
+        if (!rows) {
+          rows = new Array(t.rows);
+          for (let r = 0; r < t.rows; r++) rows[r] = { object: t.object[r], values: table.columns.map((_, k) => statsCell(table, t, r, k)) };
+        }
+        return rows;
+      },
+    });
+  }
+}
+
+/** Cell (r, k) of a stats table stored as columns: a string, a number or null (missing). */
+function statsCell(table, t, r, k) {
+  const v = t[`c${k}`][r];
+  return v === null || v === undefined || (typeof v === "number" && Number.isNaN(v)) ? null : v;
 }
 
 /** items -> the rows of each group (thread or queue), keeping start order (counting sort). */
@@ -174,7 +220,8 @@ class BoxTrack {
 
 function buildTracks(m, h, T) {
   const lodIndex = indexLevelsOfDetail(h.lod, T.lod);
-  const lodFor = (kind, object) => lodIndex.get(`${kind}:${object}`) || null;
+  const lodFor = (kind, object) => lodIndex.get(kind)?.get(object) || null;
+  m.lodFor = lodFor;
   const nThreads = m.threads.length;
   const nQueues = m.queues.length;
   const started = (i) => (m.flags[i] & FLAG_NEVER_STARTED) === 0;
@@ -183,10 +230,10 @@ function buildTracks(m, h, T) {
   const queueOf = (i) => m.queue[i];
   m.threadRun = m.threadRows.map((idx, t) =>
     new BoxTrack(idx, m.start, m.end, (i) => m.depth[i], queueOf, "begin", lodFor("threadRun", t)));
-  m.queueRun = m.queueRows.map((idx, q) =>
-    new BoxTrack(idx, m.start, m.end, (i) => m.slot[i], queueOf, "begin", lodFor("queueRun", q)));
-  m.queuePending = m.queueRows.map((idx, q) =>
-    new BoxTrack(idx, m.enq, m.start, (i) => m.pendingSlot[i], queueOf, "end", lodFor("queuePending", q)));
+  // Queue tracks are built when first drawn or hit-tested (queueRunTrack): of 100k queues, the
+  // first frame shows a few dozen.
+  m.queueRun = new Array(nQueues).fill(null);
+  m.queuePending = new Array(nQueues).fill(null);
   const b = m.blocked;
   const blockedRows = groupRows(b.thread, nThreads, null);
   m.threadBlocked = blockedRows.map((idx, t) =>
@@ -199,17 +246,29 @@ function buildTracks(m, h, T) {
   m.sourceRun = sourceRunRows.map((idx, s) =>
     new BoxTrack(idx, runs.start, runs.end, () => 0, () => m.sources[s].queue, "begin", lodFor("sourceRun", s)));
   m.sourceEventRows = groupRows(m.sourceEvents.source, m.sources.length, null);
-  // How many rows each lane needs.
+  // How many rows each lane needs (queues: one pass over the items, not one per queue).
   m.threadDepth = m.threadRows.map((idx) => maxOf(m.depth, idx) + 1);
-  m.queueSlots = m.queueRows.map((idx) => maxOf(m.slot, idx) + 1);
-  m.queuePendingSlots = m.queueRows.map((idx) => {
-    let rows = 0;
-    for (let k = 0; k < idx.length; k++) {
-      const i = idx[k];
-      if (m.start[i] > m.enq[i] && m.pendingSlot[i] >= rows) rows = m.pendingSlot[i] + 1;
-    }
-    return rows;
-  });
+  m.queueSlots = new Int32Array(nQueues).fill(1);
+  m.queuePendingSlots = new Int32Array(nQueues);
+  const { queue, slot, pendingSlot, start, enq } = m;
+  for (let i = 0; i < m.n; i++) {
+    const q = queue[i];
+    if (q < 0 || q >= nQueues) continue;
+    if (slot[i] + 1 > m.queueSlots[q]) m.queueSlots[q] = slot[i] + 1;
+    if (start[i] > enq[i] && pendingSlot[i] + 1 > m.queuePendingSlots[q]) m.queuePendingSlots[q] = pendingSlot[i] + 1;
+  }
+}
+
+/** Queue q's track of running items, built on first use. */
+function queueRunTrack(m, q) {
+  return m.queueRun[q] || (m.queueRun[q] = new BoxTrack(m.queueRows[q], m.start, m.end, (i) => m.slot[i],
+    (i) => m.queue[i], "begin", m.lodFor("queueRun", q)));
+}
+
+/** Queue q's track of pending items (enqueue → start, sorted by start), built on first use. */
+function queuePendingTrack(m, q) {
+  return m.queuePending[q] || (m.queuePending[q] = new BoxTrack(m.queueRows[q], m.enq, m.start, (i) => m.pendingSlot[i],
+    (i) => m.queue[i], "end", m.lodFor("queuePending", q)));
 }
 
 /**
@@ -239,11 +298,14 @@ function maxOf(column, idx) {
  * ranges per row. Buckets of level l are topBucketNs / 4^l ns wide.
  */
 function indexLevelsOfDetail(lodHeader, table) {
-  const out = new Map();
+  const out = new Map();   // kind → object → track
   const tracks = lodHeader.tracks.map((t) => ({
     kind: t.kind, object: t.object, levels: t.levels, topBucketNs: lodHeader.topBucketNs, rows: new Map(), table,
   }));
-  tracks.forEach((t) => out.set(`${t.kind}:${t.object}`, t));
+  for (const t of tracks) {
+    if (!out.has(t.kind)) out.set(t.kind, new Map());
+    out.get(t.kind).set(t.object, t);
+  }
   const n = table.rows;
   let k = 0;
   while (k < n) {
@@ -267,29 +329,35 @@ function lodLevelFor(lod, maxBucketNs) {
 
 /**
  * The histograms with their bounds and full counts: the writer stores each one's bounds as an
- * index into `histogramBounds` and only its counts from `first` to the last non-empty bucket.
- * (Older reports carry the arrays themselves.)
+ * index into `histogramBounds` and only its counts from `first` to the last non-empty bucket
+ * (`counts` of them, in the histogramCounts table after the previous histograms' counts).
  */
-function expandHistograms(h) {
-  return (h.histograms || []).map((x) => {
-    if (typeof x.bounds !== "number") return x;
-    const bounds = h.histogramBounds[x.bounds];
+function expandHistograms(m) {
+  const t = m.tables.histograms, all = m.tables.histogramCounts;
+  if (!t) return [];
+  const out = [];
+  let at = 0;
+  for (let i = 0; i < t.rows; i++) {
+    const bounds = m.header.histogramBounds[t.bounds[i]];
     const counts = new Array(Math.max(0, bounds.length - 1)).fill(0);
-    x.counts.forEach((c, k) => (counts[x.first + k] = c));
-    return { queue: x.queue, metric: x.metric, bounds, counts };
-  });
+    for (let k = 0; k < t.counts[i]; k++) counts[t.first[i] + k] = all.count[at + k];
+    at += t.counts[i];
+    out.push({ queue: t.queue[i], metric: t.metric[i], bounds, counts });
+  }
+  return out;
 }
 
 function buildCounters(m, h, T) {
   m.counters = h.counters.map((c) => {
-    // Derived backlogs are computed when first drawn (see backlogOf).
-    if (c.derived) return { name: c.name || "backlog", kind: c.kind, queue: c.queue, bucketNs: 0, derived: true };
     const t = T[c.table];
     return {
       name: c.name, kind: c.kind, queue: c.queue, bucketNs: c.bucketNs,
       time: t.time, value: t.value, min: t.min || t.value, max: t.max || t.value,
     };
   });
+  // Derived backlogs are computed when first drawn (see backlogOf).
+  const derived = T.derivedBacklogs ? T.derivedBacklogs.queue : [];
+  for (const queue of derived) m.counters.push({ name: "backlog", kind: "backlog", queue, bucketNs: 0, derived: true });
   const byKind = (kind) => m.counters.find((c) => c.kind === kind) || null;
   m.threadCounters = { alive: byKind("threadsAlive"), running: byKind("threadsRunning"), blocked: byKind("threadsBlocked") };
   // A report of several processes: each one's running threads (its collapsed lane group).
@@ -420,7 +488,14 @@ function statsValue(m, tableId, object, key) {
   const table = m.header.stats.find((t) => t.id === tableId);
   if (!table) return undefined;
   const k = table.columns.findIndex((c) => c.key === key);
-  const row = k >= 0 ? table.rows.find((r) => r.object === object) : null;
+  if (k < 0) return undefined;
+  // A column table: one search of its object column, not every row built.
+  const t = table.table ? m.tables[table.table] : null;
+  if (t) {
+    const r = t.object.indexOf(object);
+    return r >= 0 ? statsCell(table, t, r, k) : undefined;
+  }
+  const row = table.rows.find((r) => r.object === object);
   return row ? row.values[k] : undefined;
 }
 
@@ -476,26 +551,44 @@ function sumOf(column, idx) {
 }
 
 /**
- * The target-queue forest, depth-first: { roots, children, subtreeBusy }. The analysis' own
- * (header.queueTree) when the report has it; queues it leaves out (the placeholder for items
+ * The target-queue forest, depth-first: { roots, children, subtreeBusy, orphans } (orphans:
+ * the queues no root reaches, those of a target cycle). The analysis' own
+ * (the queueTree table) when the report has it; queues it leaves out (the placeholder for items
  * of no recorded queue) become roots after it.
  */
 function queueForest(m) {
   const n = m.queues.length;
-  const tree = m.header.queueTree || [];
-  if (!tree.length) return queueForestFromTargets(m);
+  const tree = m.tables.queueTree;
+  if (!tree || !tree.rows) return queueForestFromTargets(m);
   const children = m.queues.map(() => []);
   const roots = [];
   const subtreeBusy = Float64Array.from(m.queueBusy);
   const seen = new Uint8Array(n);
-  for (const node of tree) {
-    if (node.queue < 0 || node.queue >= n || seen[node.queue]) continue;
-    seen[node.queue] = 1;
-    subtreeBusy[node.queue] = node.subtreeBusy;
-    if (node.parent >= 0 && node.parent < n) children[node.parent].push(node.queue); else roots.push(node.queue);
+  const { queue, parent, subtreeBusy: busy } = tree;
+  for (let k = 0; k < tree.rows; k++) {
+    const q = queue[k], p = parent[k];
+    if (q < 0 || q >= n || seen[q]) continue;
+    seen[q] = 1;
+    subtreeBusy[q] = busy[k];
+    if (p >= 0 && p < n) children[p].push(q); else roots.push(q);
   }
   for (let q = 0; q < n; q++) if (!seen[q]) roots.push(q);
-  return { roots, children, subtreeBusy };
+  return { roots, children, subtreeBusy, orphans: unreachedQueues(roots, children) };
+}
+
+/** The queues not under any root (a target cycle), in index order. */
+function unreachedQueues(roots, children) {
+  const reached = new Uint8Array(children.length);
+  const stack = [...roots];
+  while (stack.length) {
+    const q = stack.pop();
+    if (reached[q]) continue;
+    reached[q] = 1;
+    for (const c of children[q]) stack.push(c);
+  }
+  const out = [];
+  reached.forEach((r, q) => { if (!r) out.push(q); });
+  return out;
 }
 
 /** The analysis' forest rules (QueueTreeNode.forest) for reports without it. */
@@ -520,7 +613,7 @@ function queueForestFromTargets(m) {
     return subtreeBusy[q];
   };
   roots.forEach(total);
-  return { roots, children, subtreeBusy };
+  return { roots, children, subtreeBusy, orphans: unreachedQueues(roots, children) };
 }
 
 /** The items enqueued from within item `row` (its flows out). */

@@ -187,7 +187,7 @@ class StatsView {
 
   buildHistograms() {
     const m = this.m;
-    const hists = expandHistograms(m.header);
+    const hists = expandHistograms(m);
     if (!hists.length) return;
     this.root.appendChild(el("h2", null, "Wait and run time per queue"));
     this.root.appendChild(el("p", "sub", "Enqueue → start (wait) and start → end (run), log-scale buckets."));

@@ -164,7 +164,7 @@ class ReplayView {
   /** Items of queue q pending at t, oldest first (at most `limit`), and how many there are. */
   pendingOn(q, t, limit) {
     const m = this.m;
-    const track = m.queuePending[q];
+    const track = queuePendingTrack(m, q);
     const idx = track.idx;
     const lo = upperBoundBy((k) => m.start[idx[k]], t, 0, idx.length);
     const items = [];

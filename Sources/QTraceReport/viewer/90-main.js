@@ -23,8 +23,8 @@ class App {
     $("filter-clear").addEventListener("click", () => this.clearFilter());
     this.searchBox = new SearchBox(this);
     this.buildLegend();
-    this.openTab("timeline");
     this.timeline.fit();
+    this.openTab("timeline");
   }
 
   showRunFacts() {
