@@ -194,6 +194,14 @@ class App {
   }
 }
 
+/** A details panel's title and definition lines, as shown. */
+function detailsText(root) {
+  const facts = {};
+  root.querySelectorAll("dl.kv > div").forEach((div) => (facts[div.querySelector("dt").textContent] = div.querySelector("dd").textContent));
+  const title = root.querySelector("h3 > span:not(.swatch):not(.chip)");
+  return { title: title ? title.textContent : "", facts };
+}
+
 /** Bytes held in typed arrays reachable from the model (they live outside the JS heap). */
 function arrayBufferBytes(root) {
   const buffers = new Set();
@@ -269,6 +277,19 @@ window.qtrace = Object.freeze({
   },
   /** The numbers the report shows, as rendered text (see shownFigures). */
   shownFigures: () => shownFigures(app),
+  /** Reveals queue q's lane and shows its details: { title, facts } as rendered text. */
+  showQueue: (q) => {
+    app.openTab("timeline");
+    app.timeline.reveal(`queue:${q}`);
+    app.details.showQueue(q);
+    return detailsText(app.details.root);
+  },
+  /** A Stats table's row of `object` as the viewer holds it (null: missing), or null. */
+  statsRow: (tableId, object) => {
+    const table = app.m.header.stats.find((t) => t.id === tableId);
+    const row = table ? table.rows.find((r) => r.object === object) : null;
+    return row ? row.values : null;
+  },
   openTab: (name) => app.openTab(name),
   /** [start, end] of an item (input index), or null. */
   itemTimes: (itemIndex) => {
