@@ -132,7 +132,7 @@ class Timeline {
     const queue = m.queues[q];
     const pendingRows = Math.min(m.header.rows.queuePending, m.queuePendingSlots[q]);
     const runRows = Math.min(m.header.rows.queueRunning, Math.max(1, m.queueSlots[q]));
-    const backlog = m.backlogSeries[q] ? BACKLOG_H : 0;
+    const backlog = hasBacklog(m, q) ? BACKLOG_H : 0;
     return {
       kind: "queue", key: `queue:${q}`, obj: q, title: queueLabel(m, q), depth, hasChildren,
       subtitle: [queue.kind, queue.qos].filter(Boolean).join(" · "),
