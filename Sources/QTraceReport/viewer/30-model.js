@@ -540,14 +540,19 @@ function queueBusyInRange(m, t0, t1) {
  * two binary searches and prefix sums (no pass over the items per interval).
  */
 function threadBusyFallback(m, t) {
-  const outer = m.threadRows[t].filter((i) => m.depth[i] === 0);
-  const n = outer.length;
-  const s = new Float64Array(n), e = new Float64Array(n), sum = new Float64Array(n + 1);
-  outer.forEach((i, k) => {
-    s[k] = m.start[i];
-    e[k] = m.end[i];
-    sum[k + 1] = sum[k] + (e[k] - s[k]);
-  });
+  const rows = m.threadRows[t];
+  const starts = new Float64Array(rows.length), ends = new Float64Array(rows.length), sum = new Float64Array(rows.length + 1);
+  let n = 0;
+  for (let k = 0; k < rows.length; k++) {
+    const i = rows[k];
+    if (m.depth[i] !== 0) continue;
+    starts[n] = m.start[i];
+    ends[n] = m.end[i];
+    sum[n + 1] = sum[n] + (ends[n] - starts[n]);
+    n++;
+  }
+  // Only the outermost items (the first n), sorted: what the binary searches below need.
+  const s = starts.subarray(0, n), e = ends.subarray(0, n);
   let busy = sum[n];
   const B = m.blocked;
   for (const b of m.threadBlocked[t].idx) {
@@ -612,11 +617,9 @@ function queueForestFromTargets(m) {
   const children = m.queues.map(() => []);
   const roots = [];
   m.queues.forEach((q, i) => (q.target >= 0 && q.target < n && q.target !== i ? children[q.target].push(i) : roots.push(i)));
-  const rank = (q) => (q.kind === "main" ? 0 : q.kind === "global" ? 1 : 2);
-  const order = (a, b) => {
-    const qa = m.queues[a], qb = m.queues[b];
-    return (rank(qa) - rank(qb)) || (qa.label < qb.label ? -1 : qa.label > qb.label ? 1 : a - b);
-  };
+  const rank = Int8Array.from(m.queues, (q) => (q.kind === "main" ? 0 : q.kind === "global" ? 1 : 2));
+  const labels = m.queues.map((q) => q.label);
+  const order = (a, b) => (rank[a] - rank[b]) || (labels[a] < labels[b] ? -1 : labels[a] > labels[b] ? 1 : a - b);
   roots.sort(order);
   children.forEach((c) => c.sort(order));
   const subtreeBusy = new Float64Array(n);
