@@ -188,16 +188,21 @@ def gen_queues(w, n, items):
     w.items(items, queues)
 
 
+def suspend_with_item(w, q):
+    """Queue q suspended, an item enqueued on it, resumed; the item runs."""
+    t, worker, item = w.t, w.workers[0], w.new_id()
+    t.record(MAIN_TID, SUSPEND, 0, (q,))
+    t.record(MAIN_TID, ENQUEUE, KIND_ASYNC, (item, q, 0))
+    t.record(MAIN_TID, RESUME, 0, (q,))
+    t.record(worker, START, KIND_ASYNC, (item,))
+    t.record(worker, END, 0, (item,))
+
+
 def gen_suspend(w, n, items):
+    # Every queue exists before the first suspension: the cost once grew with them per event.
     queues = [w.queue(0x10000000 + q * 0x100, "com.example.s%d" % q) for q in range(n)]
-    t, worker = w.t, w.workers[0]
     for q in queues:
-        item = w.new_id()
-        t.record(MAIN_TID, SUSPEND, 0, (q,))
-        t.record(MAIN_TID, ENQUEUE, KIND_ASYNC, (item, q, 0))
-        t.record(MAIN_TID, RESUME, 0, (q,))
-        t.record(worker, START, KIND_ASYNC, (item,))
-        t.record(worker, END, 0, (item,))
+        suspend_with_item(w, q)
     w.items(items)
 
 
@@ -205,15 +210,8 @@ def gen_combined(w, sizes, items):
     """Several dimensions in one trace: `queues` queues, the first `suspend` of them suspended
     and resumed with an item waiting, `groups` groups, then the items over every queue."""
     queues = [w.queue(0x10000000 + q * 0x100, "com.example.q%d" % q) for q in range(sizes.get("queues", 0))]
-    t, worker = w.t, w.workers[0]
     for k in range(sizes.get("suspend", 0)):
-        q = queues[k] if k < len(queues) else w.queue(0x70000000 + k * 0x100, "com.example.s%d" % k)
-        item = w.new_id()
-        t.record(MAIN_TID, SUSPEND, 0, (q,))
-        t.record(MAIN_TID, ENQUEUE, KIND_ASYNC, (item, q, 0))
-        t.record(MAIN_TID, RESUME, 0, (q,))
-        t.record(worker, START, KIND_ASYNC, (item,))
-        t.record(worker, END, 0, (item,))
+        suspend_with_item(w, queues[k] if k < len(queues) else w.queue(0x70000000 + k * 0x100, "com.example.s%d" % k))
     gen_groups(w, sizes.get("groups", 0), 0)
     w.items(items, queues or None)
 
