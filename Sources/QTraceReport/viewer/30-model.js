@@ -127,24 +127,43 @@ function statsCell(table, t, r, k) {
   return v === null || v === undefined || (typeof v === "number" && Number.isNaN(v)) ? null : v;
 }
 
-/** items -> the rows of each group (thread or queue), keeping start order (counting sort). */
-function groupRows(groupOf, groups, include) {
-  const counts = new Int32Array(groups + 1);
+/**
+ * items -> the rows of each group (thread or queue), keeping start order (counting sort): every
+ * group's rows back to back in `all`, group g's from offsets[g] to offsets[g + 1].
+ */
+function groupRowIndex(groupOf, groups, include) {
+  const offsets = new Int32Array(groups + 1);
   const n = groupOf.length;
   for (let i = 0; i < n; i++) {
     const g = groupOf[i];
-    if (g >= 0 && g < groups && (!include || include(i))) counts[g + 1]++;
+    if (g >= 0 && g < groups && (!include || include(i))) offsets[g + 1]++;
   }
-  for (let g = 0; g < groups; g++) counts[g + 1] += counts[g];
-  const all = new Int32Array(counts[groups]);
-  const fill = counts.slice(0, groups);
+  for (let g = 0; g < groups; g++) offsets[g + 1] += offsets[g];
+  const all = new Int32Array(offsets[groups]);
+  const fill = offsets.slice(0, groups);
   for (let i = 0; i < n; i++) {
     const g = groupOf[i];
     if (g >= 0 && g < groups && (!include || include(i))) all[fill[g]++] = i;
   }
+  return { all, offsets };
+}
+
+/** The rows of each group as an array of views (for the few groups: threads, sources). */
+function groupRows(groupOf, groups, include) {
+  const { all, offsets } = groupRowIndex(groupOf, groups, include);
   const out = [];
-  for (let g = 0; g < groups; g++) out.push(all.subarray(counts[g], counts[g + 1]));
+  for (let g = 0; g < groups; g++) out.push(all.subarray(offsets[g], offsets[g + 1]));
   return out;
+}
+
+/** Queue q's item rows in start order (a view made on demand: 100k queues, 100k views otherwise). */
+function queueRows(m, q) {
+  const { all, offsets } = m.queueRowIndex;
+  return all.subarray(offsets[q], offsets[q + 1]);
+}
+
+function queueItemCount(m, q) {
+  return m.queueRowIndex.offsets[q + 1] - m.queueRowIndex.offsets[q];
 }
 
 function prefixMax(values, idx) {
@@ -235,7 +254,7 @@ function buildTracks(m, h, T) {
   const nQueues = m.queues.length;
   const started = (i) => (m.flags[i] & FLAG_NEVER_STARTED) === 0;
   m.threadRows = groupRows(m.thread, nThreads, started);
-  m.queueRows = groupRows(m.queue, nQueues, null);
+  m.queueRowIndex = groupRowIndex(m.queue, nQueues, null);
   const queueOf = (i) => m.queue[i];
   m.threadRun = m.threadRows.map((idx, t) =>
     new BoxTrack(idx, m.start, m.end, (i) => m.depth[i], queueOf, "begin", lodFor("threadRun", t)));
@@ -270,13 +289,13 @@ function buildTracks(m, h, T) {
 
 /** Queue q's track of running items, built on first use. */
 function queueRunTrack(m, q) {
-  return m.queueRun[q] || (m.queueRun[q] = new BoxTrack(m.queueRows[q], m.start, m.end, (i) => m.slot[i],
+  return m.queueRun[q] || (m.queueRun[q] = new BoxTrack(queueRows(m, q), m.start, m.end, (i) => m.slot[i],
     (i) => m.queue[i], "begin", m.lodFor("queueRun", q)));
 }
 
 /** Queue q's track of pending items (enqueue → start, sorted by start), built on first use. */
 function queuePendingTrack(m, q) {
-  return m.queuePending[q] || (m.queuePending[q] = new BoxTrack(m.queueRows[q], m.enq, m.start, (i) => m.pendingSlot[i],
+  return m.queuePending[q] || (m.queuePending[q] = new BoxTrack(queueRows(m, q), m.enq, m.start, (i) => m.pendingSlot[i],
     (i) => m.queue[i], "end", m.lodFor("queuePending", q)));
 }
 
@@ -400,7 +419,7 @@ function backlogMaxOf(m, q) {
  * found the analysis' series to be: one point per time, no point repeating the previous value.
  */
 function deriveBacklog(m, q) {
-  const rows = m.queueRows[q];
+  const rows = queueRows(m, q);
   const n = rows.length;
   const enq = new Float64Array(n);
   for (let k = 0; k < n; k++) enq[k] = m.enq[rows[k]];
@@ -479,7 +498,7 @@ function valueAt(series, t) {
 
 /** Per queue: items, busy ns and share of the trace; per thread: items, busy and blocked ns. */
 function setFigures(m) {
-  m.queueItems = m.queues.map((q, i) => (q.items >= 0 ? q.items : (m.queueRows[i] || []).length));
+  m.queueItems = m.queues.map((q, i) => (q.items >= 0 ? q.items : queueItemCount(m, i)));
   m.threadItems = m.threads.map((t, i) => (t.items >= 0 ? t.items : m.threadRows[i].length));
   const whole = m.queues.some((q) => !(q.busy >= 0)) ? queueBusyInRange(m, 0, Infinity) : null;
   m.queueBusy = m.queues.map((q, i) => (q.busy >= 0 ? q.busy : whole[i]));

@@ -8,13 +8,12 @@ Object.assign(Timeline.prototype, {
   requestDraw() {
     if (this.frameRequested) return;
     this.frameRequested = true;
-    requestAnimationFrame(() => {
-      this.frameRequested = false;
-      this.draw();
-    });
+    // A frame drawn meanwhile (draw() clears the flag) makes this one unneeded.
+    requestAnimationFrame(() => { if (this.frameRequested) this.draw(); });
   },
 
   draw() {
+    this.frameRequested = false;
     if (!this.width || this.area.offsetParent === null) return;
     const ctx = this.ctx;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);

@@ -53,8 +53,8 @@ class ReplayView {
   /** The main queue first, then the busiest queues; the rest share an "other queues" row. */
   chooseQueues() {
     const m = this.m;
-    const order = m.queues.map((_, q) => q).filter((q) => m.queueRows[q].length > 0);
-    order.sort((a, b) => (m.queues[b].kind === "main") - (m.queues[a].kind === "main") || m.queueRows[b].length - m.queueRows[a].length);
+    const order = m.queues.map((_, q) => q).filter((q) => queueItemCount(m, q) > 0);
+    order.sort((a, b) => (m.queues[b].kind === "main") - (m.queues[a].kind === "main") || queueItemCount(m, b) - queueItemCount(m, a));
     this.shown = order.slice(0, REPLAY_MAX_QUEUES);
     this.rowOfQueue = new Int32Array(m.queues.length).fill(this.shown.length);
     this.shown.forEach((q, r) => (this.rowOfQueue[q] = r));

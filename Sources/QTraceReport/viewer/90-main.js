@@ -240,7 +240,8 @@ const ready = (async () => {
     app = new App(model);
     $("loading").hidden = true;
     await new Promise((resolve) => requestAnimationFrame(() => resolve()));
-    app.timeline.draw();
+    // Opening the Timeline tab drew the first frame (a hidden page did not: draw it now).
+    if (!app.firstRenderAt) app.timeline.draw();
     timings.firstRender = app.firstRenderAt || performance.now();
     // The columns not needed yet, then let the inflated payload go.
     setTimeout(() => {
