@@ -60,3 +60,13 @@ def test_stats_tab_lists_the_rows_with_their_labels(many):
         if label in labels:
             assert items == labels[label]["row"][2]
     assert many.severe_logs() == []
+
+
+def test_labels_starting_with_a_byte_order_mark_keep_it(driver, fixtures_dir):
+    """The strings table is decoded in one piece: a leading U+FEFF must neither vanish nor shift
+    every later string (the report would refuse to open)."""
+    from conftest import Report
+    report = Report(driver, fixtures_dir / "bomlabels.html")
+    titles = [report.js("return window.qtrace.showQueue(arguments[0]).title", q) for q in range(3)]
+    assert titles == ["\ufefffirst", "second \ufeff", "\ufeff"]
+    assert report.severe_logs() == []

@@ -23,6 +23,19 @@ final class BrowserFixtureTests: XCTestCase {
             try SyntheticReport.expectations(input).write(to: URL(fileURLWithPath: "\(dir)/\(name).expect.json"))
         }
         try writeManyQueues(to: dir)
+        try ReportWriter.write(Self.byteOrderMarkLabels, to: "\(dir)/bomlabels.html")
+    }
+
+    /// Queue labels that a careless UTF-8 decoder would change: the strings table's first string
+    /// starts with a byte order mark (U+FEFF), which TextDecoder drops by default.
+    static var byteOrderMarkLabels: ReportInput {
+        var input = ReportInput(meta: ReportMeta(title: "byte order marks", durationNs: 1_000))
+        input.threads = [ReportThread(index: 0, tid: 1, name: "main", kind: .main, startNs: 0, endNs: 1_000)]
+        input.queues = ["\u{FEFF}first", "second \u{FEFF}", "\u{FEFF}"].enumerated().map {
+            ReportQueue(index: $0.offset, label: $0.element, kind: .serial)
+        }
+        input.items.append(ReportItem(queue: 0, kind: .async, submitterThread: 0, thread: 0, enqueueNs: 100, startNs: 200, endNs: 300))
+        return input
     }
 
     /// 100k queues (most with no item or one), with the analysis' figures set per queue, and

@@ -123,7 +123,8 @@ function decodeColumn(raw, column, rows, strings) {
 function decodeText(raw, column, rows) {
   const lengths = new Float64Array(rows);
   const end = decodeVarints(raw, column.offset, rows, lengths, "uvarint");
-  const text = new TextDecoder().decode(raw.subarray(end, column.offset + column.length));
+  // ignoreBOM: a string that starts with U+FEFF keeps it (by default the decoder drops it).
+  const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(raw.subarray(end, column.offset + column.length));
   const out = new Array(rows);
   let at = 0;
   for (let i = 0; i < rows; i++) {
