@@ -61,7 +61,7 @@ final class ReportObjectTablesTests: XCTestCase {
 
     func testTheStringsTableKeepsEveryStringWhole() throws {
         var input = ReportInput(meta: ReportMeta(title: "strings", durationNs: 1_000))
-        let labels = ["", "plain", "é", "日本語", "😀 emoji", "a\u{0}b", "</script><script>alert(1)</script>", "\u{2028}"]
+        let labels = ["\u{FEFF}first", "", "plain", "é", "日本語", "😀 emoji", "a\u{0}b", "</script><script>alert(1)</script>", "\u{2028}"]
         input.queues = labels.enumerated().map { ReportQueue(index: $0.offset, label: $0.element, kind: .serial) }
         let report = try WrittenReport(try ReportWriter.html(input))
         XCTAssertEqual(try report.objects("queues").map { $0["label"] as? String }, labels)
