@@ -112,8 +112,9 @@ function attachStatsRows(stats, T) {
       enumerable: true,
       get() {
         if (!rows) {
+          const cells = table.columns.map((_, k) => t[`c${k}`]);
           rows = new Array(t.rows);
-          for (let r = 0; r < t.rows; r++) rows[r] = { object: t.object[r], values: table.columns.map((_, k) => statsCell(table, t, r, k)) };
+          for (let r = 0; r < t.rows; r++) rows[r] = { object: t.object[r], values: cells.map((column) => cellValue(column[r])) };
         }
         return rows;
       },
@@ -122,8 +123,12 @@ function attachStatsRows(stats, T) {
 }
 
 /** Cell (r, k) of a stats table stored as columns: a string, a number or null (missing). */
-function statsCell(table, t, r, k) {
-  const v = t[`c${k}`][r];
+function statsCell(t, r, k) {
+  return cellValue(t[`c${k}`][r]);
+}
+
+/** A decoded stats cell as the header's rows held it: missing (null, NaN) is null. */
+function cellValue(v) {
   return v === null || v === undefined || (typeof v === "number" && Number.isNaN(v)) ? null : v;
 }
 
@@ -527,7 +532,7 @@ function statsValue(m, tableId, object, key) {
   const t = table.table ? m.tables[table.table] : null;
   if (t) {
     const r = t.object.indexOf(object);
-    return r >= 0 ? statsCell(table, t, r, k) : undefined;
+    return r >= 0 ? statsCell(t, r, k) : undefined;
   }
   const row = table.rows.find((r) => r.object === object);
   return row ? row.values[k] : undefined;
