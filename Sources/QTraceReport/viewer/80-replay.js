@@ -29,7 +29,7 @@ class ReplayView {
     this.mainThread = model.threads.findIndex((t) => t.kind === "main");
     this.hatch = hatchPattern(this.ctx, "#ff5d6c", null);
     this.assignColumns();
-    this.chooseQueues();
+    this.queueChoice = null;   // chooseQueues() on first use: a sort of every queue with items
     this.setupControls();
     new ResizeObserver(() => this.resize()).observe(this.area);
   }
@@ -55,11 +55,15 @@ class ReplayView {
     const m = this.m;
     const order = m.queues.map((_, q) => q).filter((q) => queueItemCount(m, q) > 0);
     order.sort((a, b) => (m.queues[b].kind === "main") - (m.queues[a].kind === "main") || queueItemCount(m, b) - queueItemCount(m, a));
-    this.shown = order.slice(0, REPLAY_MAX_QUEUES);
-    this.rowOfQueue = new Int32Array(m.queues.length).fill(this.shown.length);
-    this.shown.forEach((q, r) => (this.rowOfQueue[q] = r));
-    this.hasOtherRow = order.length > this.shown.length;
+    const shown = order.slice(0, REPLAY_MAX_QUEUES);
+    const rowOfQueue = new Int32Array(m.queues.length).fill(shown.length);
+    shown.forEach((q, r) => (rowOfQueue[q] = r));
+    return { shown, rowOfQueue, hasOtherRow: order.length > shown.length };
   }
+
+  get shown() { return (this.queueChoice ||= this.chooseQueues()).shown; }
+  get rowOfQueue() { return (this.queueChoice ||= this.chooseQueues()).rowOfQueue; }
+  get hasOtherRow() { return (this.queueChoice ||= this.chooseQueues()).hasOtherRow; }
 
   setupControls() {
     const select = $("replay-speed");
