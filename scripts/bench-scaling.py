@@ -24,6 +24,14 @@ over a few queues, so the event count stays comparable):
   depth      target-queue chain depth    16 -> 256 (items on every queue, the root suspended now and then)
   labels     queue label length          256 -> 4,096 bytes (1,000 queues)
   processes  traces in one report        1 -> 16 (the items split between them; report only)
+
+  scripts/bench-scaling.py QTRACE --combined queues=900000,groups=200000,suspend=200000 [--browser]
+
+--combined writes one trace growing several dimensions at once (the trace of issue 16: queues
+created, of which the first `suspend` are suspended and resumed with an item waiting, groups,
+and the --items items spread over all the queues) and times `qtrace dump`, `qtrace stats`,
+`qtrace stats --json` and `qtrace report` on it; --browser also opens the report in headless
+Chromium (scripts/bench-report.py's measurement: first render, tab RSS, Stats tab).
 """
 import argparse
 import os
@@ -180,17 +188,32 @@ def gen_queues(w, n, items):
     w.items(items, queues)
 
 
+def suspend_with_item(w, q):
+    """Queue q suspended, an item enqueued on it, resumed; the item runs."""
+    t, worker, item = w.t, w.workers[0], w.new_id()
+    t.record(MAIN_TID, SUSPEND, 0, (q,))
+    t.record(MAIN_TID, ENQUEUE, KIND_ASYNC, (item, q, 0))
+    t.record(MAIN_TID, RESUME, 0, (q,))
+    t.record(worker, START, KIND_ASYNC, (item,))
+    t.record(worker, END, 0, (item,))
+
+
 def gen_suspend(w, n, items):
+    # Every queue exists before the first suspension: the cost once grew with them per event.
     queues = [w.queue(0x10000000 + q * 0x100, "com.example.s%d" % q) for q in range(n)]
-    t, worker = w.t, w.workers[0]
     for q in queues:
-        item = w.new_id()
-        t.record(MAIN_TID, SUSPEND, 0, (q,))
-        t.record(MAIN_TID, ENQUEUE, KIND_ASYNC, (item, q, 0))
-        t.record(MAIN_TID, RESUME, 0, (q,))
-        t.record(worker, START, KIND_ASYNC, (item,))
-        t.record(worker, END, 0, (item,))
+        suspend_with_item(w, q)
     w.items(items)
+
+
+def gen_combined(w, sizes, items):
+    """Several dimensions in one trace: `queues` queues, the first `suspend` of them suspended
+    and resumed with an item waiting, `groups` groups, then the items over every queue."""
+    queues = [w.queue(0x10000000 + q * 0x100, "com.example.q%d" % q) for q in range(sizes.get("queues", 0))]
+    for k in range(sizes.get("suspend", 0)):
+        suspend_with_item(w, queues[k] if k < len(queues) else w.queue(0x70000000 + k * 0x100, "com.example.s%d" % k))
+    gen_groups(w, sizes.get("groups", 0), 0)
+    w.items(items, queues or None)
 
 
 def gen_threads(w, n, items):
@@ -340,6 +363,53 @@ def fmt(result, previous):
     return "%.2f s" % seconds, "%.0f MiB" % mib, "x%.1f / x%.1f" % (seconds / max(previous[0], 1e-3), mib / previous[1])
 
 
+def run_combined(args):
+    """One trace of several dimensions at once: dump, stats and report times (and the report in
+    the browser with --browser)."""
+    sizes = {}
+    for part in args.combined.split(","):
+        name, _, value = part.partition("=")
+        if name not in ("queues", "groups", "suspend") or not value.isdigit():
+            sys.exit("--combined takes queues=N,groups=N,suspend=N (got %r)" % part)
+        sizes[name] = int(value)
+    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="qtrace-scaling-"))
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "combined.qtrace"
+    started = time.monotonic()
+    trace = TraceFile(str(path))
+    gen_combined(Workload(trace), sizes, args.items)
+    trace.finish()
+    print("trace: %s (%s), %s events, %.1f MB, written in %.0f s" % (
+        path, ", ".join("%s %s" % ("{:,}".format(v), k) for k, v in sizes.items()), "{:,}".format(trace.events),
+        path.stat().st_size / 1e6, time.monotonic() - started), flush=True)
+    report = out / "combined.html"
+    commands = [("dump", ["dump", str(path)]),  # its output goes to /dev/null
+                ("stats", ["stats", str(path), "-o", str(out / "stats.txt")]),
+                ("stats --json", ["stats", "--json", str(path), "-o", str(out / "stats.json")]),
+                ("report", ["report", str(path), "-o", str(report)])]
+    print("| command | wall | peak RSS |")
+    print("|---|---:|---:|")
+    for name, command in commands:
+        result = measure([args.qtrace, *command], args.timeout, out)
+        seconds, mib, _ = fmt(result, None)
+        print("| `qtrace %s` | %s | %s |" % (name, seconds, mib), flush=True)
+    print("report: %.1f MB" % (report.stat().st_size / 1e6), flush=True)
+    if args.browser:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("bench_report", pathlib.Path(__file__).with_name("bench-report.py"))
+        bench_report = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(bench_report)
+        b = bench_report.measure_in_browser(report)
+        print("browser: first render %.0f ms, JS heap %.0f MB, typed arrays %.0f MB, tab RSS %.0f MB, max frame %.1f ms, "
+              "Stats tab %.0f ms" % (b["first_render_ms"], b["js_heap_mb"], b["array_buffers_mb"], b["renderer_rss_mb"],
+                                     b["max_frame_ms"], b["stats_tab_ms"]), flush=True)
+    if not args.keep:
+        for leftover in out.iterdir():
+            leftover.unlink()
+        if not args.out:
+            out.rmdir()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("qtrace", help="the qtrace binary to measure")
@@ -349,7 +419,12 @@ def main():
     parser.add_argument("--timeout", type=float, default=300, help="seconds before a run counts as too slow")
     parser.add_argument("--out", help="directory for the traces and outputs (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the traces")
+    parser.add_argument("--combined", help="one trace of several dimensions: queues=N,groups=N,suspend=N")
+    parser.add_argument("--browser", action="store_true", help="with --combined: open the report in headless Chromium")
     args = parser.parse_args()
+    if args.combined:
+        run_combined(args)
+        return
     dims = args.dims.split(",")
     for dim in dims:
         if dim not in DIMENSIONS:

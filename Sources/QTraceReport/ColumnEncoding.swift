@@ -27,11 +27,21 @@ enum ColumnEncoding: String {
     case planes
     /// Zig-zag differences from the previous value (the first from 0), as byte planes.
     case deltaPlanes
+    /// A number that may be missing: LEB128 of 0 for none (NaN in the viewer), else of
+    /// zig-zag(v) + 1. For stats columns of integral values with gaps.
+    case nullable
+    /// Strings: each row's length in UTF-16 code units (LEB128), then every row's UTF-8 bytes
+    /// back to back (one TextDecoder call in the viewer, then slices).
+    case utf8
 }
 
 /// The typed array a column decodes into.
 enum ColumnType: String {
     case f64, i32, u8
+    /// Indexes into the report's `strings` table (-1: none); the viewer gives the strings.
+    case str
+    /// The strings themselves (the `strings` table's column).
+    case text
 }
 
 struct ColumnInfo {
@@ -83,8 +93,12 @@ struct PayloadBuilder {
             for v in values { appendVarint(UInt64(bitPattern: v &+ 1)) }
         case .u8:
             for v in values { bytes.append(UInt8(clamping: v)) }
+        case .nullable:
+            preconditionFailure("use nullableColumn for missing values")
         case .f64:
             preconditionFailure("use doubleColumn for f64")
+        case .utf8:
+            preconditionFailure("use textColumn for strings")
         case .planes:
             width = appendPlanes(values.map { UInt64(bitPattern: $0) })
         case .deltaPlanes:
@@ -119,6 +133,37 @@ struct PayloadBuilder {
         }
         tables[tables.count - 1].columns.append(
             ColumnInfo(name: name, encoding: .f64, type: .f64, offset: start, length: bytes.count - start))
+    }
+
+    /// Numbers that may be missing (nil, or not finite: JSON's null): `nullable` varints when
+    /// every one is an integer, else f64 with NaN for the missing ones.
+    mutating func nullableColumn(_ name: String, _ values: [Double?]) {
+        precondition(values.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
+        let present = values.map { $0.flatMap { $0.isFinite ? $0 : nil } }
+        guard present.allSatisfy({ $0.map { $0 == $0.rounded() && abs($0) < 9e15 } ?? true }) else {
+            doubleColumn(name, present.map { $0 ?? .nan })
+            return
+        }
+        let start = bytes.count
+        for v in present { appendVarint(v.map { zigzag(Int64($0)) + 1 } ?? 0) }
+        tables[tables.count - 1].columns.append(
+            ColumnInfo(name: name, encoding: .nullable, type: .f64, offset: start, length: bytes.count - start))
+    }
+
+    /// Indexes into the report's string table (-1: none).
+    mutating func stringColumn(_ name: String, _ indexes: some Collection<Int64>) {
+        column(name, .plus1, as: .i32, indexes)
+        tables[tables.count - 1].columns[tables[tables.count - 1].columns.count - 1].type = .str
+    }
+
+    /// The strings themselves: their UTF-16 lengths (what JavaScript slices by), then their bytes.
+    mutating func textColumn(_ name: String, _ strings: [String]) {
+        precondition(strings.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
+        let start = bytes.count
+        for s in strings { appendVarint(UInt64(s.utf16.count)) }
+        for s in strings { bytes.append(contentsOf: s.utf8) }
+        tables[tables.count - 1].columns.append(
+            ColumnInfo(name: name, encoding: .utf8, type: .text, offset: start, length: bytes.count - start))
     }
 
     private mutating func appendVarint(_ value: UInt64) {
@@ -189,9 +234,46 @@ enum ColumnDecoder {
                 for k in 0..<8 { bits |= UInt64(bytes[i + k]) << UInt64(8 * k) }
                 i += 8
                 out.append(Int64(Double(bitPattern: bits)))
-            case .planes, .deltaPlanes:
-                preconditionFailure("handled above")
+            case .nullable:
+                let v = next()
+                out.append(v == 0 ? Int64.min : unzigzag(v - 1))
+            case .planes, .deltaPlanes, .utf8:
+                preconditionFailure("handled elsewhere")
             }
+        }
+        return out
+    }
+
+    /// An `f64` column's doubles (NaN included, which `decode` cannot give as an integer).
+    static func decodeDoubles(_ bytes: ArraySlice<UInt8>, rows: Int) -> [Double] {
+        (0..<rows).map { row in
+            var bits: UInt64 = 0
+            for k in 0..<8 { bits |= UInt64(bytes[bytes.startIndex + 8 * row + k]) << UInt64(8 * k) }
+            return Double(bitPattern: bits)
+        }
+    }
+
+    /// A `utf8` column back into its strings.
+    static func decodeText(_ bytes: ArraySlice<UInt8>, rows: Int) -> [String] {
+        var i = bytes.startIndex
+        var lengths: [Int] = []
+        for _ in 0..<rows {
+            var length = 0, shift = 0
+            while true {
+                let b = bytes[i]
+                i += 1
+                length |= Int(b & 0x7f) << shift
+                if b < 0x80 { break }
+                shift += 7
+            }
+            lengths.append(length)
+        }
+        let text = String(decoding: bytes[i...], as: UTF8.self).utf16
+        var out: [String] = [], at = text.startIndex
+        for length in lengths {
+            let end = text.index(at, offsetBy: length)
+            out.append(String(text[at..<end])!)
+            at = end
         }
         return out
     }

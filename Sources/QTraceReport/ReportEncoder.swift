@@ -16,7 +16,9 @@ struct StringTable {
 }
 
 struct EncodedReport {
-    static let formatVersion = 1
+    /// 2: queues, the queue tree, groups, stats rows, histograms, derived backlogs and strings
+    /// moved from the header JSON into payload tables.
+    static let formatVersion = 2
 
     var header: JSONValue
     var payload: [UInt8]
@@ -34,7 +36,7 @@ struct ReportEncoder {
     var lod: LevelsOfDetail
     /// The distinct bucket bounds of the histograms (one, usually): written once, not per queue.
     let histogramBounds: [[Double]]
-    private let histogramBoundsIndex: [[Double]: Int]
+    let histogramBoundsIndex: [[Double]: Int]
 
     init(_ input: ReportInput) {
         self.input = input
@@ -61,11 +63,16 @@ struct ReportEncoder {
         writeAnnotations()
         writeTaskJobs()
         let counters = writeCounters()
+        writeQueues()
+        writeGroups()
+        writeHistograms()
+        let stats = input.stats.enumerated().map { statsTableJSON($0.element, index: $0.offset) }
         addItemTracks()
         addBlockedTracks(blockedTable)
         addSourceTracks()
         lod.write(to: &payload)
-        let header = headerJSON(counters: counters)
+        writeStrings()
+        let header = headerJSON(counters: counters, stats: stats)
         return EncodedReport(header: header, payload: payload.bytes, itemCount: input.items.count)
     }
 
@@ -220,19 +227,18 @@ struct ReportEncoder {
 
     // MARK: Counters
 
-    /// Writes one table per counter series and returns their header entries.
+    /// Writes one table per counter series and returns their header entries; backlogs the
+    /// viewer can derive go to the `derivedBacklogs` table instead.
     private mutating func writeCounters() -> [JSONValue] {
         var out: [JSONValue] = []
+        var derived: [Int] = []
         let rows = input.counters.contains { $0.kind == .backlog } ? rowsByQueue() : []
         for (k, series) in input.counters.enumerated() {
             if series.kind == .backlog, input.queues.indices.contains(series.queueIndex),
                CounterSteps.normalized(series.timesNs, series.values) == derivedBacklog(rows[series.queueIndex])
             {
-                // The viewer recomputes it from the items: no bytes needed, not even its name
-                // (the queue's: 100k queues, 100k names).
-                out.append(.object([
-                    ("kind", .string(series.kind.rawValue)), ("queue", .int(series.queueIndex)), ("derived", .bool(true)),
-                ]))
+                // The viewer recomputes it from the items: no bytes needed but its queue's index.
+                derived.append(series.queueIndex)
                 continue
             }
             let table = "counter\(k)"
@@ -261,6 +267,7 @@ struct ReportEncoder {
             if series.process >= 0 { fields.append(("process", .int(series.process))) }
             out.append(.object(fields))
         }
+        writeDerivedBacklogs(derived)
         return out
     }
 
@@ -294,19 +301,7 @@ struct ReportEncoder {
 
     // MARK: Header
 
-    /// A histogram as its bounds' index and the counts from its first to its last non-empty
-    /// bucket (`first`: the index of the first): at 100k queues, 20 bytes instead of 400.
-    private func histogramJSON(_ h: ReportHistogram) -> JSONValue {
-        let first = h.counts.firstIndex { $0 != 0 } ?? 0
-        let last = h.counts.lastIndex { $0 != 0 } ?? -1
-        let bounds = histogramBoundsIndex[h.boundsNs] ?? 0
-        return .object([
-            ("queue", .int(h.queueIndex)), ("metric", .string(h.metric.rawValue)), ("bounds", .int(bounds)),
-            ("first", .int(first)), ("counts", .ints(last >= first ? Array(h.counts[first...last]) : [])),
-        ])
-    }
-
-    private func headerJSON(counters: [JSONValue]) -> JSONValue {
+    private func headerJSON(counters: [JSONValue], stats: [JSONValue]) -> JSONValue {
         let m = input.meta
         return .object([
             ("format", .string("qtrace-report")),
@@ -344,16 +339,6 @@ struct ReportEncoder {
                     ("items", .int(t.items)), ("busy", .int(t.busyNs)), ("blocked", .int(t.blockedNs)),
                 ])
             })),
-            ("queues", .array(input.queues.map { q in
-                .object([
-                    ("label", .string(q.label)), ("kind", .string(q.kind.rawValue)), ("qos", .string(q.qosName)),
-                    ("target", .int(q.targetIndex)), ("process", .int(q.process)),
-                    ("items", .int(q.items)), ("busy", .int(q.busyNs)), ("busyShare", .number(q.busyShare)),
-                ])
-            })),
-            ("queueTree", .array(input.queueTree.map { n in
-                .object([("queue", .int(n.queue)), ("parent", .int(n.parent)), ("subtreeBusy", .int(n.subtreeBusyNs))])
-            })),
             ("sources", .array(input.sources.map { s in
                 .object([
                     ("label", .string(s.label)), ("type", .string(s.type)), ("queue", .int(s.queueIndex)),
@@ -361,16 +346,9 @@ struct ReportEncoder {
                     ("suspended", .array(s.suspended.map { .array([.int($0.startNs), .int($0.endNs)]) })),
                 ])
             })),
-            ("groups", .array(input.groups.map { g in
-                .object([
-                    ("label", .string(g.label)), ("firstEnter", .int(g.firstEnterNs)), ("lastLeave", .int(g.lastLeaveNs)),
-                    ("notify", .int(g.notifyNs)), ("enters", .int(g.enters)), ("leaves", .int(g.leaves)),
-                ])
-            })),
             ("counters", .array(counters)),
-            ("stats", .array(input.stats.map(tableJSON))),
+            ("stats", .array(stats)),
             ("histogramBounds", .array(histogramBounds.map { .array($0.map { .number($0) }) })),
-            ("histograms", .array(input.histograms.map(histogramJSON))),
             ("findings", .array(input.findings.map { f in
                 .object([
                     ("id", .string(f.id)), ("severity", .string(f.severity.rawValue)), ("message", .string(f.message)),
@@ -383,31 +361,9 @@ struct ReportEncoder {
             ("codes", .array(input.codes.map(codeJSON))),
             ("sites", .array(input.sites.map(siteJSON))),
             ("tasks", .array(input.tasks.map(taskJSON))),
-            ("strings", .array(strings.strings.map { .string($0) })),
             ("lod", lod.headerJSON),
             ("tables", payload.tablesJSON),
         ] + cpuFlamesHeader())
-    }
-
-    private func tableJSON(_ table: ReportTable) -> JSONValue {
-        .object([
-            ("id", .string(table.id)), ("title", .string(table.title)), ("rowObject", .string(table.rowObject.rawValue)),
-            ("columns", .array(table.columns.map { c in
-                .object([("key", .string(c.key)), ("title", .string(c.title)), ("unit", .string(c.unit))])
-            })),
-            ("rows", .array(table.rows.map { row in
-                .object([
-                    ("object", .int(row.objectIndex)),
-                    ("values", .array(row.values.map { v in
-                        switch v {
-                        case .number(let d): .number(d)
-                        case .text(let s): .string(s)
-                        case .missing: .null
-                        }
-                    })),
-                ])
-            })),
-        ])
     }
 }
 

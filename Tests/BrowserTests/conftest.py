@@ -14,6 +14,8 @@ from selenium.webdriver.chrome.service import Service
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ("small", "hostile", "medium", "empty")
+# Written with them, opened by their own tests only (test_many_queues.py).
+EXTRA_FIXTURES = ("manyqueues", "bomlabels")
 
 
 def _write_fixtures(directory):
@@ -27,7 +29,7 @@ def _write_fixtures(directory):
 def fixtures_dir(tmp_path_factory):
     """QTRACE_BROWSER_FIXTURES if it already holds the reports, else reports written now."""
     given = os.environ.get("QTRACE_BROWSER_FIXTURES")
-    if given and all((pathlib.Path(given) / f"{name}.html").exists() for name in FIXTURES):
+    if given and all((pathlib.Path(given) / f"{name}.html").exists() for name in FIXTURES + EXTRA_FIXTURES):
         return pathlib.Path(given)
     directory = pathlib.Path(given) if given else tmp_path_factory.mktemp("reports")
     _write_fixtures(directory)

@@ -22,27 +22,34 @@ final class ReportFiguresTests: XCTestCase {
     func testFiguresAndTreeAreInTheHeader() throws {
         let input = inputWithFigures(seed: 1)
         let report = try WrittenReport(try ReportWriter.html(input))
-        let queues = try XCTUnwrap(report.header["queues"] as? [[String: Any]])
-        for (json, q) in zip(queues, input.queues) {
-            XCTAssertEqual(json["items"] as? Int, q.items)
-            XCTAssertEqual(json["busy"] as? Int, Int(q.busyNs))
-            XCTAssertEqual(json["busyShare"] as? Double, q.busyShare)
+        let queues = try report.objects("queues")
+        XCTAssertEqual(queues.count, input.queues.count)
+        for (row, q) in zip(queues, input.queues) {
+            XCTAssertEqual(row["label"] as? String, q.label)
+            XCTAssertEqual(row["kind"] as? String, q.kind.rawValue)
+            XCTAssertEqual(row["qos"] as? String, q.qosName)
+            XCTAssertEqual(row["target"] as? Int, q.targetIndex)
+            XCTAssertEqual(row["items"] as? Int, q.items)
+            XCTAssertEqual(row["busy"] as? Double, Double(q.busyNs))
+            XCTAssertEqual(row["busyShare"] as? Double, q.busyShare)
         }
         let threads = try XCTUnwrap(report.header["threads"] as? [[String: Any]])
         for (json, t) in zip(threads, input.threads) {
             XCTAssertEqual(json["busy"] as? Int, Int(t.busyNs))
             XCTAssertEqual(json["blocked"] as? Int, Int(t.blockedNs))
         }
-        let tree = try XCTUnwrap(report.header["queueTree"] as? [[String: Any]])
+        let tree = try report.objects("queueTree")
         XCTAssertEqual(tree.map { $0["queue"] as? Int }, input.queueTree.map(\.queue))
         XCTAssertEqual(tree.map { $0["parent"] as? Int }, input.queueTree.map(\.parent))
+        XCTAssertEqual(tree.map { $0["subtreeBusy"] as? Double }, input.queueTree.map { Double($0.subtreeBusyNs) })
     }
 
     func testWithoutAnAnalysisTheFiguresAreMissing() throws {
         let report = try WrittenReport(try ReportWriter.html(SyntheticReport.make(items: 50, threads: 2, queues: 2, seed: 4)))
-        let queues = try XCTUnwrap(report.header["queues"] as? [[String: Any]])
-        XCTAssertTrue(queues.allSatisfy { $0["busy"] as? Int == -1 })
-        XCTAssertEqual((report.header["queueTree"] as? [Any])?.count, 0)
+        let queues = try report.objects("queues")
+        XCTAssertEqual(queues.count, 6)   // the main queue and the five global ones at least
+        XCTAssertTrue(queues.allSatisfy { $0["busy"] as? Double == -1 && $0["items"] as? Int == -1 })
+        XCTAssertEqual(try report.objects("queueTree").count, 0)
     }
 
     func testMergingKeepsFiguresAndShiftsTheTree() {

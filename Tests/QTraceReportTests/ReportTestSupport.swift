@@ -58,6 +58,65 @@ struct WrittenReport {
                                     width: c["width"] as? Int ?? 0)
     }
 
+    /// The report's string table (the `strings` payload table).
+    func strings() throws -> [String] {
+        let (rows, c) = try columnInfo("strings", "value")
+        let offset = try XCTUnwrap(c["offset"] as? Int), length = try XCTUnwrap(c["length"] as? Int)
+        return ColumnDecoder.decodeText(payload[offset..<(offset + length)], rows: rows)
+    }
+
+    /// A payload table's rows as dictionaries: strings for `str` columns (NSNull for none),
+    /// Doubles for `f64` and `nullable` ones (NSNull for missing), Ints otherwise.
+    func objects(_ table: String) throws -> [[String: Any]] {
+        let tables = try XCTUnwrap(header["tables"] as? [String: Any])
+        let t = try XCTUnwrap(tables[table] as? [String: Any], "no table \(table)")
+        let rows = try XCTUnwrap(t["rows"] as? Int)
+        var out = [[String: Any]](repeating: [:], count: rows)
+        let strings = try strings()
+        for name in try XCTUnwrap(t["columns"] as? [String: Any]).keys {
+            let (_, c) = try columnInfo(table, name)
+            if c["enc"] as? String == "f64" {
+                let offset = try XCTUnwrap(c["offset"] as? Int)
+                let doubles = ColumnDecoder.decodeDoubles(payload[offset...], rows: rows)
+                for row in 0..<rows { out[row][name] = doubles[row].isNaN ? NSNull() : doubles[row] }
+                continue
+            }
+            let values = try column(table, name)
+            for row in 0..<rows {
+                out[row][name] = try Self.cell(values[row], column: c, strings: strings)
+            }
+        }
+        return out
+    }
+
+    private static func cell(_ v: Int64, column c: [String: Any], strings: [String]) throws -> Any {
+        switch (c["type"] as? String, c["enc"] as? String) {
+        case ("str", _): return v >= 0 ? strings[Int(v)] : NSNull()
+        case (_, "nullable"): return v == Int64.min ? NSNull() : Double(v)
+        case ("f64", _): return Double(v)   // a varint column decoded into doubles
+        default: return Int(v)
+        }
+    }
+
+    /// A stats table's rows (object, values) however they are stored (header rows or a payload table).
+    func statsRows(_ id: String) throws -> [(object: Int, values: [Any])] {
+        let stats = try XCTUnwrap(header["stats"] as? [[String: Any]])
+        let table = try XCTUnwrap(stats.first { $0["id"] as? String == id }, "no stats table \(id)")
+        if let rows = table["rows"] as? [[String: Any]] {
+            return rows.map { ($0["object"] as? Int ?? -1, $0["values"] as? [Any] ?? []) }
+        }
+        let columns = try XCTUnwrap(table["columns"] as? [Any]).count
+        let objects = try self.objects(try XCTUnwrap(table["table"] as? String))
+        return objects.map { row in (row["object"] as? Int ?? -1, (0..<columns).map { row["c\($0)"] ?? NSNull() }) }
+    }
+
+    private func columnInfo(_ table: String, _ name: String) throws -> (rows: Int, column: [String: Any]) {
+        let tables = try XCTUnwrap(header["tables"] as? [String: Any])
+        let t = try XCTUnwrap(tables[table] as? [String: Any], "no table \(table)")
+        let columns = try XCTUnwrap(t["columns"] as? [String: Any])
+        return (try XCTUnwrap(t["rows"] as? Int), try XCTUnwrap(columns[name] as? [String: Any], "no column \(table).\(name)"))
+    }
+
     func hasColumn(_ table: String, _ name: String) -> Bool {
         let tables = header["tables"] as? [String: Any]
         let columns = (tables?[table] as? [String: Any])?["columns"] as? [String: Any]

@@ -53,8 +53,8 @@ final class ReportWriterTests: XCTestCase {
         for forbidden in ["<", ">", "&", "\u{2028}", "\u{2029}"] {
             XCTAssertFalse(report.headerText.contains(forbidden), "header JSON contains \(forbidden.debugDescription)")
         }
-        let queues = try XCTUnwrap(report.header["queues"] as? [[String: Any]])
-        let labels = queues.compactMap { $0["label"] as? String }
+        // Labels travel in the payload's strings table (inert base64), whole.
+        let labels = try report.objects("queues").compactMap { $0["label"] as? String }
         XCTAssertTrue(labels.contains(SyntheticReport.hostileLabels[0]))
         XCTAssertTrue(labels.contains(SyntheticReport.hostileLabels[1]))
         XCTAssertTrue(labels.contains(SyntheticReport.hostileLabels[2]))
@@ -117,12 +117,15 @@ final class ReportWriterTests: XCTestCase {
             ReportHistogram(queueIndex: 0, metric: .wait, boundsNs: bounds, counts: [0, 0, 3, 0, 1, 0]),
             ReportHistogram(queueIndex: 1, metric: .run, boundsNs: bounds, counts: [0, 0, 0, 0, 0, 0]),
         ]
-        let header = try WrittenReport(try ReportWriter.html(input)).header
-        XCTAssertEqual(header["histogramBounds"] as? [[Double]], [bounds])
-        let written = try XCTUnwrap(header["histograms"] as? [[String: Any]])
+        let report = try WrittenReport(try ReportWriter.html(input))
+        XCTAssertEqual(report.header["histogramBounds"] as? [[Double]], [bounds])
+        let written = try report.objects("histograms")
+        XCTAssertEqual(written.map { $0["queue"] as? Int }, [0, 1])
+        XCTAssertEqual(written.map { $0["metric"] as? String }, ["wait", "run"])
         XCTAssertEqual(written.map { $0["bounds"] as? Int }, [0, 0])
         XCTAssertEqual(written.map { $0["first"] as? Int }, [2, 0])
-        XCTAssertEqual(written.map { $0["counts"] as? [Int] }, [[3, 0, 1], []])
+        XCTAssertEqual(written.map { $0["counts"] as? Int }, [3, 0])
+        XCTAssertEqual(try report.column("histogramCounts", "count"), [3, 0, 1])
     }
 
     func testAnEmptyInputStillMakesAReport() throws {

@@ -1,7 +1,7 @@
 // Reading the embedded data (format: docs/report-data.md). The header is JSON; the columns
 // are one zlib stream, base64-encoded, inflated with the browser's DecompressionStream.
 
-const SUPPORTED_VERSION = 1;
+const SUPPORTED_VERSION = 2;
 
 async function loadEmbeddedReport() {
   const wrapper = JSON.parse($("qtrace-header").textContent);
@@ -13,11 +13,14 @@ async function loadEmbeddedReport() {
   timings.base64 = performance.now();
   const raw = await inflate(compressed, wrapper.payload.rawBytes);
   timings.inflated = performance.now();
+  // The strings first: `str` columns of every other table are indexes into them.
+  const stringsTable = header.tables.strings;
+  const strings = stringsTable ? decodeText(raw, stringsTable.columns.value, stringsTable.rows) : [];
   const tables = {};
   for (const [name, table] of Object.entries(header.tables)) {
-    tables[name] = decodeTable(raw, table);
+    if (name !== "strings") tables[name] = decodeTable(raw, table, strings);
   }
-  return { header, tables, sizes: wrapper.payload };
+  return { header, tables, strings, sizes: wrapper.payload };
 }
 
 function base64ToBytes(text) {
@@ -55,7 +58,7 @@ async function inflate(bytes, size) {
  * A table whose columns decode on first use: start-up decodes only what the first frame
  * needs, and materializeTables() decodes the rest once the page is shown.
  */
-function decodeTable(raw, table) {
+function decodeTable(raw, table, strings) {
   const out = { rows: table.rows };
   for (const [name, column] of Object.entries(table.columns)) {
     let value = null;
@@ -63,7 +66,7 @@ function decodeTable(raw, table) {
       enumerable: true,
       configurable: true,
       get() {
-        if (value === null) value = decodeColumn(raw, column, table.rows);
+        if (value === null) value = decodeColumn(raw, column, table.rows, strings);
         return value;
       },
     });
@@ -88,8 +91,15 @@ function newTypedArray(type, rows) {
   return new Uint8Array(rows);
 }
 
-function decodeColumn(raw, column, rows) {
+function decodeColumn(raw, column, rows, strings) {
   const { enc, type, offset, length } = column;
+  if (type === "str") {
+    // Indexes into the strings table: an array of strings (null: none).
+    const indexes = decodeColumn(raw, { ...column, type: "i32" }, rows, strings);
+    const out = new Array(rows);
+    for (let i = 0; i < rows; i++) out[i] = indexes[i] >= 0 ? strings[indexes[i]] : null;
+    return out;
+  }
   if (enc === "f64") {
     return new Float64Array(raw.buffer.slice(raw.byteOffset + offset, raw.byteOffset + offset + length));
   }
@@ -103,6 +113,25 @@ function decodeColumn(raw, column, rows) {
     return out;
   }
   decodeVarints(raw, offset, rows, out, enc);
+  return out;
+}
+
+/**
+ * The strings table: each string's UTF-16 length, then all their UTF-8 bytes. One decode of the
+ * whole run, then slices: 100k labels cost one TextDecoder call, not 100k.
+ */
+function decodeText(raw, column, rows) {
+  const lengths = new Float64Array(rows);
+  const end = decodeVarints(raw, column.offset, rows, lengths, "uvarint");
+  // ignoreBOM: a string that starts with U+FEFF keeps it (by default the decoder drops it).
+  const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(raw.subarray(end, column.offset + column.length));
+  const out = new Array(rows);
+  let at = 0;
+  for (let i = 0; i < rows; i++) {
+    out[i] = text.slice(at, at + lengths[i]);
+    at += lengths[i];
+  }
+  if (at !== text.length) throw new Error("the strings table does not match its lengths");
   return out;
 }
 
@@ -124,7 +153,10 @@ function decodePlanes(bytes, offset, rows, width, out, delta) {
   for (let i = 0; i < rows; i++) out[i] = previous += unzigzag(values[i]);
 }
 
-/** LEB128 varints, with the arithmetic done in doubles (values may exceed 2^31). */
+/**
+ * LEB128 varints, with the arithmetic done in doubles (values may exceed 2^31). Returns the
+ * offset after the last one.
+ */
 function decodeVarints(bytes, offset, rows, out, enc) {
   let p = offset;
   // One loop per encoding keeps each one monomorphic and free of branches on `enc`.
@@ -161,9 +193,16 @@ function decodeVarints(bytes, offset, rows, out, enc) {
         out[i] = v === 0 ? -1 : i - unzigzag(v);
       }
       break;
+    case "nullable":
+      for (let i = 0; i < rows; i++) {
+        const v = next();
+        out[i] = v === 0 ? NaN : unzigzag(v - 1);
+      }
+      break;
     default:
       throw new Error(`unknown column encoding ${enc}`);
   }
+  return p;
 }
 
 function unzigzag(v) {

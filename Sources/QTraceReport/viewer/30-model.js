@@ -13,14 +13,17 @@ function buildModel(report) {
   const m = {
     header: h,
     meta: h.meta,
+    tables: T,
     threads: h.threads,
-    queues: h.queues,
+    // Queues and groups are payload tables (docs/report-data.md, "Object tables"); the views read
+    // them as objects, built once here (a few ms at 100k queues).
+    queues: queueObjects(T.queues),
     // Reports before lane groups have no processes: one process, implied.
     processes: h.processes || [],
     sources: h.sources,
-    groups: h.groups,
+    groups: groupObjects(T.groups),
     findings: h.findings,
-    strings: h.strings,
+    strings: report.strings,
     kinds: h.itemKinds,
     causes: h.blockCauses,
     duration: Math.max(1, h.meta.durationNs),
@@ -57,6 +60,7 @@ function buildModel(report) {
     m.end[i] = start[i] + run[i];
     m.enq[i] = start[i] - wait[i];
   }
+  attachStatsRows(h.stats, T);
   const blockedEnd = new Float64Array(m.blocked.rows);
   for (let i = 0; i < m.blocked.rows; i++) blockedEnd[i] = m.blocked.start[i] + m.blocked.duration[i];
   m.blocked.end = blockedEnd;
@@ -72,24 +76,99 @@ function buildModel(report) {
   return m;
 }
 
-/** items -> the rows of each group (thread or queue), keeping start order (counting sort). */
-function groupRows(groupOf, groups, include) {
-  const counts = new Int32Array(groups + 1);
+/** The queues table's rows as objects (literals of one shape: 900k of them in ~0.1 s). */
+function queueObjects(t) {
+  if (!t) return [];
+  const { label, kind, qos, target, process, items, busy, busyShare } = t;
+  const out = new Array(t.rows);
+  for (let q = 0; q < t.rows; q++) {
+    out[q] = { label: label[q], kind: kind[q], qos: qos[q], target: target[q], process: process[q],
+      items: items[q], busy: busy[q], busyShare: busyShare[q] };
+  }
+  return out;
+}
+
+function groupObjects(t) {
+  if (!t) return [];
+  const { label, firstEnter, lastLeave, notify, enters, leaves } = t;
+  const out = new Array(t.rows);
+  for (let g = 0; g < t.rows; g++) {
+    out[g] = { label: label[g], firstEnter: firstEnter[g], lastLeave: lastLeave[g], notify: notify[g],
+      enters: enters[g], leaves: leaves[g] };
+  }
+  return out;
+}
+
+/**
+ * Stats tables stored as payload tables get their `rows` ({ object, values } as the header
+ * once carried them) on first use: the Stats tab, not the first frame, needs them.
+ */
+function attachStatsRows(stats, T) {
+  for (const table of stats) {
+    const t = table.table ? T[table.table] : null;
+    if (!t) continue;
+    let rows = null;
+    Object.defineProperty(table, "rows", {
+      enumerable: true,
+      get() {
+        if (!rows) {
+          const cells = table.columns.map((_, k) => t[`c${k}`]);
+          rows = new Array(t.rows);
+          for (let r = 0; r < t.rows; r++) rows[r] = { object: t.object[r], values: cells.map((column) => cellValue(column[r])) };
+        }
+        return rows;
+      },
+    });
+  }
+}
+
+/** Cell (r, k) of a stats table stored as columns: a string, a number or null (missing). */
+function statsCell(t, r, k) {
+  return cellValue(t[`c${k}`][r]);
+}
+
+/** A decoded stats cell as the header's rows held it: missing (null, NaN) is null. */
+function cellValue(v) {
+  return v === null || v === undefined || (typeof v === "number" && Number.isNaN(v)) ? null : v;
+}
+
+/**
+ * items -> the rows of each group (thread or queue), keeping start order (counting sort): every
+ * group's rows back to back in `all`, group g's from offsets[g] to offsets[g + 1].
+ */
+function groupRowIndex(groupOf, groups, include) {
+  const offsets = new Int32Array(groups + 1);
   const n = groupOf.length;
   for (let i = 0; i < n; i++) {
     const g = groupOf[i];
-    if (g >= 0 && g < groups && (!include || include(i))) counts[g + 1]++;
+    if (g >= 0 && g < groups && (!include || include(i))) offsets[g + 1]++;
   }
-  for (let g = 0; g < groups; g++) counts[g + 1] += counts[g];
-  const all = new Int32Array(counts[groups]);
-  const fill = counts.slice(0, groups);
+  for (let g = 0; g < groups; g++) offsets[g + 1] += offsets[g];
+  const all = new Int32Array(offsets[groups]);
+  const fill = offsets.slice(0, groups);
   for (let i = 0; i < n; i++) {
     const g = groupOf[i];
     if (g >= 0 && g < groups && (!include || include(i))) all[fill[g]++] = i;
   }
+  return { all, offsets };
+}
+
+/** The rows of each group as an array of views (for the few groups: threads, sources). */
+function groupRows(groupOf, groups, include) {
+  const { all, offsets } = groupRowIndex(groupOf, groups, include);
   const out = [];
-  for (let g = 0; g < groups; g++) out.push(all.subarray(counts[g], counts[g + 1]));
+  for (let g = 0; g < groups; g++) out.push(all.subarray(offsets[g], offsets[g + 1]));
   return out;
+}
+
+/** Queue q's item rows in start order (a view made on demand: 100k queues, 100k views otherwise). */
+function queueRows(m, q) {
+  const { all, offsets } = m.queueRowIndex;
+  return all.subarray(offsets[q], offsets[q + 1]);
+}
+
+function queueItemCount(m, q) {
+  return m.queueRowIndex.offsets[q + 1] - m.queueRowIndex.offsets[q];
 }
 
 function prefixMax(values, idx) {
@@ -174,19 +253,20 @@ class BoxTrack {
 
 function buildTracks(m, h, T) {
   const lodIndex = indexLevelsOfDetail(h.lod, T.lod);
-  const lodFor = (kind, object) => lodIndex.get(`${kind}:${object}`) || null;
+  const lodFor = (kind, object) => lodIndex.get(kind)?.get(object) || null;
+  m.lodFor = lodFor;
   const nThreads = m.threads.length;
   const nQueues = m.queues.length;
   const started = (i) => (m.flags[i] & FLAG_NEVER_STARTED) === 0;
   m.threadRows = groupRows(m.thread, nThreads, started);
-  m.queueRows = groupRows(m.queue, nQueues, null);
+  m.queueRowIndex = groupRowIndex(m.queue, nQueues, null);
   const queueOf = (i) => m.queue[i];
   m.threadRun = m.threadRows.map((idx, t) =>
     new BoxTrack(idx, m.start, m.end, (i) => m.depth[i], queueOf, "begin", lodFor("threadRun", t)));
-  m.queueRun = m.queueRows.map((idx, q) =>
-    new BoxTrack(idx, m.start, m.end, (i) => m.slot[i], queueOf, "begin", lodFor("queueRun", q)));
-  m.queuePending = m.queueRows.map((idx, q) =>
-    new BoxTrack(idx, m.enq, m.start, (i) => m.pendingSlot[i], queueOf, "end", lodFor("queuePending", q)));
+  // Queue tracks are built when first drawn or hit-tested (queueRunTrack): of 100k queues, the
+  // first frame shows a few dozen.
+  m.queueRun = new Array(nQueues).fill(null);
+  m.queuePending = new Array(nQueues).fill(null);
   const b = m.blocked;
   const blockedRows = groupRows(b.thread, nThreads, null);
   m.threadBlocked = blockedRows.map((idx, t) =>
@@ -199,17 +279,29 @@ function buildTracks(m, h, T) {
   m.sourceRun = sourceRunRows.map((idx, s) =>
     new BoxTrack(idx, runs.start, runs.end, () => 0, () => m.sources[s].queue, "begin", lodFor("sourceRun", s)));
   m.sourceEventRows = groupRows(m.sourceEvents.source, m.sources.length, null);
-  // How many rows each lane needs.
+  // How many rows each lane needs (queues: one pass over the items, not one per queue).
   m.threadDepth = m.threadRows.map((idx) => maxOf(m.depth, idx) + 1);
-  m.queueSlots = m.queueRows.map((idx) => maxOf(m.slot, idx) + 1);
-  m.queuePendingSlots = m.queueRows.map((idx) => {
-    let rows = 0;
-    for (let k = 0; k < idx.length; k++) {
-      const i = idx[k];
-      if (m.start[i] > m.enq[i] && m.pendingSlot[i] >= rows) rows = m.pendingSlot[i] + 1;
-    }
-    return rows;
-  });
+  m.queueSlots = new Int32Array(nQueues).fill(1);
+  m.queuePendingSlots = new Int32Array(nQueues);
+  const { queue, slot, pendingSlot, start, enq } = m;
+  for (let i = 0; i < m.n; i++) {
+    const q = queue[i];
+    if (q < 0 || q >= nQueues) continue;
+    if (slot[i] + 1 > m.queueSlots[q]) m.queueSlots[q] = slot[i] + 1;
+    if (start[i] > enq[i] && pendingSlot[i] + 1 > m.queuePendingSlots[q]) m.queuePendingSlots[q] = pendingSlot[i] + 1;
+  }
+}
+
+/** Queue q's track of running items, built on first use. */
+function queueRunTrack(m, q) {
+  return m.queueRun[q] || (m.queueRun[q] = new BoxTrack(queueRows(m, q), m.start, m.end, (i) => m.slot[i],
+    (i) => m.queue[i], "begin", m.lodFor("queueRun", q)));
+}
+
+/** Queue q's track of pending items (enqueue → start, sorted by start), built on first use. */
+function queuePendingTrack(m, q) {
+  return m.queuePending[q] || (m.queuePending[q] = new BoxTrack(queueRows(m, q), m.enq, m.start, (i) => m.pendingSlot[i],
+    (i) => m.queue[i], "end", m.lodFor("queuePending", q)));
 }
 
 /**
@@ -239,11 +331,14 @@ function maxOf(column, idx) {
  * ranges per row. Buckets of level l are topBucketNs / 4^l ns wide.
  */
 function indexLevelsOfDetail(lodHeader, table) {
-  const out = new Map();
+  const out = new Map();   // kind → object → track
   const tracks = lodHeader.tracks.map((t) => ({
     kind: t.kind, object: t.object, levels: t.levels, topBucketNs: lodHeader.topBucketNs, rows: new Map(), table,
   }));
-  tracks.forEach((t) => out.set(`${t.kind}:${t.object}`, t));
+  for (const t of tracks) {
+    if (!out.has(t.kind)) out.set(t.kind, new Map());
+    out.get(t.kind).set(t.object, t);
+  }
   const n = table.rows;
   let k = 0;
   while (k < n) {
@@ -267,23 +362,26 @@ function lodLevelFor(lod, maxBucketNs) {
 
 /**
  * The histograms with their bounds and full counts: the writer stores each one's bounds as an
- * index into `histogramBounds` and only its counts from `first` to the last non-empty bucket.
- * (Older reports carry the arrays themselves.)
+ * index into `histogramBounds` and only its counts from `first` to the last non-empty bucket
+ * (`counts` of them, in the histogramCounts table after the previous histograms' counts).
  */
-function expandHistograms(h) {
-  return (h.histograms || []).map((x) => {
-    if (typeof x.bounds !== "number") return x;
-    const bounds = h.histogramBounds[x.bounds];
+function expandHistograms(m) {
+  const t = m.tables.histograms, all = m.tables.histogramCounts;
+  if (!t) return [];
+  const out = [];
+  let at = 0;
+  for (let i = 0; i < t.rows; i++) {
+    const bounds = m.header.histogramBounds[t.bounds[i]];
     const counts = new Array(Math.max(0, bounds.length - 1)).fill(0);
-    x.counts.forEach((c, k) => (counts[x.first + k] = c));
-    return { queue: x.queue, metric: x.metric, bounds, counts };
-  });
+    for (let k = 0; k < t.counts[i]; k++) counts[t.first[i] + k] = all.count[at + k];
+    at += t.counts[i];
+    out.push({ queue: t.queue[i], metric: t.metric[i], bounds, counts });
+  }
+  return out;
 }
 
 function buildCounters(m, h, T) {
   m.counters = h.counters.map((c) => {
-    // Derived backlogs are computed when first drawn (see backlogOf).
-    if (c.derived) return { name: c.name || "backlog", kind: c.kind, queue: c.queue, bucketNs: 0, derived: true };
     const t = T[c.table];
     return {
       name: c.name, kind: c.kind, queue: c.queue, bucketNs: c.bucketNs,
@@ -297,14 +395,23 @@ function buildCounters(m, h, T) {
   for (const c of m.counters) if (c.kind === "processThreadsRunning" && c.process >= 0 && c.process < m.processes.length) m.processRunning[c.process] = c;
   m.backlogSeries = new Array(m.queues.length).fill(null);
   for (const c of m.counters) if (c.kind === "backlog" && c.queue >= 0 && c.queue < m.queues.length) m.backlogSeries[c.queue] = c;
-  m.backlogMax = new Array(m.queues.length).fill(-1);
+  // Derived backlogs: a flag per queue, the series computed when first drawn (see backlogOf).
+  m.derivedBacklog = new Uint8Array(m.queues.length);
+  for (const q of T.derivedBacklogs ? T.derivedBacklogs.queue : []) if (q >= 0 && q < m.queues.length) m.derivedBacklog[q] = 1;
+  m.backlogMax = new Float64Array(m.queues.length).fill(-1);
+}
+
+/** Whether queue q has a backlog series (written or derived). */
+function hasBacklog(m, q) {
+  return m.backlogSeries[q] !== null || m.derivedBacklog[q] === 1;
 }
 
 /** Queue q's backlog series (or null), computing a derived one on first use. */
 function backlogOf(m, q) {
-  const series = m.backlogSeries[q];
-  if (series && series.derived && !series.time) Object.assign(series, deriveBacklog(m, q));
-  return series;
+  if (!m.backlogSeries[q] && m.derivedBacklog[q]) {
+    m.backlogSeries[q] = { name: "backlog", kind: "backlog", queue: q, bucketNs: 0, derived: true, ...deriveBacklog(m, q) };
+  }
+  return m.backlogSeries[q];
 }
 
 function backlogMaxOf(m, q) {
@@ -317,7 +424,7 @@ function backlogMaxOf(m, q) {
  * found the analysis' series to be: one point per time, no point repeating the previous value.
  */
 function deriveBacklog(m, q) {
-  const rows = m.queueRows[q];
+  const rows = queueRows(m, q);
   const n = rows.length;
   const enq = new Float64Array(n);
   for (let k = 0; k < n; k++) enq[k] = m.enq[rows[k]];
@@ -396,7 +503,7 @@ function valueAt(series, t) {
 
 /** Per queue: items, busy ns and share of the trace; per thread: items, busy and blocked ns. */
 function setFigures(m) {
-  m.queueItems = m.queues.map((q, i) => (q.items >= 0 ? q.items : (m.queueRows[i] || []).length));
+  m.queueItems = m.queues.map((q, i) => (q.items >= 0 ? q.items : queueItemCount(m, i)));
   m.threadItems = m.threads.map((t, i) => (t.items >= 0 ? t.items : m.threadRows[i].length));
   const whole = m.queues.some((q) => !(q.busy >= 0)) ? queueBusyInRange(m, 0, Infinity) : null;
   m.queueBusy = m.queues.map((q, i) => (q.busy >= 0 ? q.busy : whole[i]));
@@ -420,7 +527,14 @@ function statsValue(m, tableId, object, key) {
   const table = m.header.stats.find((t) => t.id === tableId);
   if (!table) return undefined;
   const k = table.columns.findIndex((c) => c.key === key);
-  const row = k >= 0 ? table.rows.find((r) => r.object === object) : null;
+  if (k < 0) return undefined;
+  // A column table: one search of its object column, not every row built.
+  const t = table.table ? m.tables[table.table] : null;
+  if (t) {
+    const r = t.object.indexOf(object);
+    return r >= 0 ? statsCell(t, r, k) : undefined;
+  }
+  const row = table.rows.find((r) => r.object === object);
   return row ? row.values[k] : undefined;
 }
 
@@ -450,14 +564,19 @@ function queueBusyInRange(m, t0, t1) {
  * two binary searches and prefix sums (no pass over the items per interval).
  */
 function threadBusyFallback(m, t) {
-  const outer = m.threadRows[t].filter((i) => m.depth[i] === 0);
-  const n = outer.length;
-  const s = new Float64Array(n), e = new Float64Array(n), sum = new Float64Array(n + 1);
-  outer.forEach((i, k) => {
-    s[k] = m.start[i];
-    e[k] = m.end[i];
-    sum[k + 1] = sum[k] + (e[k] - s[k]);
-  });
+  const rows = m.threadRows[t];
+  const starts = new Float64Array(rows.length), ends = new Float64Array(rows.length), sum = new Float64Array(rows.length + 1);
+  let n = 0;
+  for (let k = 0; k < rows.length; k++) {
+    const i = rows[k];
+    if (m.depth[i] !== 0) continue;
+    starts[n] = m.start[i];
+    ends[n] = m.end[i];
+    sum[n + 1] = sum[n] + (ends[n] - starts[n]);
+    n++;
+  }
+  // Only the outermost items (the first n), sorted: what the binary searches below need.
+  const s = starts.subarray(0, n), e = ends.subarray(0, n);
   let busy = sum[n];
   const B = m.blocked;
   for (const b of m.threadBlocked[t].idx) {
@@ -476,39 +595,69 @@ function sumOf(column, idx) {
 }
 
 /**
- * The target-queue forest, depth-first: { roots, children, subtreeBusy }. The analysis' own
- * (header.queueTree) when the report has it; queues it leaves out (the placeholder for items
+ * The target-queue forest, depth-first: { roots, children, subtreeBusy, orphans } (orphans:
+ * the queues no root reaches, those of a target cycle). The analysis' own
+ * (the queueTree table) when the report has it; queues it leaves out (the placeholder for items
  * of no recorded queue) become roots after it.
  */
 function queueForest(m) {
   const n = m.queues.length;
-  const tree = m.header.queueTree || [];
-  if (!tree.length) return queueForestFromTargets(m);
-  const children = m.queues.map(() => []);
+  const tree = m.tables.queueTree;
+  if (!tree || !tree.rows) return queueForestFromTargets(m);
+  const children = noChildren(n);
   const roots = [];
   const subtreeBusy = Float64Array.from(m.queueBusy);
   const seen = new Uint8Array(n);
-  for (const node of tree) {
-    if (node.queue < 0 || node.queue >= n || seen[node.queue]) continue;
-    seen[node.queue] = 1;
-    subtreeBusy[node.queue] = node.subtreeBusy;
-    if (node.parent >= 0 && node.parent < n) children[node.parent].push(node.queue); else roots.push(node.queue);
+  const { queue, parent, subtreeBusy: busy } = tree;
+  for (let k = 0; k < tree.rows; k++) {
+    const q = queue[k], p = parent[k];
+    if (q < 0 || q >= n || seen[q]) continue;
+    seen[q] = 1;
+    subtreeBusy[q] = busy[k];
+    if (p >= 0 && p < n) addChild(children, p, q); else roots.push(q);
   }
   for (let q = 0; q < n; q++) if (!seen[q]) roots.push(q);
-  return { roots, children, subtreeBusy };
+  return { roots, children, subtreeBusy, orphans: unreachedQueues(roots, children) };
+}
+
+/**
+ * Child lists of n queues, all starting as one shared frozen empty list: most of 900k queues
+ * have no child, and 900k empty arrays are 900k allocations for the collector.
+ */
+const NO_CHILDREN = Object.freeze([]);
+function noChildren(n) {
+  return new Array(n).fill(NO_CHILDREN);
+}
+
+function addChild(children, parent, child) {
+  if (children[parent] === NO_CHILDREN) children[parent] = [];
+  children[parent].push(child);
+}
+
+/** The queues not under any root (a target cycle), in index order. */
+function unreachedQueues(roots, children) {
+  const reached = new Uint8Array(children.length);
+  const stack = [...roots];
+  while (stack.length) {
+    const q = stack.pop();
+    if (reached[q]) continue;
+    reached[q] = 1;
+    for (const c of children[q]) stack.push(c);
+  }
+  const out = [];
+  reached.forEach((r, q) => { if (!r) out.push(q); });
+  return out;
 }
 
 /** The analysis' forest rules (QueueTreeNode.forest) for reports without it. */
 function queueForestFromTargets(m) {
   const n = m.queues.length;
-  const children = m.queues.map(() => []);
+  const children = noChildren(n);
   const roots = [];
-  m.queues.forEach((q, i) => (q.target >= 0 && q.target < n && q.target !== i ? children[q.target].push(i) : roots.push(i)));
-  const rank = (q) => (q.kind === "main" ? 0 : q.kind === "global" ? 1 : 2);
-  const order = (a, b) => {
-    const qa = m.queues[a], qb = m.queues[b];
-    return (rank(qa) - rank(qb)) || (qa.label < qb.label ? -1 : qa.label > qb.label ? 1 : a - b);
-  };
+  m.queues.forEach((q, i) => (q.target >= 0 && q.target < n && q.target !== i ? addChild(children, q.target, i) : roots.push(i)));
+  const rank = Int8Array.from(m.queues, (q) => (q.kind === "main" ? 0 : q.kind === "global" ? 1 : 2));
+  const labels = m.queues.map((q) => q.label);
+  const order = (a, b) => (rank[a] - rank[b]) || (labels[a] < labels[b] ? -1 : labels[a] > labels[b] ? 1 : a - b);
   roots.sort(order);
   children.forEach((c) => c.sort(order));
   const subtreeBusy = new Float64Array(n);
@@ -520,7 +669,7 @@ function queueForestFromTargets(m) {
     return subtreeBusy[q];
   };
   roots.forEach(total);
-  return { roots, children, subtreeBusy };
+  return { roots, children, subtreeBusy, orphans: unreachedQueues(roots, children) };
 }
 
 /** The items enqueued from within item `row` (its flows out). */

@@ -45,7 +45,9 @@ class Timeline {
     this.width = 0;
     this.height = 0;
     this.colors = model.queues.map((_, q) => queueColor(model, q));
-    this.pendingColors = this.colors.map((c) => fade(c, 0.42));
+    // A few distinct colours for 100k queues: fade each once.
+    const faded = new Map();
+    this.pendingColors = this.colors.map((c) => faded.get(c) || faded.set(c, fade(c, 0.42)).get(c));
     this.hatches = CAUSE_COLORS.map((c) => hatchPattern(this.ctx, c, null));
     this.suspendedHatch = hatchPattern(this.ctx, "#4a5467", null);
     this.threadMax = Math.max(model.meta.ncpu, ...maxOfSeries(model.threadCounters.alive));
@@ -60,7 +62,8 @@ class Timeline {
     // The selection, range, finding and filter are drawn from viewState: any change, a new frame.
     watchViewState(() => this.requestDraw());
     new ResizeObserver(() => this.resize()).observe(this.area);
-    this.resize();
+    // Sized now, drawn when the app opens its tab: a frame of 100k queues is not free.
+    this.measure();
   }
 
   // MARK: Lanes
@@ -129,7 +132,7 @@ class Timeline {
     const queue = m.queues[q];
     const pendingRows = Math.min(m.header.rows.queuePending, m.queuePendingSlots[q]);
     const runRows = Math.min(m.header.rows.queueRunning, Math.max(1, m.queueSlots[q]));
-    const backlog = m.backlogSeries[q] ? BACKLOG_H : 0;
+    const backlog = hasBacklog(m, q) ? BACKLOG_H : 0;
     return {
       kind: "queue", key: `queue:${q}`, obj: q, title: queueLabel(m, q), depth, hasChildren,
       subtitle: [queue.kind, queue.qos].filter(Boolean).join(" · "),
@@ -155,7 +158,7 @@ class Timeline {
   /** Queues depth-first through the analysis' target-queue tree (m.queueForest), in its order. */
   queueTreeOrder() {
     const m = this.m;
-    const { roots, children } = m.queueForest;
+    const { roots, children, orphans } = m.queueForest;
     const out = [];
     const seen = new Uint8Array(m.queues.length);
     const visit = (q, depth) => {
@@ -164,16 +167,10 @@ class Timeline {
       const hasChildren = children[q].length > 0;
       out.push({ q, depth, hasChildren });
       if (!this.collapsed.has(`queue:${q}`)) for (const c of children[q]) visit(c, depth + 1);
-      else for (const c of children[q]) markSeen(c);
-    };
-    const markSeen = (q) => {
-      if (seen[q]) return;
-      seen[q] = 1;
-      children[q].forEach(markSeen);
     };
     roots.forEach((q) => visit(q, 0));
     // Queues in a target cycle have no root: show them anyway.
-    m.queues.forEach((_, q) => { if (!seen[q]) visit(q, 0); });
+    orphans.forEach((q) => visit(q, 0));
     return out;
   }
 
@@ -261,6 +258,11 @@ class Timeline {
   }
 
   resize() {
+    this.measure();
+    this.draw();
+  }
+
+  measure() {
     const rect = this.area.getBoundingClientRect();
     const dpr = window.devicePixelRatio || 1;
     this.width = Math.max(100, Math.floor(rect.width));
@@ -269,7 +271,6 @@ class Timeline {
     this.canvas.height = Math.floor(this.height * dpr);
     this.dpr = dpr;
     this.clampScroll();
-    this.draw();
   }
 
   clampScroll() {

@@ -8,13 +8,12 @@ Object.assign(Timeline.prototype, {
   requestDraw() {
     if (this.frameRequested) return;
     this.frameRequested = true;
-    requestAnimationFrame(() => {
-      this.frameRequested = false;
-      this.draw();
-    });
+    // A frame drawn meanwhile (draw() clears the flag) makes this one unneeded.
+    requestAnimationFrame(() => { if (this.frameRequested) this.draw(); });
   },
 
   draw() {
+    this.frameRequested = false;
     if (!this.width || this.area.offsetParent === null) return;
     const ctx = this.ctx;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
@@ -176,10 +175,10 @@ Object.assign(Timeline.prototype, {
       top += BACKLOG_H;
     }
     if (lane.pendingRows) {
-      this.drawBoxes(m.queuePending[q], top, QUEUE_PENDING_H, lane.pendingRows, "pending");
+      this.drawBoxes(queuePendingTrack(m, q), top, QUEUE_PENDING_H, lane.pendingRows, "pending");
       top += lane.pendingRows * QUEUE_PENDING_H + 2;
     }
-    this.drawBoxes(m.queueRun[q], top, QUEUE_RUN_H, lane.runRows, "queue");
+    this.drawBoxes(queueRunTrack(m, q), top, QUEUE_RUN_H, lane.runRows, "queue");
   },
 
   /**
@@ -357,11 +356,18 @@ Object.assign(Timeline.prototype, {
     const samples = sampleSteps(series, this.v0, this.v1, width);
     ctx.fillStyle = fill;
     const bottom = top + height;
-    for (let x = 0; x < width; x++) {
+    // One rectangle per run of columns of the same height (a backlog is flat most of the time).
+    for (let x = 0; x < width;) {
       const v = samples[x];
-      if (!(v > 0)) continue;
+      if (!(v > 0)) {
+        x++;
+        continue;
+      }
+      let end = x + 1;
+      while (end < width && samples[end] === v) end++;
       const h = Math.max(1, (v / max) * height);
-      ctx.fillRect(GUTTER + x, bottom - h, 1, h);
+      ctx.fillRect(GUTTER + x, bottom - h, end - x, h);
+      x = end;
     }
     ctx.fillStyle = "#1e2633";
     ctx.fillRect(GUTTER, bottom, this.plotW, 1);

@@ -36,12 +36,12 @@ Object.assign(Timeline.prototype, {
         const pendingH = lane.pendingRows * QUEUE_PENDING_H + (lane.pendingRows ? 2 : 0);
         if (local < top + pendingH) {
           const row = clamp(Math.floor((local - top) / QUEUE_PENDING_H), 0, Math.max(0, lane.pendingRows - 1));
-          const item = m.queuePending[lane.obj].find(t, row === lane.pendingRows - 1 ? -1 : row, tol);
+          const item = queuePendingTrack(m, lane.obj).find(t, row === lane.pendingRows - 1 ? -1 : row, tol);
           return item >= 0 ? { ...hit, item, pending: true } : hit;
         }
         top += pendingH;
         const row = clamp(Math.floor((local - top) / QUEUE_RUN_H), 0, lane.runRows - 1);
-        const item = m.queueRun[lane.obj].find(t, row === lane.runRows - 1 ? -1 : row, tol);
+        const item = queueRunTrack(m, lane.obj).find(t, row === lane.runRows - 1 ? -1 : row, tol);
         return item >= 0 ? { ...hit, item } : hit;
       }
       case "task": {

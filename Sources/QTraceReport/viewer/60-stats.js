@@ -187,7 +187,7 @@ class StatsView {
 
   buildHistograms() {
     const m = this.m;
-    const hists = expandHistograms(m.header);
+    const hists = expandHistograms(m);
     if (!hists.length) return;
     this.root.appendChild(el("h2", null, "Wait and run time per queue"));
     this.root.appendChild(el("p", "sub", "Enqueue → start (wait) and start → end (run), log-scale buckets."));
@@ -392,12 +392,8 @@ function shownFigures(app) {
   }));
   const details = (show, labels) => {
     show();
-    const out = {};
-    app.details.root.querySelectorAll("dl.kv > div").forEach((div) => {
-      const label = div.querySelector("dt").textContent;
-      if (labels.includes(label)) out[label] = div.querySelector("dd").textContent;
-    });
-    return out;
+    const { facts } = detailsText(app.details.root);
+    return Object.fromEntries(labels.filter((label) => label in facts).map((label) => [label, facts[label]]));
   };
   const queues = app.m.queues.map((_, q) => details(() => app.details.showQueue(q), ["Items", "Busy", "Backlog max"]));
   const threads = app.m.threads.map((_, t) => details(() => app.details.showThread(t), ["Items run", "Busy", "Blocked"]));

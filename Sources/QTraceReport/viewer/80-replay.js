@@ -29,7 +29,7 @@ class ReplayView {
     this.mainThread = model.threads.findIndex((t) => t.kind === "main");
     this.hatch = hatchPattern(this.ctx, "#ff5d6c", null);
     this.assignColumns();
-    this.chooseQueues();
+    this.queueChoice = null;   // chooseQueues() on first use: a sort of every queue with items
     this.setupControls();
     new ResizeObserver(() => this.resize()).observe(this.area);
   }
@@ -53,13 +53,17 @@ class ReplayView {
   /** The main queue first, then the busiest queues; the rest share an "other queues" row. */
   chooseQueues() {
     const m = this.m;
-    const order = m.queues.map((_, q) => q).filter((q) => m.queueRows[q].length > 0);
-    order.sort((a, b) => (m.queues[b].kind === "main") - (m.queues[a].kind === "main") || m.queueRows[b].length - m.queueRows[a].length);
-    this.shown = order.slice(0, REPLAY_MAX_QUEUES);
-    this.rowOfQueue = new Int32Array(m.queues.length).fill(this.shown.length);
-    this.shown.forEach((q, r) => (this.rowOfQueue[q] = r));
-    this.hasOtherRow = order.length > this.shown.length;
+    const order = m.queues.map((_, q) => q).filter((q) => queueItemCount(m, q) > 0);
+    order.sort((a, b) => (m.queues[b].kind === "main") - (m.queues[a].kind === "main") || queueItemCount(m, b) - queueItemCount(m, a));
+    const shown = order.slice(0, REPLAY_MAX_QUEUES);
+    const rowOfQueue = new Int32Array(m.queues.length).fill(shown.length);
+    shown.forEach((q, r) => (rowOfQueue[q] = r));
+    return { shown, rowOfQueue, hasOtherRow: order.length > shown.length };
   }
+
+  get shown() { return (this.queueChoice ||= this.chooseQueues()).shown; }
+  get rowOfQueue() { return (this.queueChoice ||= this.chooseQueues()).rowOfQueue; }
+  get hasOtherRow() { return (this.queueChoice ||= this.chooseQueues()).hasOtherRow; }
 
   setupControls() {
     const select = $("replay-speed");
@@ -164,7 +168,7 @@ class ReplayView {
   /** Items of queue q pending at t, oldest first (at most `limit`), and how many there are. */
   pendingOn(q, t, limit) {
     const m = this.m;
-    const track = m.queuePending[q];
+    const track = queuePendingTrack(m, q);
     const idx = track.idx;
     const lo = upperBoundBy((k) => m.start[idx[k]], t, 0, idx.length);
     const items = [];

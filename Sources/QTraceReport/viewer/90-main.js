@@ -23,8 +23,8 @@ class App {
     $("filter-clear").addEventListener("click", () => this.clearFilter());
     this.searchBox = new SearchBox(this);
     this.buildLegend();
-    this.openTab("timeline");
     this.timeline.fit();
+    this.openTab("timeline");
   }
 
   showRunFacts() {
@@ -195,6 +195,14 @@ class App {
   }
 }
 
+/** A details panel's title and definition lines, as shown. */
+function detailsText(root) {
+  const facts = {};
+  root.querySelectorAll("dl.kv > div").forEach((div) => (facts[div.querySelector("dt").textContent] = div.querySelector("dd").textContent));
+  const title = root.querySelector("h3 > span:not(.swatch):not(.chip)");
+  return { title: title ? title.textContent : "", facts };
+}
+
 /** Bytes held in typed arrays reachable from the model (they live outside the JS heap). */
 function arrayBufferBytes(root) {
   const buffers = new Set();
@@ -233,7 +241,8 @@ const ready = (async () => {
     app = new App(model);
     $("loading").hidden = true;
     await new Promise((resolve) => requestAnimationFrame(() => resolve()));
-    app.timeline.draw();
+    // Opening the Timeline tab drew the first frame (a hidden page did not: draw it now).
+    if (!app.firstRenderAt) app.timeline.draw();
     timings.firstRender = app.firstRenderAt || performance.now();
     // The columns not needed yet, then let the inflated payload go.
     setTimeout(() => {
@@ -270,6 +279,19 @@ window.qtrace = Object.freeze({
   },
   /** The numbers the report shows, as rendered text (see shownFigures). */
   shownFigures: () => shownFigures(app),
+  /** Reveals queue q's lane and shows its details: { title, facts } as rendered text. */
+  showQueue: (q) => {
+    app.openTab("timeline");
+    app.timeline.reveal(`queue:${q}`);
+    app.details.showQueue(q);
+    return detailsText(app.details.root);
+  },
+  /** A Stats table's row of `object` as the viewer holds it (null: missing), or null. */
+  statsRow: (tableId, object) => {
+    const table = app.m.header.stats.find((t) => t.id === tableId);
+    const row = table ? table.rows.find((r) => r.object === object) : null;
+    return row ? row.values : null;
+  },
   openTab: (name) => app.openTab(name),
   /** [start, end] of an item (input index), or null. */
   itemTimes: (itemIndex) => {
