@@ -63,6 +63,7 @@ struct Stats: ParsableCommand {
         defer { inputs.removeTemporaryFiles() }
         if pid != nil || inputs.processes.count == 1 {
             let process = try inputs.single(pid: pid, command: "stats")
+            if json { return try writeSummary(process) }
             let text = try render(process)
             ProgressLine.shared.finish()
             try writeOutput(text, to: output, command: "stats")
@@ -104,13 +105,19 @@ struct Stats: ParsableCommand {
     }
 
     private func render(_ process: TraceInput) throws -> String {
+        text(try analyseTrace(process, command: "stats"), tracePath: process.source)
+    }
+
+    /// One process's JSON summary, written in pieces as it is encoded (1.7 GB at 900k queues).
+    private func writeSummary(_ process: TraceInput) throws {
         let result = try analyseTrace(process, command: "stats")
         ProgressLine.shared.phase("writing the summary")
-        if json {
-            let summary = AnalysisSummary(result: result, tracePath: process.source, generator: "qtrace \(qtraceVersion)")
-            return String(decoding: try summary.jsonData(), as: UTF8.self) + "\n"
+        let summary = AnalysisSummary(result: result, tracePath: process.source, generator: "qtrace \(qtraceVersion)")
+        try writeOutputFile(output ?? "-", command: "stats") { file in
+            try summary.writeJSON { data in try data.withUnsafeBytes { try file.write($0) } }
+            try file.write("\n")
         }
-        return text(result, tracePath: process.source)
+        ProgressLine.shared.finish()
     }
 
     private func text(_ result: AnalysisResult, tracePath: String) -> String {
