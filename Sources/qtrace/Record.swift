@@ -36,7 +36,13 @@ struct Record: ParsableCommand {
         counted as dropped ("N events dropped: disk full" in the summary line, stats and the \
         report), and no half-written report is left (docs/outputs.md).
 
-        Flight recorder (docs/flight-recorder.md): with --ring SIZE each process keeps only its         most recent SIZE of events (per-thread chunks reused oldest first; queue labels, code         sites and modules are kept apart and never overwritten). A snapshot, TRACE.snapshot-N.qtrace         (TRACE.PID.snapshot-N.qtrace for a child), is written when asked (qtrace snapshot PID, or         the --snapshot-signal, SIGUSR2 by default), when the shim sees a deadlock or a thread         explosion, and, with --ring-keep-on-exit, the ring itself is kept at exit. A program that         crashes leaves its ring as TRACE.qtrace. Each snapshot gets its own report.
+        Flight recorder (docs/flight-recorder.md): with --ring SIZE each process keeps only its \
+        most recent SIZE of events (per-thread chunks reused oldest first; queue labels, code \
+        sites and modules are kept apart and never overwritten). A snapshot, TRACE.snapshot-N.qtrace \
+        (TRACE.PID.snapshot-N.qtrace for a child), is written when asked (qtrace snapshot PID, or \
+        the --snapshot-signal, SIGUSR2 by default), when the shim sees a deadlock or a thread \
+        explosion, and, with --ring-keep-on-exit, the ring itself is kept at exit. A program that \
+        crashes leaves its ring as TRACE.qtrace. Each snapshot gets its own report.
         """
     )
 
