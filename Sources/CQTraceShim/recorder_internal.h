@@ -20,6 +20,9 @@
 #define QT_FLAG_RING (1ull << 5)
 /// Bit 6: a snapshot of a ring, written while the program ran.
 #define QT_FLAG_SNAPSHOT (1ull << 6)
+/// Bit 7: events were dropped because every ring chunk was being written (more writing
+/// threads than the ring has chunks).
+#define QT_FLAG_DROPPED_RING_BUSY (1ull << 7)
 
 /// The header as laid out in docs/trace-format.md.
 typedef struct {

@@ -156,7 +156,10 @@ int qt_ring_claim_locked(qt_thread_t *t) {
     if (t->ring_chunk) g_ring.active[t->ring_chunk - 1] = 0;
     t->ring_chunk = 0;
     int64_t slot = take_slot();
-    if (slot < 0) return 0;
+    if (slot < 0) {
+        __atomic_or_fetch(&g_rec.header->flags, QT_FLAG_DROPPED_RING_BUSY, __ATOMIC_RELAXED);
+        return 0;
+    }
     qt_chunk_header_t *c = slot_chunk(g_ring.meta_chunks + (uint32_t)slot);
     count_overwritten(c);
     // A snapshot copying this chunk sees claim_seq change and copies it again (copy_chunk):

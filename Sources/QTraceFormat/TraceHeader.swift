@@ -20,6 +20,9 @@ public struct TraceHeaderFlags: OptionSet, Sendable, Hashable {
     public static let ring = TraceHeaderFlags(rawValue: 1 << 5)
     /// A snapshot of a ring, copied while the program ran.
     public static let snapshot = TraceHeaderFlags(rawValue: 1 << 6)
+    /// Events were dropped because every chunk of the ring was being written (more threads
+    /// writing than the ring has chunks).
+    public static let droppedRingBusy = TraceHeaderFlags(rawValue: 1 << 7)
 }
 
 /// Why a flight-recorder snapshot was taken (the header's snapshot_reason).
@@ -112,6 +115,7 @@ public struct TraceHeader: Sendable, Equatable {
     public var dropReason: String? {
         if flags.contains(.droppedDiskFull) { return "disk full" }
         if flags.contains(.droppedSizeCap) { return "trace size limit reached" }
+        if flags.contains(.droppedRingBusy) { return "every chunk of the flight-recorder ring in use (more threads than chunks: a larger --ring)" }
         return nil
     }
 

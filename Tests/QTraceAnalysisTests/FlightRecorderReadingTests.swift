@@ -60,4 +60,14 @@ final class FlightRecorderReadingTests: XCTestCase {
         let unordered = try TraceFile(contentsOf: asRing(bytes, flag: false))
         XCTAssertGreaterThan(unordered.threads.count, 10)
     }
+
+    /// Drops because every ring chunk was being written say so (header flags bit 7).
+    func testABusyRingSaysWhyEventsWereDropped() throws {
+        var bytes = asRing(try writtenTrace(), flag: true)
+        bytes[104] |= 1 << 7
+        withUnsafeBytes(of: UInt64(136).littleEndian) { bytes.replaceSubrange(88..<96, with: $0) }
+        let info = TraceInfo(file: try TraceFile(contentsOf: bytes))
+        XCTAssertEqual(info.droppedEvents, 136)
+        XCTAssertTrue(info.dropReason?.contains("every chunk of the flight-recorder ring in use") ?? false, "\(String(describing: info.dropReason))")
+    }
 }
