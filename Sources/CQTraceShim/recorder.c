@@ -165,10 +165,19 @@ static int write_zeros(int fd, uint64_t from, uint64_t to) {
     static const uint8_t zeros[256 * 1024];
     while (from < to) {
         size_t n = to - from < sizeof zeros ? (size_t)(to - from) : sizeof zeros;
-        ssize_t w = pwrite(fd, zeros, n, (off_t)from);
+        if (!qt_pwrite_all(fd, zeros, n, (off_t)from)) return 0;
+        from += n;
+    }
+    return 1;
+}
+
+int qt_pwrite_all(int fd, const void *data, size_t size, off_t at) {
+    const uint8_t *p = data;
+    while (size > 0) {
+        ssize_t w = pwrite(fd, p, size, at);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return 0;
-        from += (uint64_t)w;
+        p += w; size -= (size_t)w; at += w;
     }
     return 1;
 }
@@ -327,8 +336,7 @@ void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *
 }
 
 void qt_recorder_init_from_env(void) {
-    const char *disable = getenv("QTRACE_DISABLE");
-    if (disable && *disable && strcmp(disable, "0") != 0) return;
+    if (qt_env_flag("QTRACE_DISABLE")) return;
     qt_ring_init_from_env();
 #ifdef QTRACE_PRELOAD
     // Preloaded (LD_PRELOAD=libqtrace-shim.so): the user asked for a trace.

@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define QT_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -58,6 +60,13 @@ typedef struct {
 #define QT_SITE_CLOSURE 0x80000000u
 
 extern __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
+
+/// Whether an environment variable is set to something other than "" or "0" (QTRACE_DISABLE,
+/// QTRACE_ARMED, QTRACE_RING_KEEP_ON_EXIT).
+static inline int qt_env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
 
 /// Process-wide switch: 1 records, 0 passes everything through.
 extern int qt_enabled;

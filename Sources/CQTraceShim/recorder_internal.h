@@ -94,6 +94,8 @@ extern qt_recorder_t g_rec QT_HIDDEN;
 uint64_t qt_mono_ns(int clock) QT_HIDDEN;
 /// A decimal environment variable, or `fallback` when unset or not a number.
 uint64_t qt_env_u64(const char *name, uint64_t fallback) QT_HIDDEN;
+/// pwrite until all of `size` is written (EINTR retried); 0 on an error (a full disk).
+int qt_pwrite_all(int fd, const void *data, size_t size, off_t at) QT_HIDDEN;
 /// Creates `path` without following a symlink there; the descriptor or -1.
 int qt_create_trace_file(const char *path) QT_HIDDEN;
 /// Writes the calibration pair and tsc_hz of the end of a trace into `h`.

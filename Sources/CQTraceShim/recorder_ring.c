@@ -54,11 +54,6 @@ static struct {
     int workers, explosion_threshold, explosion_seen;
 } g_ring = { .meta_lock = PTHREAD_MUTEX_INITIALIZER, .snapshot_lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int env_flag(const char *name) {
-    const char *v = getenv(name);
-    return v && *v && strcmp(v, "0") != 0;
-}
-
 /// QTRACE_SNAPSHOT_SIGNAL: a number, USR1/USR2 (with or without SIG), or none; USR2 if unset.
 static int snapshot_signal(void) {
     const char *v = getenv("QTRACE_SNAPSHOT_SIGNAL");
@@ -93,7 +88,7 @@ int qt_ring_configure(void) {
     if (!g_ring.order || !g_ring.active) { qt_ring_mode = 0; return 0; }
     g_ring.ring_chunks = (uint32_t)ring;
     g_ring.meta_chunks = (uint32_t)meta;
-    g_ring.keep_on_exit = env_flag("QTRACE_RING_KEEP_ON_EXIT");
+    g_ring.keep_on_exit = qt_env_flag("QTRACE_RING_KEEP_ON_EXIT");
     g_ring.signal = snapshot_signal();
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu < 1) ncpu = 1;
@@ -224,17 +219,6 @@ static void snapshot_path(char *out, size_t size, uint64_t number) {
     snprintf(out, size, "%.*s.snapshot-%llu.qtrace", (int)n, path, (unsigned long long)number);
 }
 
-static int write_all(int fd, const void *data, size_t size, off_t at) {
-    const uint8_t *p = data;
-    while (size > 0) {
-        ssize_t w = pwrite(fd, p, size, at);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return 0;
-        p += w; size -= (size_t)w; at += w;
-    }
-    return 1;
-}
-
 /// Copies one chunk into `buffer` as a seqlock reader: a chunk reused while it was copied
 /// (its claim_seq changed, or was 0: being zeroed) is copied again, and after a few attempts
 /// left out (zeros: an unwritten chunk to readers). Its lost records are counted in the
@@ -270,7 +254,7 @@ static void write_snapshot(unsigned reason, uint64_t asked_tsc) {
         uint32_t chunks = g_ring.meta_chunks + g_ring.ring_chunks;
         for (uint32_t slot = 0; ok && slot < chunks; slot++) {
             copy_chunk(slot, buffer);
-            ok = write_all(fd, buffer, g_rec.chunk_size, (off_t)(QT_HEADER_SIZE + (uint64_t)slot * g_rec.chunk_size));
+            ok = qt_pwrite_all(fd, buffer, g_rec.chunk_size, (off_t)(QT_HEADER_SIZE + (uint64_t)slot * g_rec.chunk_size));
         }
         static uint8_t header[QT_HEADER_SIZE];
         pthread_mutex_lock(&g_rec.lock);  // the counters as one consistent set
@@ -282,7 +266,7 @@ static void write_snapshot(unsigned reason, uint64_t asked_tsc) {
         h->snapshot_reason = reason;
         h->snapshot_tsc = asked_tsc;
         h->snapshot_count = number;
-        ok = ok && write_all(fd, header, QT_HEADER_SIZE, 0);
+        ok = ok && qt_pwrite_all(fd, header, QT_HEADER_SIZE, 0);
         close(fd);
         if (ok) __atomic_store_n(&live->snapshot_count, number, __ATOMIC_RELEASE);
         else unlink(path);  // a full disk: no half snapshot

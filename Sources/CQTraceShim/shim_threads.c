@@ -106,8 +106,7 @@ const volatile int *qt_gate = &qt_enabled;
 /// file: one switch for the whole recording. A control file that cannot be mapped keeps the
 /// process off: armed means nothing is recorded until asked.
 static void qt_arm_from_env(void) {
-    const char *armed = getenv("QTRACE_ARMED");
-    if (!armed || !*armed || strcmp(armed, "0") == 0) return;
+    if (!qt_env_flag("QTRACE_ARMED")) return;
     static int off;
     qt_gate = &off;
     char path[4096];

@@ -109,8 +109,7 @@ void qt_rec_string(qt_thread_t *t, unsigned type, uint32_t arg, const uint64_t *
 }
 
 void qt_recorder_init_from_env(void) {
-    const char *disable = getenv("QTRACE_DISABLE");
-    if (disable && *disable && strcmp(disable, "0") != 0) return;
+    if (qt_env_flag("QTRACE_DISABLE")) return;
     // Preloaded: record; whether anything is kept is the LTTng session's business.
     qt_enabled = 1;
 }
