@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import QTraceFormat
 
 public struct AnalysisSummary: Sendable, Codable {
     /// Bumped on incompatible changes; readers check the part before the slash.
@@ -75,8 +76,8 @@ public struct AnalysisSummary: Sendable, Codable {
     /// The placeholder queue's object in the encoded shell: from the start of its `{` line to
     /// just after its `}`, and the `{`'s indentation.
     static func placeholderSpan(in data: Data) -> (start: Int, end: Int, indent: Int)? {
-        let text = [UInt8](data)
-        guard let found = search(Array("\"queue\" : \(Int.min)".utf8), in: text, from: 0) else { return nil }
+        let text = [UInt8](data)[...]
+        guard let found = firstIndex(of: Array("\"queue\" : \(Int.min)".utf8), in: text, from: 0) else { return nil }
         // The marker's line is indented one level (2 spaces) deeper than the object's braces.
         let markerLine = (text[..<found].lastIndex(of: UInt8(ascii: "\n")) ?? -1) + 1
         let indent = found - markerLine - 2
@@ -85,8 +86,8 @@ public struct AnalysisSummary: Sendable, Codable {
         let spaces = [UInt8](repeating: UInt8(ascii: " "), count: indent)
         let open = [UInt8(ascii: "\n")] + spaces + Array("{\n".utf8)
         let close = [UInt8(ascii: "\n")] + spaces + [UInt8(ascii: "}")]
-        guard let start = search(open, in: text, before: markerLine),
-              let end = search(close, in: text, from: found) else { return nil }
+        guard let start = lastIndex(of: open, in: text, endingBy: markerLine),
+              let end = firstIndex(of: close, in: text, from: found) else { return nil }
         return (data.startIndex + start + 1, data.startIndex + end + close.count, indent)
     }
 
@@ -108,27 +109,6 @@ public struct AnalysisSummary: Sendable, Codable {
             var container = encoder.container(keyedBy: Key.self)
             try container.encode(inner, forKey: .a)
         }
-    }
-
-    /// The first occurrence of `pattern` at or after `from`.
-    static func search(_ pattern: [UInt8], in text: [UInt8], from: Int) -> Int? {
-        guard pattern.count <= text.count else { return nil }
-        var i = from
-        while i + pattern.count <= text.count {
-            if text[i] == pattern[0] && text[i..<i + pattern.count].elementsEqual(pattern) { return i }
-            i += 1
-        }
-        return nil
-    }
-
-    /// The last occurrence of `pattern` that ends at or before `before`.
-    static func search(_ pattern: [UInt8], in text: [UInt8], before: Int) -> Int? {
-        var i = min(before, text.count) - pattern.count
-        while i >= 0 {
-            if text[i] == pattern[0] && text[i..<i + pattern.count].elementsEqual(pattern) { return i }
-            i -= 1
-        }
-        return nil
     }
 
     /// Decodes a summary, refusing other schemas.

@@ -6,6 +6,8 @@
 // Thread names (comm, up to 15 bytes) may hold spaces and '=': fields are found by the
 // fixed text around them, which a 15-byte name cannot imitate.
 
+import QTraceFormat
+
 /// One scheduler event, as perf saw it. Times are CLOCK_MONOTONIC ns (perf record -k CLOCK_MONOTONIC).
 public struct PerfSchedRecord: Equatable, Sendable {
     public enum Kind: Equatable, Sendable {
@@ -85,7 +87,7 @@ public enum PerfScriptParser {
         let marker = Array(" prev_state=".utf8), arrow = Array(" ==> next_comm=".utf8)
         var from = text.startIndex
         var state: String?
-        while state == nil, let at = find(marker, in: text, from: from) {
+        while state == nil, let at = firstIndex(of: marker, in: text, from: from) {
             var end = at + marker.count
             while end < text.endIndex, text[end] != UInt8(ascii: " ") { end += 1 }
             if end > at + marker.count, text[end...].starts(with: arrow) {
@@ -106,16 +108,6 @@ public enum PerfScriptParser {
         guard back.integer() != nil, back.take(" target_cpu="), back.integer() != nil, back.take(" prio="),
               let woken = back.integer(), back.take(" pid="), let tid = Int32(exactly: woken) else { return nil }
         return .wakeup(tid: tid, isNew: isNew)
-    }
-
-    static func find(_ needle: [UInt8], in text: ArraySlice<UInt8>, from: Int) -> Int? {
-        guard !needle.isEmpty, text.endIndex - from >= needle.count else { return nil }
-        var at = from
-        while at + needle.count <= text.endIndex {
-            if text[at] == needle[0], text[at..<(at + needle.count)].elementsEqual(needle) { return at }
-            at += 1
-        }
-        return nil
     }
 }
 
