@@ -41,9 +41,6 @@ public enum TraceLayout {
     /// Bit 63 of the header's exit_status: the status is present.
     public static let exitStatusPresent: UInt64 = 1 << 63
 
-    /// The header's snapshot_count: how many snapshots a live ring has written so far.
-    public static let ringSnapshotCountOffset = Header.snapshotCount
-
     /// Header field offsets.
     enum Header {
         static let magic = 0, versionMajor = 8, versionMinor = 10, headerSize = 12, chunkSize = 16

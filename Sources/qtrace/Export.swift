@@ -70,7 +70,7 @@ struct Export: ParsableCommand {
 
     func run() throws {
         let trace = Report.withoutTrailingSlash(traces[0])
-        let base = trace.hasSuffix(".qtrace") ? String(trace.dropLast(7)) : trace
+        let base = traceStem(trace)
         Interruption.install(command: "export")
         if format == .tables { return try exportTables(into: output ?? base + ".tables", runName: runName ?? ProcessOverview.fileName(base)) }
         if format == .folded { return try exportFolded(to: output ?? base + ".folded") }

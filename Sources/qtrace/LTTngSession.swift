@@ -155,7 +155,7 @@ struct LTTngSession {
 
     /// Where the CTF trace of TRACE.qtrace goes: TRACE.lttng beside it.
     static func traceDirectory(for tracePath: String) -> String {
-        (tracePath.hasSuffix(".qtrace") ? String(tracePath.dropLast(7)) : tracePath) + ".lttng"
+        traceStem(tracePath) + ".lttng"
     }
 
     /// The traced program's environment: `base` with the LTTng shim preloaded.
@@ -177,7 +177,7 @@ struct LTTngSession {
     /// last image gets the exit status. Returns the paths written (main first).
     static func convert(traceDirectory: String, mainPath: String, exitStatus: Int32) throws -> [String] {
         let reader = try CTFTraceReader(path: traceDirectory)
-        let base = mainPath.hasSuffix(".qtrace") ? String(mainPath.dropLast(7)) : mainPath
+        let base = traceStem(mainPath)
         let written = try reader.convertAll(to: { number, pid, image in
             number == 0 ? mainPath : image > 1 ? "\(base).\(pid).\(image).qtrace" : "\(base).\(pid).qtrace"
         }, exitStatus: { processes, number in

@@ -266,9 +266,7 @@ struct Record: ParsableCommand {
         return "qtrace-\(name)-\(formatter.string(from: Date())).qtrace"
     }
 
-    static func reportPath(for tracePath: String) -> String {
-        tracePath.hasSuffix(".qtrace") ? String(tracePath.dropLast(7)) + ".html" : tracePath + ".html"
-    }
+    static func reportPath(for tracePath: String) -> String { traceStem(tracePath) + ".html" }
 
     /// Removes a previous trace (and its per-process siblings) so stale files are not mistaken
     /// for this run's.
@@ -295,7 +293,7 @@ struct Record: ParsableCommand {
     static func lastImage(of pid: pid_t, mainPath: String, among traces: [String]) -> String {
         // The siblings are in the main trace's directory: their file names tell them apart.
         let name = URL(fileURLWithPath: mainPath).lastPathComponent
-        let prefix = "\(name.hasSuffix(".qtrace") ? String(name.dropLast(7)) : name).\(pid)."
+        let prefix = "\(traceStem(name)).\(pid)."
         let images = traces.compactMap { path -> (Int, String)? in
             let file = URL(fileURLWithPath: path).lastPathComponent
             guard file.hasPrefix(prefix), file.hasSuffix(".qtrace"),
@@ -308,7 +306,7 @@ struct Record: ParsableCommand {
     static func siblingTraces(of path: String) -> [String] {
         let url = URL(fileURLWithPath: path)
         let dir = url.deletingLastPathComponent().path
-        let base = url.lastPathComponent.hasSuffix(".qtrace") ? String(url.lastPathComponent.dropLast(7)) : url.lastPathComponent
+        let base = traceStem(url.lastPathComponent)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir)) ?? []
         return names.filter { name in
             guard name.hasPrefix(base + "."), name.hasSuffix(".qtrace") else { return false }
@@ -358,6 +356,12 @@ struct Record: ParsableCommand {
             }
         }
     }
+}
+
+/// A trace's path without its `.qtrace`: what the files beside it are named after
+/// (TRACE.html, TRACE.PID.qtrace, TRACE.snapshot-N.qtrace, TRACE.lttng, ...).
+func traceStem(_ path: String) -> String {
+    path.hasSuffix(".qtrace") ? String(path.dropLast(7)) : path
 }
 
 /// One line on stderr.

@@ -177,17 +177,20 @@ enum FlightRecorder {
         (try? TraceFile.readHeader(path: path))?.flags.contains(.snapshot) ?? false
     }
 
-    static func snapshotCount(ofRing path: String) -> UInt64 {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
-        defer { try? handle.close() }
-        try? handle.seek(toOffset: UInt64(TraceLayout.ringSnapshotCountOffset))
-        guard let data = try? handle.read(upToCount: 8), data.count == 8 else { return 0 }
-        return data.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+    /// How many snapshots a live ring has written (its header says).
+    static func snapshotCount(ofRing path: String) -> UInt64 { ringHeader(path)?.ring?.snapshotCount ?? 0 }
+
+    /// A snapshot's file name, TRACE.snapshot-N.qtrace, as its ring's stem (TRACE) and N.
+    static func snapshotName(_ file: String) -> (stem: Substring, number: Int)? {
+        guard file.hasSuffix(".qtrace"), let marker = file.range(of: ".snapshot-", options: .backwards) else { return nil }
+        let digits = file[marker.upperBound...].dropLast(7)
+        guard !digits.isEmpty, digits.allSatisfy(\.isNumber), let number = Int(digits) else { return nil }
+        return (file[..<marker.lowerBound], number)
     }
 
     /// TRACE.snapshot-N.qtrace beside the ring TRACE.qtrace (the shim's rule).
     static func snapshotPath(ofRing path: String, number: UInt64) -> String {
-        (path.hasSuffix(".qtrace") ? String(path.dropLast(7)) : path) + ".snapshot-\(number).qtrace"
+        traceStem(path) + ".snapshot-\(number).qtrace"
     }
 
     /// The snapshots of a recording: TRACE.snapshot-N.qtrace and TRACE.PID[.N].snapshot-N.qtrace,
@@ -196,16 +199,16 @@ enum FlightRecorder {
         let url = URL(fileURLWithPath: tracePath)
         let dir = url.deletingLastPathComponent().path
         let name = url.lastPathComponent
-        let base = name.hasSuffix(".qtrace") ? String(name.dropLast(7)) : name
+        let base = traceStem(name)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir)) ?? []
         let found = names.compactMap { file -> (String, Int, String)? in
-            guard file.hasPrefix(base + "."), file.hasSuffix(".qtrace"),
-                  let marker = file.range(of: ".snapshot-", options: .backwards) else { return nil }
-            let process = String(file[file.index(file.startIndex, offsetBy: base.count)..<marker.lowerBound])
-            let parts = process.split(separator: ".")
-            guard parts.allSatisfy({ $0.allSatisfy(\.isNumber) }), parts.count <= 2,
-                  let number = Int(file[marker.upperBound...].dropLast(7)) else { return nil }
-            return (process, number, (dir.isEmpty ? "" : dir + "/") + file)
+            guard let snapshot = snapshotName(file), snapshot.stem.hasPrefix(base) else { return nil }
+            // The main trace's (TRACE), or a child's (TRACE.PID, TRACE.PID.N after an exec).
+            let process = String(snapshot.stem.dropFirst(base.count))
+            let parts = process.split(separator: ".", omittingEmptySubsequences: false).dropFirst()
+            guard process.isEmpty || (process.hasPrefix(".") && (1...2).contains(parts.count)
+                                      && parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isNumber) })) else { return nil }
+            return (process, snapshot.number, (dir.isEmpty ? "" : dir + "/") + file)
         }
         return found.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2)
     }

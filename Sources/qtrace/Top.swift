@@ -109,7 +109,7 @@ struct Top: ParsableCommand {
             guard let main = try environment(ofProcess: pid, command: "top")["QTRACE_OUTPUT"], !main.isEmpty else {
                 throw fail("top", "process \(pid) is not running under qtrace record (no QTRACE_OUTPUT in its environment)")
             }
-            let ownTrace = main.hasSuffix(".qtrace") ? String(main.dropLast(7)) + ".\(pid).qtrace" : main + ".\(pid).qtrace"
+            let ownTrace = traceStem(main) + ".\(pid).qtrace"
             return FileManager.default.fileExists(atPath: ownTrace) ? ownTrace : main
         }
         guard FileManager.default.fileExists(atPath: target) else {

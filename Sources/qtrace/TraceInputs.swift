@@ -70,7 +70,7 @@ final class TraceInputs {
             let all = names.filter { $0.hasSuffix(".qtrace") && !isDirectory(path + "/" + $0) }
             // Flight-recorder snapshots are views of processes, not processes: they count only
             // in a folder that holds nothing else.
-            let processes = all.filter { !isSnapshotName($0) }
+            let processes = all.filter { FlightRecorder.snapshotName($0) == nil }
             let traces = processes.isEmpty ? all : processes
             return traces.isEmpty ? nil : recordingOrder(traces).map { (path as NSString).appendingPathComponent($0) }
         }
@@ -90,11 +90,6 @@ final class TraceInputs {
         throw fail(command, "no '\(path)': a flight-recorder ring is removed when its program ends (--ring-keep-on-exit keeps it); its snapshots are \(names)")
     }
 
-    /// TRACE.snapshot-N.qtrace, TRACE.PID.snapshot-N.qtrace (docs/flight-recorder.md).
-    static func isSnapshotName(_ name: String) -> Bool {
-        guard let marker = name.range(of: ".snapshot-", options: .backwards), name.hasSuffix(".qtrace") else { return false }
-        return name[marker.upperBound...].dropLast(7).allSatisfy(\.isNumber)
-    }
 
     /// The PID of a child's TRACE.PID.qtrace or TRACE.PID.N.qtrace (an image after exec);
     /// nil for the main trace (its header has it).
