@@ -122,16 +122,6 @@ public struct FlightRecorderWindow: Sendable, Codable, Equatable {
                   endNs: endNs ?? 0, overwrittenEvents: ring.overwrittenEvents, overwrittenChunks: ring.overwrittenChunks)
     }
 
-    /// From a snapshot's header alone (`qtrace snapshot` reports on a file of tens of MB
-    /// without reading its events): the clock through its start and end pairs.
-    public init?(header: TraceHeader) {
-        guard let ring = header.ring, header.finalTsc != 0 else { return nil }
-        let start = CalibrationPair(tsc: header.initTsc, monoNs: header.initMonoNs)
-        let end = CalibrationPair(tsc: header.finalTsc, monoNs: header.finalMonoNs)
-        let clock = TraceClock.fit(initPair: start, pairs: [start, end], tscHz: header.tscHz)
-        self.init(ring: ring, clock: clock, endNs: clock.time(ofTSC: header.finalTsc))
-    }
-
     /// The span of which every event is in the trace.
     public var completeNs: UInt64 { endNs > completeFromNs ? endNs - completeFromNs : 0 }
 

@@ -246,8 +246,8 @@ struct Record: ParsableCommand {
         }
         for path in snapshots {
             do {
-                let model = Analysis.buildModel(file: try TraceFile(path: path))
-                if !quiet { printErr("qtrace: snapshot: \(path): \(model.info.flightRecorder?.summaryLine ?? "")") }
+                let window = TraceInfo(file: try TraceFile(path: path)).flightRecorder
+                if !quiet { printErr("qtrace: snapshot: \(path): \(window?.summaryLine ?? "")") }
                 guard !noReport else { continue }
                 let reportPath = Record.reportPath(for: path)
                 try ReportGeneration.write(tracePaths: [path], to: reportPath, progress: false) { _, _ in }

@@ -55,7 +55,8 @@ struct Snapshot: ParsableCommand {
         }
         let path = count > before ? FlightRecorder.snapshotPath(ofRing: ring.path, number: count) : next
         guard writeAll(STDOUT_FILENO, path + "\n") else { throw fail("snapshot", "cannot write to stdout") }
-        if let header = try? TraceFile.readHeader(path: path), let window = FlightRecorderWindow(header: header) {
+        // The window as `stats` gives it (TraceInfo: the trace's clock), without an analysis.
+        if let window = (try? TraceFile(path: path)).flatMap({ TraceInfo(file: $0).flightRecorder }) {
             writeStderr("qtrace: \(window.summaryLine)\n")
         }
     }
