@@ -118,15 +118,15 @@ public struct ModelBuilder {
         if e.tid <= 0, e.type == .schedState { schedStateChanged(e); return }
         if e.tid <= 0, e.type == .stackFrame || e.type == .cpuSample { sampleStreamEvent(e); return }
         if e.time >= now { now = e.time } else { model.anomalies.outOfOrderEvents += 1 }
-        if e.tid == TraceLayout.metadataStreamTid { metadataRecorded(e); return }
+        if e.tid == TraceLayout.metadataStreamTid { namingRecorded(e); return }
         let t = thread(for: e.tid)
         switch e.type {
+        case .queueCreate, .queueInfo, .setTarget, .groupCreate, .semCreate, .sourceCreate, .sourceSetTimer,
+             .sourceSetHandler, .ioCreate, .site, .module, .buildID:
+            namingRecorded(e)
         case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
         case .threadExit: threadExited(t)
         case .threadName: threads[Int(t)].name = e.string ?? ""
-        case .queueCreate: queueCreated(e)
-        case .queueInfo: queueInfo(e)
-        case .setTarget: setTarget(object: e.a, target: e.b)
         case .suspend: suspend(object: e.a)
         case .resume: resume(object: e.a, activateOnly: false)
         case .activate: resume(object: e.a, activateOnly: true)
@@ -139,25 +139,19 @@ public struct ModelBuilder {
         case .applyEnd: applyEnd(id: e.a, thread: t)
         case .applyIterStart: applyIterationStart(id: e.a, thread: t)
         case .applyIterEnd: applyIterationEnd(id: e.a, thread: t)
-        case .groupCreate: _ = newGroup(address: e.a, createdAt: now)
         case .groupEnter: groupEnter(group(address: e.a), thread: t, item: topItem(of: t))
         case .groupLeave: groupLeave(group(address: e.a), thread: t, item: topItem(of: t))
         case .groupWaitBegin: groupWaitBegin(e, thread: t)
         case .groupWaitEnd: groupWaitEnd(e, thread: t)
-        case .semCreate: semaphoreCreated(e)
         case .semWaitBegin: semaphoreWaitBegin(e, thread: t)
         case .semWaitEnd: semaphoreWaitEnd(e, thread: t)
         case .semSignal: semaphoreSignal(e)
         case .onceBegin: onceBegin(e, thread: t)
         case .onceEnd: onceEnd(e, thread: t)
-        case .sourceCreate: sourceCreated(e)
-        case .sourceSetTimer: sourceSetTimer(e)
-        case .sourceSetHandler: sourceSetHandler(e)
         case .sourceCancel: sourceCancel(e)
         case .sourceHandlerBegin: sourceHandlerBegin(e, thread: t)
         case .sourceHandlerEnd: sourceHandlerEnd(e, thread: t)
         case .sourceMergeData: sourceMergeData(e)
-        case .ioCreate: ioCreated(e)
         case .ioRead, .ioWrite: ioSubmitted(e, thread: t)
         case .ioHandlerBegin: ioHandlerBegin(e, thread: t)
         case .ioHandlerEnd: ioHandlerEnd(e, thread: t)
@@ -180,16 +174,14 @@ public struct ModelBuilder {
             }
         case .deadlock: shimDeadlock(e, thread: t)
         case .schedState, .stackFrame, .cpuSample: break  // the appended streams', handled above; elsewhere meaningless
-        case .site: siteRecorded(e)
-        case .module: moduleRecorded(e)
-        case .buildID: buildIDRecorded(e)
         case .job: jobRecorded(e, thread: t)
         }
     }
 
-    /// A record of a ring's metadata area (docs/flight-recorder.md): it names an object for
-    /// the rest of the run and belongs to no thread. Other types cannot be there.
-    mutating func metadataRecorded(_ e: Event) {
+    /// A record that names an object for the rest of the run: its creation, label, target,
+    /// code site or module. None needs the thread that wrote it, so a ring's metadata area
+    /// (docs/flight-recorder.md, tid -2: no thread) holds them too; other types cannot be there.
+    mutating func namingRecorded(_ e: Event) {
         switch e.type {
         case .queueCreate: queueCreated(e)
         case .queueInfo: queueInfo(e)
