@@ -52,7 +52,13 @@ class App {
     fact("cpus", String(meta.ncpu));
     fact("dropped", fmtCount(meta.droppedEvents) + (meta.dropReason ? `: ${meta.dropReason}` : ""), meta.droppedEvents > 0);
     if (meta.invalidEvents > 0) fact("inconsistent trace", `${fmtCount(meta.invalidEvents)} events dropped`, true);
-    if (meta.flightRecorder) fact("window", meta.flightRecorder).id = "flight-recorder-fact";
+    if (meta.flightRecorder) {
+      // A sentence, not a figure: cut to the header's width, whole on hover.
+      const window = fact("window", meta.flightRecorder);
+      window.id = "flight-recorder-fact";
+      window.parentElement.classList.add("long");
+      window.title = meta.flightRecorder;
+    }
     if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`);
     if (meta.qtraceVersion) fact("qtrace", meta.qtraceVersion);
   }
