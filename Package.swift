@@ -79,8 +79,12 @@ let package = Package(
         .executableTarget(name: "qtrace-samples", path: "samples/Swift"),
         // Programs the end-to-end tests record: every traced API with known counts.
         .executableTarget(
-            name: "qtrace-fixtures", path: "Tests/Fixtures/qtrace-fixtures", swiftSettings: [.swiftLanguageMode(.v5)]
+            name: "qtrace-fixtures", dependencies: ["AsyncRouterKit"], path: "Tests/Fixtures/qtrace-fixtures",
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // A library module for the fixtures' async stacks (its frames are not "the program"
+        // under `--focus qtrace_fixtures`).
+        .target(name: "AsyncRouterKit", path: "Tests/Fixtures/async-router-kit"),
         .executableTarget(
             name: "qtrace-linked-app", dependencies: ["QTrace"], path: "Tests/Fixtures/qtrace-linked-app",
             swiftSettings: [.swiftLanguageMode(.v5)]

@@ -93,6 +93,9 @@
     QT_RECORD(MODULE, 101, 3, "base,start,end", QT_NO_SITE, QT_STRING) \
     QT_RECORD(BUILD_ID, 102, 1, "base", QT_NO_SITE, QT_STRING) \
     QT_RECORD(JOB, 103, 4, "item,task_address,resume,parent", QT_NO_SITE, QT_NO_STRING) \
+    /* A node of the async stacks' tree (1.7; arg: its id): root = a task's entry point, leaf = */ \
+    /* a resume point. A job SITE's capture word names its leaf. */ \
+    QT_RECORD(ASYNC_FRAME, 104, 2, "parent,address", QT_NO_SITE, QT_NO_STRING) \
     /* Compact forms of ENQUEUE/START/END (1.2) for ids that fit 32 bits (the id is word 0's */ \
     /* arg): 24 + 16 + 16 bytes per item instead of 40 + 24 + 24 (every trace page is fresh */ \
     /* memory to fault in). ENQUEUE_C's word: queue bits 0..55 | kind << 56. */ \

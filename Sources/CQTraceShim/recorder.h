@@ -54,6 +54,11 @@ typedef struct {
     int held_count;         // queues of the items running on this thread (innermost last)
     void *held[QT_HELD_MAX];
     uint32_t ring_chunk;    // flight recorder: the chunk this thread writes (index + 1; 0 none)
+    // The async chain this thread's last Swift job had (shim_async.c): a task resuming at the
+    // same place again finds its code and site here.
+    uint32_t chain_site;
+    uint64_t chain_key;
+    uintptr_t chain_code;
 } qt_thread_t;
 
 /// qt_thread_t.site's flag: the cached site is a Swift closure's (its capture must match too).

@@ -58,9 +58,13 @@ static int in_skipped_code(uintptr_t a) {
 
 // ---- the module map: MODULE + BUILD_ID records, once per loaded module ----
 
+#define QT_SEGMENTS_MAX 8
+
 typedef struct {
     uintptr_t base, lo, hi;     // load bias; lowest and highest mapped address of its PT_LOADs
     uintptr_t exec_lo, exec_hi; // its code
+    qt_range_t segments[QT_SEGMENTS_MAX]; // its PT_LOAD segments (readable memory)
+    int segment_count;
     char path[512];
     char build_id[72];          // lower-case hex, "" when the module has none
 } qt_module_t;
@@ -112,6 +116,7 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *data) {
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
         if (lo < m->lo) m->lo = lo;
         if (hi > m->hi) m->hi = hi;
+        if (m->segment_count < QT_SEGMENTS_MAX) m->segments[m->segment_count++] = (qt_range_t){ lo, hi };
         if (ph->p_flags & PF_X) {
             if (m->exec_lo == 0 || lo < m->exec_lo) m->exec_lo = lo;
             if (hi > m->exec_hi) m->exec_hi = hi;
@@ -148,6 +153,17 @@ static int address_is_code(uintptr_t a) {
     pthread_mutex_lock(&g_scan_lock);
     for (int i = 0; i < g_scan_count && !found; i++)
         found = a >= g_scan[i].exec_lo && a < g_scan[i].exec_hi;
+    pthread_mutex_unlock(&g_scan_lock);
+    return found;
+}
+
+/// Whether `a` lies in a loaded segment of a scanned module (memory that can be read).
+static int address_is_loaded(uintptr_t a) {
+    int found = 0;
+    pthread_mutex_lock(&g_scan_lock);
+    for (int i = 0; i < g_scan_count && !found; i++)
+        for (int k = 0; k < g_scan[i].segment_count && !found; k++)
+            found = a >= g_scan[i].segments[k].lo && a + 8 <= g_scan[i].segments[k].hi;
     pthread_mutex_unlock(&g_scan_lock);
     return found;
 }
@@ -259,12 +275,16 @@ void qt_sites_after_fork_child(void) {
     if (g_next_site > 1) memset(g_sites, 0, sizeof g_sites);  // untouched pages stay untouched
     g_next_site = 1;
     g_emitted_count = 0;
+    qt_async_after_fork_child();
+    qt_async_stacks_after_fork_child();
     qt_thread_t *t = &qt_tls;
     t->site_code = t->site_ra = t->site_capture = 0;
     t->site = 0;
 }
 
 uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uintptr_t capture, uintptr_t ra) {
+    // A job's capture is its async stack (shim_async.c): part of the key, never a closure.
+    if (code_kind == QT_CODE_JOB) return qt_job_stack_site(t, code, capture, ra);
     // A Swift closure's block (generic thunk + closure) is keyed by its capture; a C block's
     // capture is data (a loop index, say) and must not split its site.
     qt_site_entry_t *e = capture ? site_find(code, capture, ra) : NULL;
@@ -303,63 +323,62 @@ uint32_t qt_wait_site(qt_thread_t *t, uintptr_t ra) {
     return id;
 }
 
-// ---- Swift Concurrency jobs (layout verified on Swift 6.3.1, x86_64: docs/trace-format.md) ----
+// ---- Swift Concurrency: async stacks (shim_async.c) ----
 
-#define QT_JOB_KIND_TASK 0
-#define QT_JOB_FLAG_CHILD (1u << 24)
-#define QT_TASK_WORD_PARENT 26      // a child task's ChildFragment: the parent AsyncTask
-#define QT_ASYNC_WALK_MAX 4
+uint32_t qt_job_stack_site(qt_thread_t *t, uintptr_t code, uintptr_t stack, uintptr_t ra) {
+    qt_site_entry_t *e = site_find(code, stack, ra);
+    if (QT_LIKELY(e != NULL)) return e->id;
+    int saved_depth = t->depth;
+    t->depth++;
+    if (g_scan_count == 0 || !address_is_code(code)) rescan_modules();
+    uint32_t id = site_insert(t, QT_CODE_JOB, code, stack, ra, 0, 0, &e);
+    t->depth = saved_depth;
+    return id;
+}
 
-// libswift_Concurrency's code range: shim_resolve.c's, found with libdispatch's when the real
-// functions are resolved (jobs are only recognised by a return address inside it).
-static inline int in_concurrency(uintptr_t a) { return a >= g_concurrency_lo && a < g_concurrency_hi; }
-
-/// A new task's first job resumes the runtime's adapter with the task's initial context,
-/// which the runtime allocates right after a prefix holding the task's entry point (Swift
-/// 6.x Task.cpp: AsyncContextPrefix / FutureAsyncContextPrefix end with asyncEntryPoint,
-/// closureContext, errorResult, so the entry point is 3 words before the context).
-#define QT_CONTEXT_WORD_ENTRY_POINT (-3)
-
-static int is_known_code(uintptr_t a, uintptr_t ra) {
-    if (a < 0x10000 || in_concurrency(a)) return 0;
-    if (site_find(a, 0, ra) != NULL) return 1;
+int qt_code_address(uintptr_t a) {
+    if (a < 0x10000) return 0;
     if (g_scan_count == 0) rescan_modules();
+    if (address_is_code(a)) return 1;
+    rescan_modules();  // a library loaded since the last scan
     return address_is_code(a);
 }
 
-/// The code a task's job resumes: its resume function, or, when that is the runtime's own
-/// adapter, the first resume function up its async context chain that is not the runtime's,
-/// or else the task's entry point (its first job).
-static uintptr_t task_resume_code(const uint64_t *task, uintptr_t ra) {
-    uintptr_t fn = (uintptr_t)task[7];
-    const uint64_t *initial = (const uint64_t *)(uintptr_t)task[8];
-    const uint64_t *context = initial;
-    for (int level = 0; in_concurrency(fn) && context && level < QT_ASYNC_WALK_MAX; level++) {
-        uintptr_t parent_fn = (uintptr_t)context[1];
-        if (parent_fn && !in_concurrency(parent_fn)) return parent_fn;
-        context = (const uint64_t *)(uintptr_t)context[0];
-    }
-    if (in_concurrency(fn) && initial) {
-        uintptr_t entry = (uintptr_t)initial[QT_CONTEXT_WORD_ENTRY_POINT];
-        if (is_known_code(entry, ra)) return entry;
-    }
-    return fn;
+int qt_loaded_address(uintptr_t a) {
+    if (a < 0x10000 || (a & 3)) return 0;
+    if (g_scan_count == 0) rescan_modules();
+    return address_is_loaded(a);
 }
 
-uint32_t qt_job_site(qt_thread_t *t, const void *job, uintptr_t ra, qt_job_t *out) {
-    const uint64_t *words = job;
-    uint32_t flags = (uint32_t)words[4];
-    out->task_id = (uint32_t)(words[4] >> 32);
-    out->kind = flags & 0xFF;
-    out->code = 0;
-    out->parent = 0;
-    // Only a task (kind 0) has the resume words; reading them off an actor's job would read
-    // past it. A task without an id is not one this layout knows: leave it anonymous.
-    if (out->kind != QT_JOB_KIND_TASK || out->task_id == 0 || g_concurrency_lo == 0) return 0;
-    uintptr_t code = task_resume_code(words, ra);
-    out->code = code;
-    if (flags & QT_JOB_FLAG_CHILD) out->parent = (uintptr_t)words[QT_TASK_WORD_PARENT];
-    if (code == 0) return 0;
-    if (QT_LIKELY(code == t->site_code && ra == t->site_ra && !(t->site & QT_SITE_CLOSURE))) return t->site;
-    return qt_site_lookup(t, QT_CODE_JOB, code, 0, ra);
+/// Async frame nodes: (parent node, address) -> id, under g_site_lock (new stacks only).
+typedef struct { uintptr_t parent, address; uint32_t id; } qt_frame_entry_t;
+#define QT_FRAMES_SIZE 16384
+static qt_frame_entry_t g_frames[QT_FRAMES_SIZE];
+static uint32_t g_next_frame = 1;
+
+uint32_t qt_async_frame(qt_thread_t *t, uint32_t parent, uintptr_t address) {
+    pthread_mutex_lock(&g_site_lock);
+    uint64_t h = ((uint64_t)address ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+    size_t i = (size_t)(h >> 40) & (QT_FRAMES_SIZE - 1);
+    uint32_t id = 0;
+    for (int probe = 0; probe < 64; probe++, i = (i + 1) & (QT_FRAMES_SIZE - 1)) {
+        qt_frame_entry_t *f = &g_frames[i];
+        if (f->id != 0 && (f->parent != parent || f->address != address)) continue;
+        if (f->id == 0) {
+            f->parent = parent; f->address = address; f->id = g_next_frame++;
+            if (!emitted(address)) emit_new_modules(t);
+            qt_thread_t *meta = qt_meta_begin(t);
+            qt_rec2(meta, QT_ASYNC_FRAME, 0, f->id, parent, address);
+            qt_meta_end(meta, t);
+        }
+        id = f->id;
+        break;
+    }
+    pthread_mutex_unlock(&g_site_lock);
+    return id;
+}
+
+void qt_async_after_fork_child(void) {
+    if (g_next_frame > 1) memset(g_frames, 0, sizeof g_frames);
+    g_next_frame = 1;
 }

@@ -27,6 +27,21 @@ typedef struct { uint32_t task_id, kind; uintptr_t code, parent; } qt_job_t;
 /// `out` and returns the site of the code it resumes (0 for an actor's or unknown job).
 QT_HIDDEN uint32_t qt_job_site(qt_thread_t *t, const void *job, uintptr_t ra, qt_job_t *out);
 
+/// The site of a job that resumes `code` with async stack `stack` (its leaf ASYNC_FRAME node).
+QT_HIDDEN uint32_t qt_job_stack_site(qt_thread_t *t, uintptr_t code, uintptr_t stack, uintptr_t ra);
+
+/// The ASYNC_FRAME node for `address` under `parent` (0: a root), written on first use.
+QT_HIDDEN uint32_t qt_async_frame(qt_thread_t *t, uint32_t parent, uintptr_t address);
+
+/// Whether `a` is code of a loaded module; whether it lies in a loaded segment (readable).
+/// Both may rescan the modules: slow paths only.
+QT_HIDDEN int qt_code_address(uintptr_t a);
+QT_HIDDEN int qt_loaded_address(uintptr_t a);
+
+/// A forked child starts with empty async stack tables (its trace announces them again).
+QT_HIDDEN void qt_async_after_fork_child(void);
+QT_HIDDEN void qt_async_stacks_after_fork_child(void);
+
 /// The JOB record of item `id` (written after its ENQUEUE).
 static inline void qt_rec_job(qt_thread_t *t, uint64_t id, const void *job, const qt_job_t *info) {
     qt_rec4(t, QT_JOB, info->kind & 0xFF, info->task_id, id, (uint64_t)(uintptr_t)job, info->code, info->parent);

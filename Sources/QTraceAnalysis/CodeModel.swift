@@ -18,11 +18,13 @@ public struct CodeLocation: Sendable, Codable, Equatable {
     /// How far symbolization got: ok, noDebugInfo, stripped, missingFile, buildIDMismatch,
     /// unknownModule, notSymbolized.
     public var status: String
+    /// The Swift module the mangled name places it in ("App", "NIOCore"), nil for C code.
+    public var swiftModule: String?
 
     public init(function: String?, shortName: String?, file: String?, line: Int?, module: String, offset: UInt64,
-                status: String) {
+                status: String, swiftModule: String? = nil) {
         self.function = function; self.shortName = shortName; self.file = file; self.line = line
-        self.module = module; self.offset = offset; self.status = status
+        self.module = module; self.offset = offset; self.status = status; self.swiftModule = swiftModule
     }
 
     /// `App.swift:88` (basename), nil when the line is unknown.
@@ -51,6 +53,11 @@ public struct CodeSite: Sendable {
     public var codeIndex: Int?
     /// The call site, symbolized.
     public var from: CodeLocation?
+    /// A Swift job's async stack, innermost first: the code it resumes, then each awaiting
+    /// caller up to its task's entry point (empty for other sites and older traces).
+    public var asyncStack: [UInt64] = []
+    /// The async stack, symbolized (same order).
+    public var asyncFrames: [CodeLocation] = []
 }
 
 /// One distinct piece of code that items ran, with the sites it was submitted from.
@@ -86,6 +93,10 @@ public struct SwiftTask: Sendable {
     public var jobs: [Int] = []
     /// Set when one of its jobs ran on the main queue (the main actor).
     public var onMainActor = false
+    /// The code its first job resumed, as recorded (JOB `resume`).
+    public var firstResume: UInt64 = 0
+    /// A task of the Swift runtime's own (Task.sleep's timer): its code is the runtime's.
+    public var isRuntime = false
 }
 
 extension TraceModel {
@@ -105,17 +116,19 @@ extension TraceModel {
         // A call site is a return address: the call instruction ends one byte before it (the
         // return address itself may already belong to the next line).
         for site in sites where site.caller != 0 { seen.insert(site.caller - 1) }
+        for site in sites { seen.formUnion(site.asyncStack) }
         if let cpu { seen.formUnion(cpu.symbolAddresses) }
         return seen.sorted()
     }
 
     /// Fills in the codes' and sites' locations from a symbolizer's answers (absent
     /// addresses stay nil).
-    public mutating func applySymbols(_ locations: [UInt64: CodeLocation]) {
+    public mutating func applySymbols(_ locations: [UInt64: CodeLocation], focus: CodeFocus = CodeFocus()) {
         for c in codes.indices { codes[c].what = locations[codes[c].address] }
         for s in sites.indices where sites[s].caller != 0 { sites[s].from = locations[sites[s].caller - 1] }
         if let addresses = cpu?.symbolAddresses { cpu?.locations = locations.filter { addresses.contains($0.key) } }
         splitOverlayCodes()
+        focusAsyncStacks(locations, focus: focus)
     }
 
     /// Modules whose code is Dispatch's or Swift's own wrapping, never the user's closure.

@@ -35,6 +35,8 @@ public struct CodeStats: Sendable, Codable {
     public var callers: [CodeCaller] = []
     /// Items of Swift Concurrency jobs (tasks' partial functions).
     public var jobs = 0
+    /// For Swift jobs: the async stack of its busiest site, innermost first ("name at File:line").
+    public var asyncStack: [String]?
 }
 
 /// A blocking call site (sync, group wait, semaphore wait, apply): how long callers blocked.
@@ -64,12 +66,18 @@ public struct TaskStats: Sendable, Codable {
     /// Its async functions (the codes its jobs resumed), in first-run order.
     public var functions: [String]
     public var onMainActor: Bool
+    /// Where its first job entered: the focus frame of its async stack, with file:line.
+    public var entry: String?
+    /// The async stack of its first job with a stack, innermost first ("name at File:line").
+    public var asyncStack: [String]?
 }
 
 public struct TaskSummary: Sendable, Codable {
     public var tasks = 0
     public var jobs = 0
     public var childTasks = 0
+    /// Tasks of the Swift runtime itself (Task.sleep's timers), counted apart from `tasks`.
+    public var runtimeTasks: Int?
     public var runningNs: UInt64 = 0
     public var awaitingNs: UInt64 = 0
     /// The longest-lived tasks first (at most 200).
@@ -109,6 +117,9 @@ extension CodeStats {
             stats.wait = waits[c].stats
             stats.jobs = jobCounts[c]
             stats.queues = queuesOfCode[c].sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key)
+            if let busiest = code.sites.filter({ !model.sites[$0].asyncFrames.isEmpty }).max(by: { perSite[$0] < perSite[$1] }) {
+                stats.asyncStack = model.asyncStackDescription(busiest)
+            }
             stats.callers = code.sites.filter { perSite[$0] > 0 }
                 .map { CodeCaller(site: $0, location: model.callerDescription($0), items: perSite[$0]) }
                 .sorted { ($0.items, $1.site) > ($1.items, $0.site) }
@@ -176,9 +187,11 @@ extension TaskSummary {
     init(_ model: TraceModel) {
         self.init()
         guard !model.tasks.isEmpty else { return }
-        tasks = model.tasks.count
+        let runtime = model.tasks.filter(\.isRuntime).count
+        tasks = model.tasks.count - runtime
+        runtimeTasks = runtime > 0 ? runtime : nil
         var all: [TaskStats] = []
-        for (t, task) in model.tasks.enumerated() {
+        for (t, task) in model.tasks.enumerated() where !task.isRuntime {
             let stats = TaskStats(model, t)
             jobs += task.jobs.count
             if task.parent != nil { childTasks += 1 }
@@ -202,11 +215,14 @@ extension TaskStats {
             waiting += item.wait ?? 0
         }
         let functions = model.taskFunctionCodes(t).map { model.codes[$0].name }
+        let stackSite = task.jobs.lazy.compactMap { model.items[$0].site }.first { !model.sites[$0].asyncFrames.isEmpty }
         let lifetime = first == .max || last < first ? 0 : last - first
         self.init(task: t, id: task.id, parent: task.parent, jobs: task.jobs.count, lifetimeNs: lifetime,
                   runningNs: running, waitingNs: waiting,
                   awaitingNs: lifetime > running + waiting ? lifetime - running - waiting : 0,
-                  functions: functions, onMainActor: task.onMainActor)
+                  functions: functions, onMainActor: task.onMainActor,
+                  entry: task.jobs.first.flatMap { model.code(ofItem: $0) }.map { $0.what?.described ?? $0.name },
+                  asyncStack: stackSite.map { model.asyncStackDescription($0) })
     }
 }
 

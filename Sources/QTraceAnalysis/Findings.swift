@@ -83,6 +83,7 @@ public enum Diagnostics {
         rules.droppedEvents()
         rules.inconsistentTrace()
         rules.schedBlockedInItems()
+        rules.swiftConcurrency()
         return rules.sorted()
     }
 }

@@ -10,6 +10,8 @@ struct CodeBuildState {
     var moduleByBase: [UInt64: Int32] = [:]
     var taskByID: [UInt32: Int32] = [:]
     var taskByAddress: [UInt64: Int32] = [:]
+    /// ASYNC_FRAME nodes: id → (parent id, code address).
+    var asyncFrames: [UInt32: (parent: UInt32, address: UInt64)] = [:]
     /// Each task's parent's address, resolved at the end: a parent's first job may be
     /// recorded after its children's (the async main's first job does not go through Dispatch).
     var parentAddress: [Int32: UInt64] = [:]
@@ -29,8 +31,11 @@ extension ModelBuilder {
         let kind = SiteCodeKind(rawValue: e.flags) ?? .block
         // A repeated record keeps the first; an id wider than items keep (24 bits) is damage.
         guard code.siteByTraceID[e.arg] == nil, e.arg != 0, e.arg <= maxSiteID else { return }
-        var site = CodeSite(traceID: e.arg, codeKind: kind, code: e.a, capture: e.b, caller: e.c)
-        let address = e.b != 0 ? e.b : e.a
+        // A job's capture word is its async stack (a leaf ASYNC_FRAME node), not a closure.
+        let isJob = kind == .job
+        var site = CodeSite(traceID: e.arg, codeKind: kind, code: e.a, capture: isJob ? 0 : e.b, caller: e.c)
+        if isJob, e.b != 0, e.b <= UInt64(UInt32.max) { site.asyncStack = asyncStack(leaf: UInt32(e.b)) }
+        let address = !isJob && e.b != 0 ? e.b : e.a
         if kind != .none, address != 0 {
             let c: Int32
             if let known = code.codeByAddress[address] {
@@ -45,6 +50,25 @@ extension ModelBuilder {
         }
         code.siteByTraceID[e.arg] = Int32(model.sites.count)
         model.sites.append(site)
+    }
+
+    /// A node of the async stacks' tree; a stack is read leaf to root when a site names it
+    /// (its nodes precede the SITE record in the same stream).
+    mutating func asyncFrameRecorded(_ e: Event) {
+        guard e.arg != 0, e.b != 0 else { return }
+        code.asyncFrames[e.arg] = (parent: UInt32(truncatingIfNeeded: e.a), address: e.b)
+    }
+
+    /// The addresses of the stack ending at `leaf`, innermost first (bounded: a damaged trace's
+    /// parent links may loop).
+    func asyncStack(leaf: UInt32) -> [UInt64] {
+        var out: [UInt64] = []
+        var node = leaf
+        while node != 0, out.count < 64, let frame = code.asyncFrames[node] {
+            out.append(frame.address)
+            node = frame.parent
+        }
+        return out
     }
 
     mutating func moduleRecorded(_ e: Event) {
@@ -65,7 +89,9 @@ extension ModelBuilder {
             taskIndex = known
         } else {
             taskIndex = Int32(model.tasks.count)
-            model.tasks.append(SwiftTask(id: e.arg, address: e.b))
+            var task = SwiftTask(id: e.arg, address: e.b)
+            task.firstResume = e.c
+            model.tasks.append(task)
             if e.d != 0 { code.parentAddress[taskIndex] = e.d }
             code.taskByID[e.arg] = taskIndex
             code.taskByAddress[e.b] = taskIndex
@@ -121,6 +147,15 @@ extension ModelBuilder {
         let mainQueue = self.mainQueue
         for t in model.tasks.indices where mainQueue >= 0 {
             model.tasks[t].onMainActor = model.tasks[t].jobs.contains { items[$0].queueIndex == mainQueue }
+        }
+        // Task.sleep's timers and other tasks of the runtime: they resume the runtime's own
+        // code and no job of theirs has a site of the program's.
+        let runtime = model.modules.filter { $0.path.hasSuffix("/libswift_Concurrency.so") }
+        guard !runtime.isEmpty else { return }
+        for t in model.tasks.indices {
+            let resume = model.tasks[t].firstResume
+            let inRuntime = runtime.contains { resume >= $0.start && resume < $0.end }
+            model.tasks[t].isRuntime = inRuntime && model.tasks[t].jobs.allSatisfy { items[$0].siteRaw == 0 }
         }
     }
 }

@@ -122,7 +122,7 @@ public struct ModelBuilder {
         let t = thread(for: e.tid)
         switch e.type {
         case .queueCreate, .queueInfo, .setTarget, .groupCreate, .semCreate, .sourceCreate, .sourceSetTimer,
-             .sourceSetHandler, .ioCreate, .site, .module, .buildID:
+             .sourceSetHandler, .ioCreate, .site, .module, .buildID, .asyncFrame:
             namingRecorded(e)
         case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
         case .threadExit: threadExited(t)
@@ -195,6 +195,7 @@ public struct ModelBuilder {
         case .site: siteRecorded(e)
         case .module: moduleRecorded(e)
         case .buildID: buildIDRecorded(e)
+        case .asyncFrame: asyncFrameRecorded(e)
         default: break  // a hostile trace: nothing to attribute it to
         }
     }

@@ -11,7 +11,9 @@ public struct AnalysisSummary: Sendable, Codable {
     /// 1.1 added `statistics.sites`, `statistics.waitSites`, `statistics.tasks` and finding
     /// objects of kind `site`; 1.2 added `queues[].name`, `queues[].runningAtEndLongestNs`,
     /// `mainThread.mainQueueItems` and the rule `item.running-at-end` (docs/summary-schema.md).
-    public static let schemaVersion = "qtrace-summary/1.2"
+    /// 1.3 added `sites[].asyncStack`, `tasks.runtimeTasks`, `tasks.top[].entry/asyncStack`
+    /// and the rule `swift.blocking-in-async`.
+    public static let schemaVersion = "qtrace-summary/1.3"
 
     public var schema: String
     public var generator: String

@@ -28,6 +28,10 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     /// Code identity (format 1.4): a code site's first use, the module map, Swift Concurrency
     /// jobs. Item, wait and handler records name their site by its id (docs/trace-format.md).
     case site = 100, module = 101, buildID = 102, job = 103
+    /// A node of the tree of Swift async stacks (format 1.7): `arg` its id, `a` its parent
+    /// node (0 for a root: a task's entry point), `b` the code address. A job SITE's
+    /// `capture` names the stack's leaf node.
+    case asyncFrame = 104
 }
 
 /// SITE `flags8`: what the site's `code` address is.

@@ -61,6 +61,7 @@ extension EventType {
         case .module: "module"
         case .buildID: "build_id"
         case .job: "job"
+        case .asyncFrame: "async_frame"
         }
     }
 
@@ -238,7 +239,7 @@ private struct EventFieldFormatter {
              .ioCleanupBegin, .ioCleanupEnd: formatIO()
         case .mark, .intervalBegin, .intervalEnd, .deadlock: formatAnnotation()
         case .schedState: formatSched()
-        case .stackFrame, .cpuSample: formatSample()
+        case .stackFrame, .cpuSample, .asyncFrame: formatSample()
         case .site, .module, .buildID, .job: formatCodeIdentity()
         }
         appendSite()
@@ -303,7 +304,7 @@ private struct EventFieldFormatter {
     }
 
     private mutating func formatSample() {
-        if event.type == .stackFrame {
+        if event.type == .stackFrame || event.type == .asyncFrame {
             number("id", event.arg)
             number("parent", event.a)
             pointer("address", event.b)

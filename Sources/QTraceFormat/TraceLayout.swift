@@ -23,6 +23,8 @@ public enum TraceLayout {
     public static let compactSiteEnqueueType: UInt8 = 123
     /// The minor version written by a shim that records code identity.
     public static let codeIdentityVersionMinor: UInt16 = 4
+    /// The minor version written by a shim that records async stacks (ASYNC_FRAME).
+    public static let asyncStackVersionMinor: UInt16 = 7
     /// The minor version of a flight-recorder ring or its snapshot (header ring fields, chunk
     /// claim_seq, the metadata stream).
     public static let ringVersionMinor: UInt16 = 6
@@ -101,7 +103,7 @@ struct RecordLayout {
             words = 1; hasString = false
         case .queueInfo, .intervalBegin: words = 1; hasString = true
         case .setTarget, .workItemCreate, .groupWaitBegin, .semCreate, .semWaitBegin,
-             .sourceHandlerBegin, .sourceMergeData, .ioHandlerBegin, .deadlock, .stackFrame:
+             .sourceHandlerBegin, .sourceMergeData, .ioHandlerBegin, .deadlock, .stackFrame, .asyncFrame:
             words = 2; hasString = false
         case .queueCreate: words = 2; hasString = true
         case .ioCreate: words = 3; hasString = true

@@ -61,7 +61,8 @@ extension StatsText {
         let s = stats.tasks
         guard s.tasks > 0 else { return "" }
         var out = section("TASKS (Swift Concurrency)")
-        out += "  \(plural(s.tasks, "task")) (\(s.childTasks) child), \(plural(s.jobs, "job")); running \(formatDuration(s.runningNs)), awaiting \(formatDuration(s.awaitingNs))\n"
+        let runtime = s.runtimeTasks.map { " + \(plural($0, "runtime task")) (Task.sleep timers, not counted)" } ?? ""
+        out += "  \(plural(s.tasks, "task")) (\(s.childTasks) child)\(runtime), \(plural(s.jobs, "job")); running \(formatDuration(s.runningNs)), awaiting \(formatDuration(s.awaitingNs))\n"
         var table = TextTable(["task", "parent", "jobs", "lifetime", "running", "awaiting", "async functions"])
         let (shown, hidden) = limited(s.top, limit)
         for t in shown {

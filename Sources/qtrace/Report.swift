@@ -28,12 +28,18 @@ struct Report: ParsableCommand {
         valueName: "file"))
     var output: String?
 
+    @Option(help: ArgumentHelp(
+        "Swift modules that are the program's own code (comma-separated): a Swift job is named by the first frame of its async stack in them. Default: code outside the toolchain and outside package checkouts (.build/checkouts). Also QTRACE_FOCUS.",
+        valueName: "modules"))
+    var focus: String?
+
     func validate() throws {
         guard !traces.isEmpty else { throw ValidationError("missing trace: use qtrace report TRACE [TRACE...]") }
     }
 
     func run() throws {
         Interruption.install(command: "report")
+        applyFocus(focus)
         let path = output ?? Record.reportPath(for: Report.withoutTrailingSlash(traces[0]))
         let input = try ReportGeneration.input(tracePaths: traces, command: "report")
         ProgressLine.shared.phase("writing the report")

@@ -50,6 +50,11 @@ struct Stats: ParsableCommand {
         valueName: "queue|code|task"))
     var by: StatsGrouping = .queue
 
+    @Option(help: ArgumentHelp(
+        "Swift modules that are the program's own code (comma-separated): a Swift job is named by the first frame of its async stack in them. Default: code outside the toolchain and outside package checkouts (.build/checkouts). Also QTRACE_FOCUS.",
+        valueName: "modules"))
+    var focus: String?
+
     @Flag(help: "Print the CPU profile instead (traces recorded with --cpu): top functions per queue, code and task (docs/cpu.md).")
     var cpu = false
 
@@ -59,6 +64,7 @@ struct Stats: ParsableCommand {
 
     func run() throws {
         Interruption.install(command: "stats")
+        applyFocus(focus)
         let inputs = try TraceInputs.open(traces, command: "stats")
         defer { inputs.removeTemporaryFiles() }
         if pid != nil || inputs.processes.count == 1 {

@@ -29,13 +29,34 @@ func symbolize(_ model: inout TraceModel, command: String) {
     let problems = symbolizer.problems.filter { !$0.contains("no debug info") }
     for problem in problems.prefix(5) { writeStderr("qtrace \(command): warning: \(terminalSafe(problem))\n") }
     if problems.count > 5 { writeStderr("qtrace \(command): warning: \(problems.count - 5) more symbol problems\n") }
-    model.applySymbols(answers.mapValues(CodeLocation.init))
+    let focus = getenv("QTRACE_FOCUS").map { CodeFocus(list: String(cString: $0)) } ?? CodeFocus()
+    model.applySymbols(answers.mapValues(CodeLocation.init), focus: focus)
 }
 
 extension CodeLocation {
     init(_ symbol: SymbolInfo) {
         self.init(function: symbol.function, shortName: symbol.shortName, file: symbol.file,
                   line: symbol.line.flatMap { $0 > 0 ? $0 : nil }, module: symbol.module, offset: symbol.offset,
-                  status: symbol.status.rawValue)
+                  status: symbol.status.rawValue, swiftModule: symbol.linkageName.flatMap(swiftModuleName))
     }
+}
+
+/// The module of a Swift mangled name: "$s6Server7CounterC..." → "Server" ("$ss..." is the
+/// standard library, "$sScT..." a standard substitution: both Swift's).
+func swiftModuleName(_ linkageName: String) -> String? {
+    var text = Substring(linkageName)
+    guard let prefix = ["_$s", "$s", "$e", "_$e"].first(where: { text.hasPrefix($0) }) else { return nil }
+    text = text.dropFirst(prefix.count)
+    if text.first == "s" || text.first == "S" { return "Swift" }
+    let digits = text.prefix { $0.isNumber }
+    guard let length = Int(digits), length > 0 else { return nil }
+    let name = text.dropFirst(digits.count).prefix(length)
+    return name.count == length ? String(name) : nil
+}
+
+/// `--focus MODULES`: read by `symbolize` (through the environment, so that every analysis of
+/// the command, including a report's several traces, names jobs the same way).
+func applyFocus(_ modules: String?) {
+    guard let modules else { return }
+    setenv("QTRACE_FOCUS", modules, 1)
 }

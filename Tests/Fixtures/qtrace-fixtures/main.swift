@@ -474,6 +474,8 @@ case "code-sites":
     // rules apply to programs that serve it.
     DispatchQueue.main.async { codeSites(); exit(0) }
     RunLoop.main.run()
+case "async-stacks": asyncStacks()
+case "task-sleep": taskSleepChildren(args.count > 1 ? Int(args[1]) ?? 10 : 10)
 case "task-group": codeSiteTasks(children: args.count > 1 ? Int(args[1]) ?? 4 : 4)
 case "deadlock": deadlock()
 case "crash": crash()

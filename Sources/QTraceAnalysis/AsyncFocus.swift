@@ -1,0 +1,127 @@
+// Which frame of a Swift job's async stack names it: the first (innermost) frame of the
+// program's own code that is not a thunk. On a server, the innermost frame of a resumed job is
+// usually a library's (NIO's async sequence, Hummingbird's router); the handler that awaited
+// it is further up. SwiftPM links dependencies into the executable, so the ELF module cannot
+// tell the program from its packages: the Swift module (from the mangled name) and the source
+// path can.
+
+/// What counts as "the program" when naming jobs (`--focus MODULE`).
+public struct CodeFocus: Sendable, Equatable {
+    /// Swift module names the user named; empty: the default rule (`isDefaultProgram`).
+    public var modules: Set<String>
+
+    public init(modules: Set<String> = []) { self.modules = modules }
+
+    /// `--focus A,B` / QTRACE_FOCUS: comma-separated Swift module names.
+    public init(list: String) {
+        self.init(modules: Set(list.split(separator: ",").map { String($0).trimmed }.filter { !$0.isEmpty }))
+    }
+
+    /// Modules of the toolchain: never the program, whatever their file paths say.
+    static let toolchainModules: Set<String> = ["Swift", "_Concurrency", "Foundation", "FoundationEssentials",
+                                                "FoundationInternationalization", "Dispatch", "_StringProcessing",
+                                                "Synchronization", "Observation", "XCTest", "Testing"]
+
+    /// Whether a frame is the program's own code.
+    public func isProgram(_ frame: CodeLocation) -> Bool {
+        if let module = frame.swiftModule, !modules.isEmpty { return modules.contains(module) }
+        if !modules.isEmpty { return false }
+        return Self.isDefaultProgram(frame)
+    }
+
+    /// The default: code outside the toolchain's libraries and modules, whose source file (when
+    /// known) is not a package dependency's checkout.
+    static func isDefaultProgram(_ frame: CodeLocation) -> Bool {
+        if let module = frame.swiftModule, toolchainModules.contains(module) { return false }
+        let library = frame.module
+        if library.hasPrefix("libswift") || library.hasPrefix("libFoundation") || library.hasPrefix("libdispatch")
+            || library.hasPrefix("lib_Foundation") || library.hasPrefix("libc.so") || library.hasPrefix("libstdc++") {
+            return false
+        }
+        if let file = frame.file {
+            for marker in ["/.build/checkouts/", "/SourcePackages/checkouts/", "/.build/repositories/"]
+            where file.contains(marker) { return false }
+        }
+        return frame.status != "unknownModule"
+    }
+
+    /// The index of the frame that names a stack (innermost first): the first program frame
+    /// that is not a thunk, else the first frame that is not a thunk, else the first.
+    public func focusIndex(_ frames: [CodeLocation]) -> Int? {
+        guard !frames.isEmpty else { return nil }
+        let named = frames.indices.filter { !frames[$0].isThunk }
+        return named.first { isProgram(frames[$0]) } ?? named.first ?? 0
+    }
+}
+
+extension CodeLocation {
+    /// Whether this code only forwards to other code (reabstraction thunks, partial-apply
+    /// forwarders, @objc/dispatch thunks): never a name.
+    public var isThunk: Bool {
+        guard let function else { return false }
+        var name = Substring(function)
+        var changed = true
+        while changed {
+            changed = false
+            for prefix in ["partial apply forwarder for ", "partial apply for ", "merged ", "specialized "]
+            where name.hasPrefix(prefix) {
+                name = name.dropFirst(prefix.count)
+                changed = true
+            }
+        }
+        return name.hasPrefix("reabstraction thunk") || name.hasPrefix("thunk for ") || name.hasPrefix("@objc thunk")
+            || name.hasPrefix("dispatch thunk") || name.hasPrefix("thunk ") || name.hasPrefix("generic specialization <") && name.contains(" thunk for ")
+    }
+
+    /// "Name at File.swift:12", or the name alone.
+    public var described: String { fileLine.map { "\(name) at \($0)" } ?? name }
+}
+
+extension TraceModel {
+    /// Names each Swift job by the focus frame of its async stack: its site moves to the code
+    /// of that frame (created when no item ran it directly).
+    mutating func focusAsyncStacks(_ locations: [UInt64: CodeLocation], focus: CodeFocus) {
+        var codeByAddress: [UInt64: Int] = [:]
+        for c in codes.indices where codes[c].codeKind == .job { codeByAddress[codes[c].address] = codeByAddress[codes[c].address] ?? c }
+        for s in sites.indices where !sites[s].asyncStack.isEmpty {
+            let frames = sites[s].asyncStack.map { locations[$0] ?? CodeLocation(unresolved: $0) }
+            sites[s].asyncFrames = frames
+            guard let f = focus.focusIndex(frames), let old = sites[s].codeIndex else { continue }
+            let address = sites[s].asyncStack[f]
+            guard codes[old].address != address else { continue }
+            let c: Int
+            if let known = codeByAddress[address] {
+                c = known
+            } else {
+                c = codes.count
+                var code = TraceCode(codeKind: .job, address: address)
+                code.what = frames[f]
+                codes.append(code)
+                codeByAddress[address] = c
+            }
+            codes[old].sites.removeAll { $0 == s }
+            codes[c].sites.append(s)
+            sites[s].codeIndex = c
+        }
+    }
+
+    /// The async stack of a site as text, innermost first ("name at File.swift:12").
+    public func asyncStackDescription(_ s: Int) -> [String] {
+        sites[s].asyncFrames.map(\.described)
+    }
+}
+
+extension CodeLocation {
+    init(unresolved address: UInt64) {
+        self.init(function: nil, shortName: nil, file: nil, line: nil, module: "?", offset: address, status: "notSymbolized")
+    }
+}
+
+extension String {
+    var trimmed: String {
+        var s = Substring(self)
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,13 @@
+// A stand-in for a server library (NIO's async sequences, Hummingbird's router) in a Swift module
+// of its own: jobs of the fixture's request handlers resume here, in the library's innermost
+// frame, while the handler that awaited it is further up the async stack.
+
+/// Requests arriving one at a time; `next()` suspends until one is there.
+public struct Inbound: Sendable {
+    public init() {}
+
+    public func next(_ request: Int) async -> Int {
+        await Task.yield()  // SITE: inbound-next
+        return request
+    }
+}

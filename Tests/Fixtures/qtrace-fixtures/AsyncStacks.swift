@@ -1,0 +1,68 @@
+// Swift Concurrency as servers write it (Tests/QTraceRecordTests/AsyncStackRecordTests.swift):
+// handlers whose jobs resume inside a library, TaskGroup children that never suspend (their
+// task's entry point is a reabstraction thunk), children that sleep, and blocking calls made
+// from async code. Lines the tests look for are marked `SITE:`.
+import AsyncRouterKit
+import Dispatch
+import Foundation
+
+/// A request handler: its jobs resume in `Inbound.next` (the library), one frame below it.
+func handleOrder(_ inbound: Inbound, _ request: Int) async -> Int {
+    let order = await inbound.next(request)  // SITE: handle-order
+    return order * 2
+}
+
+/// Children that compute without suspending: each task is a single job entering through the
+/// TaskGroup's thunk.
+func hashChildren(_ count: Int) async -> UInt64 {
+    await withTaskGroup(of: UInt64.self) { group in
+        for i in 0..<count {
+            group.addTask {  // SITE: hash-child
+                var h: UInt64 = 1469598103934665603
+                for k in 0..<20_000 { h = (h ^ UInt64(k &+ i)) &* 1099511628211 }
+                return h
+            }
+        }
+        var all: UInt64 = 0
+        for await h in group { all ^= h }
+        return all
+    }
+}
+
+/// The cooperative pool's mistake: a semaphore wait and a `sync` that sleeps, in async code.
+func blockingHandler(_ release: DispatchSemaphore) async {
+    release.wait()  // SITE: blocking-wait
+    DispatchQueue.global().sync { _ = usleep(2_000) }  // SITE: blocking-sync
+}
+
+func asyncStacks() {
+    let done = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    Task.detached {
+        let inbound = Inbound()
+        var total = 0
+        for r in 0..<20 { total += await handleOrder(inbound, r) }
+        let hash = await hashChildren(8)
+        print("orders=\(total) hash-nonzero=\(hash != 0)")
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { release.signal() }
+        await blockingHandler(release)
+        print("blocking done")
+        done.signal()
+    }
+    done.wait()
+}
+
+/// `count` children that each sleep once: Task.sleep's own timer tasks are the runtime's.
+func taskSleepChildren(_ count: Int) {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<count {
+                group.addTask { try? await Task.sleep(nanoseconds: 1_000_000) }  // SITE: sleep-child
+            }
+        }
+        print("slept children=\(count)")
+        done.signal()
+    }
+    done.wait()
+}

@@ -1,0 +1,97 @@
+// Swift Concurrency as servers write it, recorded for real (Tests/Fixtures/qtrace-fixtures/
+// AsyncStacks.swift): jobs named by the program's own frame of their async stack (never a
+// thunk), `--focus` choosing which modules are the program, Task.sleep's timer tasks counted
+// apart, and blocking calls in async code raised with their line.
+import Foundation
+import QTraceAnalysis
+import XCTest
+
+final class AsyncStackRecordTests: XCTestCase {
+    override class func tearDown() { Paths.removeTempRoot() }
+
+    static let source = "Tests/Fixtures/qtrace-fixtures/AsyncStacks.swift"
+
+    func markers() throws -> [String: Int] {
+        let text = try String(contentsOf: Paths.repo.appendingPathComponent(Self.source), encoding: .utf8)
+        var lines: [String: Int] = [:]
+        for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            guard let r = line.range(of: "SITE: ") else { continue }
+            lines[String(line[r.upperBound...]).trimmingCharacters(in: .whitespaces)] = n + 1
+        }
+        return lines
+    }
+
+    func summary(_ trace: String, cache: URL, focus: String? = nil) throws -> AnalysisSummary {
+        var argv = [Paths.qtrace, "stats", "--json", trace]
+        if let focus { argv += ["--focus", focus] }
+        let result = runProgram(argv, environment: ["XDG_CACHE_HOME": cache.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return try AnalysisSummary.decode(Data(result.stdout.utf8))
+    }
+
+    func testJobsAreNamedByTheProgramsOwnFrame() throws {
+        let dir = Paths.tempDir("async-stacks")
+        let (run, trace) = record([Paths.fixtures, "async-stacks"], in: dir)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.contains("blocking done"), run.stdout)
+        let lines = try markers()
+        let s = try summary(trace, cache: dir)
+        let names = s.statistics.sites.map(\.name)
+        for bad in ["thunk", "generic", "partial apply"] {
+            XCTAssertFalse(names.contains { $0.contains(bad) }, "a code named '\(bad)': \(names)")
+        }
+        // Children that never suspend: one job each, entering through the TaskGroup's thunk.
+        let child = try XCTUnwrap(s.statistics.sites.first { $0.name == "closure #1 in closure #1 in hashChildren(_:)" }, "\(names)")
+        XCTAssertEqual(child.items, 8)
+        XCTAssertEqual(child.line, lines["hash-child"])
+        // Every module of this program is the program by default: the innermost frame names it.
+        let next = try XCTUnwrap(s.statistics.sites.first { $0.name == "Inbound.next(_:) (await #1)" }, "\(names)")
+        XCTAssertEqual(next.items, 20)
+        let stack = try XCTUnwrap(next.asyncStack)
+        XCTAssertTrue(stack.first?.hasPrefix("Inbound.next(_:) (await #1) at Inbound.swift:") ?? false, "\(stack)")
+        XCTAssertTrue(stack.contains("handleOrder(_:_:) (await #1) at AsyncStacks.swift:\(lines["handle-order"]!)"), "\(stack)")
+
+        // With the library's module left out, the handler that awaited it names the jobs.
+        let focused = try summary(trace, cache: dir, focus: "qtrace_fixtures")
+        let handler = try XCTUnwrap(focused.statistics.sites.first { $0.name == "handleOrder(_:_:) (await #1)" },
+                                    "\(focused.statistics.sites.map(\.name))")
+        XCTAssertEqual(handler.items, 20)
+        XCTAssertEqual(handler.line, lines["handle-order"])
+        XCTAssertFalse(focused.statistics.sites.contains { $0.name.hasPrefix("Inbound.next") })
+
+        // The blocking calls made from async code, each at its own line.
+        let blocking = s.findings.filter { $0.id == "swift.blocking-in-async" }
+        XCTAssertEqual(blocking.count, 2, "\(blocking.map(\.message))")
+        for marker in ["blocking-wait", "blocking-sync"] {
+            let line = "AsyncStacks.swift:\(lines[marker]!)"
+            XCTAssertTrue(blocking.contains { $0.message.contains(line) }, "\(marker): \(blocking.map(\.message))")
+        }
+    }
+
+    func testTaskSleepTimersAreTheRuntimesTasks() throws {
+        let dir = Paths.tempDir("task-sleep")
+        let children = 10
+        let (run, trace) = record([Paths.fixtures, "task-sleep", "\(children)"], in: dir)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let s = try summary(trace, cache: dir)
+        let tasks = s.statistics.tasks
+        XCTAssertEqual(tasks.tasks, children + 1, "\(tasks.top.map { ($0.id, $0.functions) })")
+        XCTAssertEqual(tasks.childTasks, children)
+        XCTAssertEqual(tasks.runtimeTasks, children, "one timer task per Task.sleep")
+        for child in tasks.top where child.parent != nil {
+            XCTAssertTrue(child.functions.first?.hasPrefix("closure #1 in closure #1 in") ?? false, "\(child.functions)")
+            XCTAssertTrue(child.functions.allSatisfy { $0.contains("taskSleepChildren") }, "\(child.functions)")
+        }
+        XCTAssertFalse(s.findings.contains { $0.id.hasPrefix("swift.") }, "\(s.findings.map(\.message))")
+    }
+
+    /// The clean Swift Concurrency fixture raises none of the pool's rules.
+    func testCleanTaskGroupRaisesNoPoolFinding() throws {
+        let dir = Paths.tempDir("task-group-clean")
+        let (run, trace) = record([Paths.fixtures, "task-group", "6"], in: dir)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let s = try summary(trace, cache: dir)
+        XCTAssertFalse(s.findings.contains { $0.id.hasPrefix("swift.") }, "\(s.findings.map(\.message))")
+        XCTAssertFalse(s.statistics.sites.contains { $0.name.contains("thunk") }, "\(s.statistics.sites.map(\.name))")
+    }
+}
