@@ -4,10 +4,11 @@ SWIFT ?= swift
 CONFIG ?= debug
 CC ?= cc
 BIN := $(shell $(SWIFT) build -c $(CONFIG) --show-bin-path 2>/dev/null)
-# The interposer is every Sources/CQTraceShim/shim_*.c (one file per role, shim_internal.h);
+# The interposer is every Sources/CQTraceShim/shim_*.c and shim_*.S (one file per role,
+# shim_internal.h; the .S is swift_task_switch, which uses Swift's async calling convention);
 # recorder*.c are the embedded recorder (the LTTng build replaces them with
 # lttng/recorder_lttng.c). The test supports and scripts/bench-record.py use the same rule.
-INTERPOSER_SOURCES := $(sort $(wildcard Sources/CQTraceShim/shim_*.c))
+INTERPOSER_SOURCES := $(sort $(wildcard Sources/CQTraceShim/shim_*.c)) $(wildcard Sources/CQTraceShim/shim_*.S)
 SHIM_SOURCES := $(sort $(wildcard Sources/CQTraceShim/recorder*.c)) $(INTERPOSER_SOURCES)
 SHIM_HEADERS := Sources/CQTraceShim/recorder.h Sources/CQTraceShim/recorder_internal.h Sources/CQTraceShim/qtrace_records.h Sources/CQTraceShim/include/qtrace_shim.h \
   $(wildcard Sources/CQTraceShim/shim_*.h)

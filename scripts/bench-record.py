@@ -55,8 +55,9 @@ def build_variant(tmp, define):
     """The preloadable shim compiled as the Makefile does, plus one benchmark-only define."""
     sources = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "CQTraceShim")
     out = os.path.join(tmp, f"libqtrace-shim{define}.so")
-    # The recorder (recorder*.c) and the interposer (every shim_*.c), as the Makefile lists them.
-    files = sorted(glob.glob(os.path.join(sources, "recorder*.c"))) + sorted(glob.glob(os.path.join(sources, "shim_*.c")))
+    # The recorder (recorder*.c) and the interposer (every shim_*.c and shim_*.S), as the Makefile lists them.
+    files = sorted(glob.glob(os.path.join(sources, "recorder*.c"))) + sorted(glob.glob(os.path.join(sources, "shim_*.c"))) \
+        + sorted(glob.glob(os.path.join(sources, "shim_*.S")))
     subprocess.run([os.environ.get("CC", "cc"), "-O2", "-g", "-fPIC", "-shared", "-fno-omit-frame-pointer",
                     "-DQTRACE_PRELOAD=1", define, "-I" + os.path.join(sources, "include"), "-o", out]
                    + files + ["-ldl", "-lpthread"],

@@ -96,6 +96,10 @@
     /* A node of the async stacks' tree (1.7; arg: its id): root = a task's entry point, leaf = */ \
     /* a resume point. A job SITE's capture word names its leaf. */ \
     QT_RECORD(ASYNC_FRAME, 104, 2, "parent,address", QT_NO_SITE, QT_NO_STRING) \
+    /* Actors (1.7): a swift_task_switch of task `arg` onto an executor (identity 0: the */ \
+    /* generic executor), and an actor type's name, once per metadata. */ \
+    QT_RECORD(ACTOR_HOP, 105, 4, "executor,implementation,resume,metadata", QT_NO_SITE, QT_NO_STRING) \
+    QT_RECORD(ACTOR_TYPE, 106, 1, "metadata", QT_NO_SITE, QT_STRING) \
     /* Compact forms of ENQUEUE/START/END (1.2) for ids that fit 32 bits (the id is word 0's */ \
     /* arg): 24 + 16 + 16 bytes per item instead of 40 + 24 + 24 (every trace page is fresh */ \
     /* memory to fault in). ENQUEUE_C's word: queue bits 0..55 | kind << 56. */ \

@@ -117,6 +117,7 @@ extension TraceModel {
         // return address itself may already belong to the next line).
         for site in sites where site.caller != 0 { seen.insert(site.caller - 1) }
         for site in sites { seen.formUnion(site.asyncStack) }
+        for hop in actorHops where hop.executor != 0 && hop.resume != 0 { seen.insert(hop.resume) }
         if let cpu { seen.formUnion(cpu.symbolAddresses) }
         return seen.sorted()
     }
@@ -129,6 +130,7 @@ extension TraceModel {
         if let addresses = cpu?.symbolAddresses { cpu?.locations = locations.filter { addresses.contains($0.key) } }
         splitOverlayCodes()
         focusAsyncStacks(locations, focus: focus)
+        for hop in actorHops where hop.executor != 0 { actorCode[hop.resume] = locations[hop.resume] }
     }
 
     /// Modules whose code is Dispatch's or Swift's own wrapping, never the user's closure.

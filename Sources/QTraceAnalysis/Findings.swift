@@ -12,6 +12,8 @@ public enum FindingObjectKind: String, Sendable, Codable {
     case queue, thread, item, source, group, semaphore, apply
     /// A code site (index into `TraceModel.sites`): where the call was made, what it ran.
     case site
+    /// A Swift actor (index into `TraceStatistics.actors`' `actor` numbers).
+    case actor
 }
 
 public struct FindingObject: Sendable, Codable, Equatable {

@@ -41,6 +41,12 @@ public struct TraceModel: Sendable {
     public var codes: [TraceCode] = []
     public var modules: [TraceModule] = []
     public var tasks: [SwiftTask] = []
+    /// Actor hops (format 1.7): every swift_task_switch the program made, in time order.
+    public var actorHops: [ActorHop] = []
+    /// Actor type names by metadata address (ACTOR_TYPE).
+    public var actorTypeNames: [UInt64: String] = [:]
+    /// The hops' resume functions, symbolized (the actor methods).
+    public var actorCode: [UInt64: CodeLocation] = [:]
 
     public init(info: TraceInfo) { self.info = info }
 

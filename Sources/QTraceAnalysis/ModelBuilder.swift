@@ -122,7 +122,7 @@ public struct ModelBuilder {
         let t = thread(for: e.tid)
         switch e.type {
         case .queueCreate, .queueInfo, .setTarget, .groupCreate, .semCreate, .sourceCreate, .sourceSetTimer,
-             .sourceSetHandler, .ioCreate, .site, .module, .buildID, .asyncFrame:
+             .sourceSetHandler, .ioCreate, .site, .module, .buildID, .asyncFrame, .actorType:
             namingRecorded(e)
         case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
         case .threadExit: threadExited(t)
@@ -175,6 +175,8 @@ public struct ModelBuilder {
         case .deadlock: shimDeadlock(e, thread: t)
         case .schedState, .stackFrame, .cpuSample: break  // the appended streams', handled above; elsewhere meaningless
         case .job: jobRecorded(e, thread: t)
+        case .actorHop:
+            model.actorHops.append(ActorHop(time: now, thread: Int(t), taskID: e.arg, executor: e.a, metadata: e.d, resume: e.c))
         }
     }
 
@@ -196,6 +198,7 @@ public struct ModelBuilder {
         case .module: moduleRecorded(e)
         case .buildID: buildIDRecorded(e)
         case .asyncFrame: asyncFrameRecorded(e)
+        case .actorType: model.actorTypeNames[e.a] = e.string ?? ""
         default: break  // a hostile trace: nothing to attribute it to
         }
     }

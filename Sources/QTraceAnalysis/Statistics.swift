@@ -31,6 +31,8 @@ public struct TraceStatistics: Sendable, Codable {
     public var waitSites: [WaitSiteStats] = []
     /// Swift Concurrency tasks.
     public var tasks = TaskSummary()
+    /// Swift actors (format 1.7: their hops), busiest first.
+    public var actors: [ActorStats] = []
 
     public init() {}
 
@@ -55,6 +57,7 @@ public struct TraceStatistics: Sendable, Codable {
         sites = CodeStats.all(model)
         waitSites = WaitSiteStats.all(model)
         tasks = TaskSummary(model)
+        actors = ActorStats.all(model)
     }
 }
 

@@ -7,6 +7,9 @@ extension Thresholds {
     /// A Swift job blocked at least this long in one call held its pool thread†: shorter waits
     /// (an uncontended lock taken through Dispatch) are noise, longer ones real blocking.
     public static let blockingInAsyncNs: UInt64 = 100_000
+    /// Tasks waited at least this long in all for one actor, and longer than they ran on it:
+    /// contention†.
+    public static let actorContentionNs: UInt64 = 1_000_000
 }
 
 /// The Swift jobs of one thread, by start time, to find the job a moment falls in.
@@ -50,6 +53,7 @@ extension RuleContext {
     /// `swift.blocking-in-async`: a Swift job blocked in a Dispatch wait, or ran a `sync` that
     /// held its thread, for at least `blockingInAsyncNs`. One finding per call site.
     mutating func swiftConcurrency() {
+        actorContention()
         guard !model.tasks.isEmpty else { return }
         let jobs = ThreadJobs.byThread(model)
         guard !jobs.isEmpty else { return }
@@ -71,6 +75,17 @@ extension RuleContext {
             let onto = item.queue.map { "sync onto \(q($0))" } ?? "a sync"
             blockingInAsync(job: job, task: taskOfJob[job], thread: t, start: start, length: end - start,
                             what: onto, site: item.site, sayWhere: true)
+        }
+    }
+
+    /// `swift.actor-contention`: tasks waited for an actor longer than they ran on it.
+    mutating func actorContention() {
+        for actor in stats.actors where actor.waitNs >= Thresholds.actorContentionNs && actor.waitNs > actor.runNs {
+            let entered = actor.enteredAt.first.map { " (entered at \($0))" } ?? ""
+            add("swift.actor-contention", .warning, model.startTime, model.endTime,
+                [FindingObject(kind: .actor, index: actor.actor, label: actor.name)],
+                "tasks waited \(formatDuration(actor.waitNs)) in all to get onto \(actor.name) (\(actor.contendedVisits) of \(actor.visits) visits waited, up to \(actor.peakQueueDepth) at once), longer than they ran on it (\(formatDuration(actor.runNs))): the actor runs one at a time; keep what runs on it short\(entered), move work that needs no isolation out of it, or split its state",
+                weight: actor.waitNs)
         }
     }
 

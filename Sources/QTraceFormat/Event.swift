@@ -32,6 +32,10 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     /// node (0 for a root: a task's entry point), `b` the code address. A job SITE's
     /// `capture` names the stack's leaf node.
     case asyncFrame = 104
+    /// Actors (format 1.7): ACTOR_HOP is a `swift_task_switch` of task `arg` onto executor `a`
+    /// (0: the generic executor; `b` its implementation word, `c` the resume function, `d` the
+    /// actor's metadata); ACTOR_TYPE names metadata `a` (string: the type's qualified name).
+    case actorHop = 105, actorType = 106
 }
 
 /// SITE `flags8`: what the site's `code` address is.

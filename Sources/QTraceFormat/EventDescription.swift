@@ -62,6 +62,8 @@ extension EventType {
         case .buildID: "build_id"
         case .job: "job"
         case .asyncFrame: "async_frame"
+        case .actorHop: "actor_hop"
+        case .actorType: "actor_type"
         }
     }
 
@@ -241,6 +243,7 @@ private struct EventFieldFormatter {
         case .schedState: formatSched()
         case .stackFrame, .cpuSample, .asyncFrame: formatSample()
         case .site, .module, .buildID, .job: formatCodeIdentity()
+        case .actorHop, .actorType: formatActor()
         }
         appendSite()
         return parts.joined(separator: " ")
@@ -290,6 +293,19 @@ private struct EventFieldFormatter {
             if event.c != 0 { pointer("resume", event.c) }
             if event.d != 0 { pointer("parent", event.d) }
         }
+    }
+
+    private mutating func formatActor() {
+        if event.type == .actorType {
+            pointer("metadata", event.a)
+            string("name")
+            return
+        }
+        number("task", event.arg)
+        pointer("executor", event.a)
+        if event.b != 0 { pointer("implementation", event.b) }
+        pointer("resume", event.c)
+        if event.d != 0 { pointer("metadata", event.d) }
     }
 
     private mutating func formatSched() {

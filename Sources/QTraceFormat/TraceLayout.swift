@@ -108,9 +108,9 @@ struct RecordLayout {
         case .queueCreate: words = 2; hasString = true
         case .ioCreate: words = 3; hasString = true
         case .enqueue, .applyBegin, .schedState, .cpuSample: words = 3; hasString = false
-        case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite, .site, .job: words = 4; hasString = false
+        case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite, .site, .job, .actorHop: words = 4; hasString = false
         case .module: words = 3; hasString = true
-        case .buildID: words = 1; hasString = true
+        case .buildID, .actorType: words = 1; hasString = true
         }
     }
 

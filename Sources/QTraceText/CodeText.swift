@@ -4,7 +4,7 @@ import QTraceFormat
 
 /// What `qtrace stats --by` puts first.
 public enum StatsGrouping: String, Sendable, CaseIterable {
-    case queue, code, task
+    case queue, code, task, actor
 }
 
 extension StatsText {
@@ -72,6 +72,20 @@ extension StatsText {
                        formatDuration(t.runningNs), formatDuration(t.awaitingNs), functions.isEmpty ? "-" : functions])
         }
         return out + table.render(width: width, leftAligned: [0, 1, 6]) + more(hidden + Swift.max(0, s.tasks - s.top.count), "tasks")
+    }
+
+    /// ACTORS: per actor, visits (hops onto it), run and wait time, the deepest queue.
+    static func actors(_ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        guard !stats.actors.isEmpty else { return "" }
+        var table = TextTable(["actor", "visits", "tasks", "run total", "wait total", "wait p99", "waited", "peak queue", "entered at"])
+        let (shown, hidden) = limited(stats.actors, limit)
+        for a in shown {
+            table.add([a.name, "\(a.visits)", "\(a.tasks)", formatDuration(a.runNs), formatDuration(a.waitNs),
+                       formatDuration(a.wait.p99Ns), "\(a.contendedVisits)", "\(a.peakQueueDepth)",
+                       a.enteredAt.prefix(2).joined(separator: ", ")])
+        }
+        return section("ACTORS (visits: hops onto the actor; wait: time a task waited for it to be free)")
+            + table.render(width: width, leftAligned: [0, 8]) + more(hidden, "actors")
     }
 
     static func baseName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }

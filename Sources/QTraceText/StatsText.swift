@@ -22,6 +22,11 @@ public enum StatsText {
         case .task:
             out += tasks(model, stats, width: width, limit: limit)
             if stats.tasks.tasks == 0 { out += section("TASKS") + "  (no Swift Concurrency tasks in this trace)\n" }
+            out += actors(stats, width: width, limit: limit)
+            return out + findings(result.findings, width: width)
+        case .actor:
+            out += actors(stats, width: width, limit: limit)
+            if stats.actors.isEmpty { out += section("ACTORS") + "  (no actor hops in this trace: no actors, or recorded by a qtrace before format 1.7)\n" }
             return out + findings(result.findings, width: width)
         case .queue:
             break
@@ -38,6 +43,7 @@ public enum StatsText {
         out += applies(model, stats, width: width)
         out += waitSites(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
         out += tasks(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
+        out += actors(stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
         out += findings(result.findings, width: width)
         return out
     }

@@ -46,8 +46,8 @@ struct Stats: ParsableCommand {
     var wide = false
 
     @Option(help: ArgumentHelp(
-        "The tables to print: queue (queues, threads, the top code and tasks), code (every code site: what ran, where it was enqueued from, and the blocking call sites) or task (Swift Concurrency tasks).",
-        valueName: "queue|code|task"))
+        "The tables to print: queue (queues, threads, the top code and tasks), code (every code site: what ran, where it was enqueued from, and the blocking call sites) or task (Swift Concurrency tasks, and actors) or actor (Swift actors: visits, run time, time tasks waited to get onto each, peak queue).",
+        valueName: "queue|code|task|actor"))
     var by: StatsGrouping = .queue
 
     @Option(help: ArgumentHelp(

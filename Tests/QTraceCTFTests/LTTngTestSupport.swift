@@ -47,11 +47,11 @@ enum TestPaths {
 
     static func cleanUp() { try? FileManager.default.removeItem(at: scratch) }
 
-    /// The interposer's sources (every Sources/CQTraceShim/shim_*.c), as the Makefile lists them.
+    /// The interposer's sources (every Sources/CQTraceShim/shim_*.c and shim_*.S), as the Makefile lists them.
     static let interposerSources: [String] = {
         let src = repo.appendingPathComponent("Sources/CQTraceShim").path
         return ((try? FileManager.default.contentsOfDirectory(atPath: src)) ?? [])
-            .filter { $0.hasPrefix("shim_") && $0.hasSuffix(".c") }.sorted()
+            .filter { $0.hasPrefix("shim_") && ($0.hasSuffix(".c") || $0.hasSuffix(".S")) }.sorted()
     }()
 
     /// The embedded recorder's sources (recorder*.c), as the Makefile lists them.

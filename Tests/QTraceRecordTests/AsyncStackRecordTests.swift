@@ -95,3 +95,38 @@ final class AsyncStackRecordTests: XCTestCase {
         XCTAssertFalse(s.statistics.sites.contains { $0.name.contains("thunk") }, "\(s.statistics.sites.map(\.name))")
     }
 }
+
+extension AsyncStackRecordTests {
+    /// An actor called from 100 tasks at once: every visit counted, contention > 0; called by
+    /// one task after another: the same visits, no wait. `stats --by actor` and JSON agree.
+    func testActorVisitsAndContention() throws {
+        let dir = Paths.tempDir("actor-calls")
+        var byMode: [String: ActorStats] = [:]
+        for mode in ["contended", "serial"] {
+            let (run, trace) = record([Paths.fixtures, "actor-calls", "100", mode], in: dir, name: mode)
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertTrue(run.stdout.contains("ledger entries=100"), run.stdout)
+            let s = try summary(trace, cache: dir)
+            let ledger = try XCTUnwrap(s.statistics.actors.first { $0.type?.hasSuffix(".Ledger") ?? false },
+                                       "\(s.statistics.actors.map(\.name))")
+            XCTAssertEqual(ledger.visits, 101, "100 posts and the last one: \(mode)")
+            XCTAssertTrue(ledger.name.hasPrefix("Ledger 0x"), ledger.name)
+            let text = runProgram([Paths.qtrace, "stats", "--by", "actor", "--wide", trace], environment: ["XDG_CACHE_HOME": dir.path])
+            XCTAssertEqual(text.status, 0, text.stderr)
+            let row = try XCTUnwrap(text.stdout.split(separator: "\n").first { $0.hasPrefix(ledger.name) }, text.stdout)
+            XCTAssertTrue(row.contains(" 101 "), String(row))
+            XCTAssertTrue(row.contains(formatDuration(ledger.waitNs)), "\(row) vs \(ledger.waitNs)")
+            byMode[mode] = ledger
+            let contention = s.findings.filter { $0.id == "swift.actor-contention" }
+            XCTAssertEqual(contention.count, mode == "contended" ? 1 : 0, "\(mode): \(contention.map(\.message))")
+        }
+        let contended = try XCTUnwrap(byMode["contended"]), serial = try XCTUnwrap(byMode["serial"])
+        XCTAssertGreaterThan(contended.waitNs, 0)
+        XCTAssertGreaterThan(contended.contendedVisits, 0)
+        XCTAssertEqual(contended.tasks, 101)
+        XCTAssertEqual(serial.waitNs, 0)
+        XCTAssertEqual(serial.contendedVisits, 0)
+        XCTAssertEqual(serial.peakQueueDepth, 0)
+        XCTAssertEqual(serial.tasks, 1)
+    }
+}

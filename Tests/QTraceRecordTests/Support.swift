@@ -34,9 +34,9 @@ enum Paths {
         if FileManager.default.fileExists(atPath: beside) { return beside }
         let src = repo.appendingPathComponent("Sources/CQTraceShim")
         let out = beside
-        // The recorder (recorder*.c) and the interposer (shim_*.c), as the Makefile builds them.
+        // The recorder (recorder*.c) and the interposer (shim_*.c, shim_*.S), as the Makefile builds them.
         let sources = ((try? FileManager.default.contentsOfDirectory(atPath: src.path)) ?? [])
-            .filter { ($0.hasPrefix("shim_") || $0.hasPrefix("recorder")) && $0.hasSuffix(".c") }.sorted()
+            .filter { ($0.hasPrefix("shim_") && $0.hasSuffix(".S")) || (($0.hasPrefix("shim_") || $0.hasPrefix("recorder")) && $0.hasSuffix(".c")) }.sorted()
             .map { src.appendingPathComponent($0).path }
         let result = runProgram(["/usr/bin/env", "cc", "-O2", "-fPIC", "-shared", "-DQTRACE_PRELOAD=1",
                           "-I", src.appendingPathComponent("include").path]

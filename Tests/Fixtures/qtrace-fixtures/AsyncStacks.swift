@@ -66,3 +66,33 @@ func taskSleepChildren(_ count: Int) {
     }
     done.wait()
 }
+
+/// An actor whose method holds it for a while: `callers` tasks calling it at once wait for it
+/// (contended); called one after another they never wait (uncontended).
+actor Ledger {
+    private var entries = 0
+    func post() -> Int {
+        var x: UInt64 = 0
+        for k in 0..<200_000 { x = x &+ UInt64(k) }  // SITE: ledger-post
+        entries += Int(x & 1) + 1
+        return entries
+    }
+}
+
+func actorCalls(callers: Int, contended: Bool) {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let ledger = Ledger()
+        if contended {
+            await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<callers { group.addTask { await ledger.post() } }
+                for await _ in group {}
+            }
+        } else {
+            for _ in 0..<callers { _ = await ledger.post() }
+        }
+        print("ledger entries=\(await ledger.post() - 1)")
+        done.signal()
+    }
+    done.wait()
+}
