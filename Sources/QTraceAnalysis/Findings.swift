@@ -359,26 +359,6 @@ struct RuleContext {
         }
     }
 
-    mutating func queues() {
-        for (qi, queue) in model.queues.enumerated() {
-            let st = stats.queues[qi]
-            if let e = queue.longestBacklogEpisode {
-                let end = e.end ?? model.endTime
-                if end - e.start >= Thresholds.unboundedBacklogMinNs && e.peak >= Thresholds.unboundedBacklogMinDepth {
-                    let seconds = Double(end - e.start) / 1e9
-                    let inRate = Double(e.enqueued) / seconds, outRate = Double(e.started) / seconds
-                    add("queue.unbounded-backlog", .warning, e.start, end, [queueRef(qi)],
-                        "\(q(qi)) had a backlog for \(formatDuration(end - e.start)), up to \(e.peak) items (\(formatRate(inRate)) in, \(formatRate(outRate)) out): unbounded backlog; throttle producers (a semaphore) or coalesce work (a data source)")
-                }
-            }
-            if st.completed >= Thresholds.tinyItemsMinCount && st.wait.count > 0
-                && st.run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * st.wait.p50Ns {
-                add("queue.items-too-small", .info, 0, model.endTime, [queueRef(qi)],
-                    "\(q(qi)): \(st.completed) items with median run \(formatDuration(st.run.p50Ns)) against median wait \(formatDuration(st.wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items")
-            }
-        }
-    }
-
     mutating func targetLoops() {
         for loop in model.targetLoops {
             let names = (loop.queues + [loop.queues[0]]).map(q).joined(separator: " → ")
