@@ -35,20 +35,29 @@ extension RuleContext {
         return counts.mapValues { bySite in bySite.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
     }
 
-    func unboundedBacklog(_ qi: Int) -> BacklogEpisode? {
-        guard let e = model.queues[qi].longestBacklogEpisode else { return nil }
-        let end = e.end ?? model.endTime
-        return end - e.start >= Thresholds.unboundedBacklogMinNs && e.peak >= Thresholds.unboundedBacklogMinDepth ? e : nil
+    /// A backlog is unbounded when it grows over the queue's run: the least backlog of the
+    /// last window is above that of every earlier window, and at least
+    /// `unboundedBacklogMinDepth` items. A burst that drains (however deep, however long it
+    /// took) touches a low floor again and does not count; nor does a burst just before the
+    /// end (the last window's floor is what was left before it).
+    func unboundedBacklog(_ qi: Int) -> BacklogTrend? {
+        guard model.queues[qi].backlog.peak >= Int32(Thresholds.unboundedBacklogMinDepth),
+              let trend = BacklogTrend(model.queues[qi].backlog, end: model.endTime) else { return nil }
+        let floors = trend.floors
+        guard trend.endNs - trend.startNs >= Thresholds.unboundedBacklogMinNs,
+              floors.last! >= Thresholds.unboundedBacklogMinDepth,
+              floors.dropLast().allSatisfy({ $0 < floors.last! }) else { return nil }
+        return trend
     }
 
     mutating func addUnboundedBacklog(_ qi: Int, _ objects: [FindingObject]) {
-        guard let e = unboundedBacklog(qi) else { return }
-        let end = e.end ?? model.endTime
-        let seconds = Double(end - e.start) / 1e9
-        let inRate = Double(e.enqueued) / seconds, outRate = Double(e.started) / seconds
-        add("queue.unbounded-backlog", .warning, e.start, end, objects,
-            "\(q(qi)) had a backlog for \(formatDuration(end - e.start)), up to \(e.peak) items (\(formatRate(inRate)) in, \(formatRate(outRate)) out): unbounded backlog; throttle producers (a semaphore) or coalesce work (a data source)",
-            weight: UInt64(e.peak))
+        guard let trend = unboundedBacklog(qi) else { return }
+        let st = stats.queues[qi]
+        let seconds = Double(trend.endNs - trend.startNs) / 1e9
+        let inRate = Double(st.items) / seconds, outRate = Double(st.items - st.pendingAtEnd) / seconds
+        add("queue.unbounded-backlog", .warning, trend.startNs, trend.endNs, objects,
+            "\(q(qi))'s backlog grew over \(formatDuration(trend.endNs - trend.startNs)): at least \(trend.floors.map(String.init).joined(separator: ", then ")) items pending in each quarter, \(st.pendingAtEnd) \(endsMidRun ? "when the snapshot was taken" : "at the end") (\(formatRate(inRate)) in, \(formatRate(outRate)) out): producers outrun the consumer; throttle producers (a semaphore) or coalesce work (a data source)",
+            weight: UInt64(trend.floors.last!))
     }
 
     func itemsTooSmall(_ qi: Int) -> Bool {
@@ -62,5 +71,39 @@ extension RuleContext {
         add("queue.items-too-small", .info, 0, model.endTime, objects,
             "\(q(qi)): \(st.completed) items with median run \(formatDuration(st.run.p50Ns)) against median wait \(formatDuration(st.wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items",
             weight: UInt64(st.completed))
+    }
+}
+
+/// A queue's backlog over its run, from its first pending item to the end of the trace, in
+/// `Thresholds.backlogTrendWindows` equal windows: the least backlog seen in each (its floor).
+/// Exact while the series is (StepSeries); once down-sampled, the floor is the least value
+/// at the end of a bucket, which can miss a dip inside one.
+public struct BacklogTrend: Sendable, Equatable {
+    public var startNs: UInt64
+    public var endNs: UInt64
+    public var floors: [Int]
+
+    public init?(_ backlog: StepSeries, end: UInt64, windows: Int = Thresholds.backlogTrendWindows) {
+        guard let first = backlog.points.first?.time, end > first, windows > 0 else { return nil }
+        startNs = first
+        endNs = end
+        let width = Swift.max((end - first) / UInt64(windows), 1)
+        var floors = [Int32](repeating: .max, count: windows)
+        var value: Int32 = 0
+        var window = 0
+        for p in backlog.points {
+            let w = Swift.min(Int((p.time - first) / width), windows - 1)
+            // The previous value held through the windows up to this point's (and into its
+            // window, unless the point is exactly at its start: counting it errs low).
+            while window < w {
+                floors[window] = Swift.min(floors[window], value)
+                window += 1
+                floors[window] = Swift.min(floors[window], value)
+            }
+            floors[w] = Swift.min(floors[w], p.last)
+            value = p.last
+        }
+        while window < windows { floors[window] = Swift.min(floors[window], value); window += 1 }
+        self.floors = floors.map(Int.init)
     }
 }

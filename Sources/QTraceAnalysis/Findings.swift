@@ -55,9 +55,12 @@ public enum Thresholds {
     /// Handler runs that coalesced events (while the source was active) before we call the
     /// handler slower than its events†.
     public static let slowHandlerMinCoalescedRuns = 2
-    /// A backlog that stays non-empty this long while reaching this depth is unbounded†.
+    /// A backlog is unbounded when, over a queue's run of at least this long, the least
+    /// backlog of the last of `backlogTrendWindows` windows is above every earlier window's
+    /// and at least this deep†: it grew. A burst that drains is not unbounded.
     public static let unboundedBacklogMinNs: UInt64 = 1_000_000_000
     public static let unboundedBacklogMinDepth = 100
+    public static let backlogTrendWindows = 4
     /// Items too small: at least this many, with median run under this factor × median wait†.
     public static let tinyItemsMinCount = 1000
     public static let tinyItemsRunToWaitFactor: UInt64 = 2
