@@ -5,11 +5,24 @@
 import QTraceFormat
 
 extension RuleContext {
+    /// Raised once: when and how long every CPU was busy, and what it explains.
+    mutating func cpuSaturation() {
+        guard let first = saturation.periods.first, let last = saturation.periods.last else { return }
+        let measured = saturation.fromSched ? "on a CPU (kernel states)" : "running items"
+        add("cpu.saturated", .info, first.start, last.end, [],
+            "all \(model.info.ncpu) CPUs were busy for \(formatDuration(saturation.saturatedNs)) of \(formatDuration(model.endTime)) (threads \(measured) \(formatPercent(Thresholds.saturationBusyShare)) of the time or more, from \(formatDuration(first.start))): items then wait for a CPU whatever their queue, so those waits are not read as queue problems (items too small, unbounded backlog); to go faster, do less work or add CPUs",
+            weight: saturation.saturatedNs)
+    }
+
     mutating func queues() {
+        let tinyByStats = model.queues.indices.filter(looksTooSmall)
+        // With saturated periods, the waits outside them, in one pass over the items.
+        let times = saturation.periods.isEmpty ? [:] : unsaturatedTimes(Set(tinyByStats))
         var candidates: [(queue: Int, rule: QueueRule)] = []
-        for qi in model.queues.indices {
-            if unboundedBacklog(qi) != nil { candidates.append((qi, .backlog)) }
-            if itemsTooSmall(qi) { candidates.append((qi, .tooSmall)) }
+        for qi in model.queues.indices where unboundedBacklog(qi) != nil { candidates.append((qi, .backlog)) }
+        for qi in tinyByStats {
+            let (run, wait) = times[qi] ?? (stats.queues[qi].run, stats.queues[qi].wait)
+            if tooSmall(run: run, wait: wait) { candidates.append((qi, .tooSmall(run: run, wait: wait))) }
         }
         guard !candidates.isEmpty else { return }
         let sites = feedingSites(Set(candidates.map(\.queue)))
@@ -17,12 +30,12 @@ extension RuleContext {
             let objects = [queueRef(qi)] + (sites[qi].map { [siteRef($0)] } ?? [])
             switch rule {
             case .backlog: addUnboundedBacklog(qi, objects)
-            case .tooSmall: addItemsTooSmall(qi, objects)
+            case .tooSmall(let run, let wait): addItemsTooSmall(qi, objects, run: run, wait: wait)
             }
         }
     }
 
-    enum QueueRule { case backlog, tooSmall }
+    enum QueueRule { case backlog, tooSmall(run: DurationStats, wait: DurationStats) }
 
     /// The code site that enqueued most items onto each of `queues` (one pass over the items).
     func feedingSites(_ queues: Set<Int>) -> [Int: Int] {
@@ -47,7 +60,8 @@ extension RuleContext {
         guard trend.endNs - trend.startNs >= Thresholds.unboundedBacklogMinNs,
               floors.last! >= Thresholds.unboundedBacklogMinDepth,
               floors.dropLast().allSatisfy({ $0 < floors.last! }) else { return nil }
-        return trend
+        // Grown while every CPU was busy: the consumer waited for a CPU (cpu.saturated).
+        return saturation.explains(trend.lastWindowStartNs, trend.endNs) ? nil : trend
     }
 
     mutating func addUnboundedBacklog(_ qi: Int, _ objects: [FindingObject]) {
@@ -60,17 +74,41 @@ extension RuleContext {
             weight: UInt64(trend.floors.last!))
     }
 
-    func itemsTooSmall(_ qi: Int) -> Bool {
+    /// Items too small: median run under `tinyItemsRunToWaitFactor` × median wait over at
+    /// least `tinyItemsMinCount` items, counting only waits outside saturated periods: there
+    /// every item waits for a CPU, whatever its size. First on the queue's statistics.
+    func looksTooSmall(_ qi: Int) -> Bool {
         let st = stats.queues[qi]
-        return st.completed >= Thresholds.tinyItemsMinCount && st.wait.count > 0
-            && st.run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * st.wait.p50Ns
+        return st.completed >= Thresholds.tinyItemsMinCount && tooSmall(run: st.run, wait: st.wait)
     }
 
-    mutating func addItemsTooSmall(_ qi: Int, _ objects: [FindingObject]) {
-        let st = stats.queues[qi]
+    func tooSmall(run: DurationStats, wait: DurationStats) -> Bool {
+        wait.count >= Thresholds.tinyItemsMinCount && run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * wait.p50Ns
+    }
+
+    /// Run and wait of each queue's completed items whose wait lies outside saturated periods.
+    func unsaturatedTimes(_ queues: Set<Int>) -> [Int: (run: DurationStats, wait: DurationStats)] {
+        guard !queues.isEmpty else { return [:] }
+        var runs: [Int: [UInt64]] = [:], waits: [Int: [UInt64]] = [:]
+        for item in model.items {
+            guard let qi = item.queue, queues.contains(qi), item.endTime != noTime, item.startTime != noTime,
+                  item.readyTime != noTime, item.startTime >= item.readyTime,
+                  !saturation.explains(item.readyTime, item.startTime) else { continue }
+            runs[qi, default: []].append(item.endTime - item.startTime)
+            waits[qi, default: []].append(item.startTime - item.readyTime)
+        }
+        var out: [Int: (run: DurationStats, wait: DurationStats)] = [:]
+        for qi in queues {
+            out[qi] = (DurationStats(sorted: (runs[qi] ?? []).sorted()[...]), DurationStats(sorted: (waits[qi] ?? []).sorted()[...]))
+        }
+        return out
+    }
+
+    mutating func addItemsTooSmall(_ qi: Int, _ objects: [FindingObject], run: DurationStats, wait: DurationStats) {
+        let outside = saturation.periods.isEmpty ? "" : " (waits outside saturated periods)"
         add("queue.items-too-small", .info, 0, model.endTime, objects,
-            "\(q(qi)): \(st.completed) items with median run \(formatDuration(st.run.p50Ns)) against median wait \(formatDuration(st.wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items",
-            weight: UInt64(st.completed))
+            "\(q(qi)): \(wait.count) items\(outside) with median run \(formatDuration(run.p50Ns)) against median wait \(formatDuration(wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items",
+            weight: UInt64(wait.count))
     }
 }
 
@@ -82,6 +120,7 @@ public struct BacklogTrend: Sendable, Equatable {
     public var startNs: UInt64
     public var endNs: UInt64
     public var floors: [Int]
+    public var lastWindowStartNs: UInt64 { startNs + (endNs - startNs) / UInt64(floors.count) * UInt64(floors.count - 1) }
 
     public init?(_ backlog: StepSeries, end: UInt64, windows: Int = Thresholds.backlogTrendWindows) {
         guard let first = backlog.points.first?.time, end > first, windows > 0 else { return nil }

@@ -61,6 +61,13 @@ public enum Thresholds {
     public static let unboundedBacklogMinNs: UInt64 = 1_000_000_000
     public static let unboundedBacklogMinDepth = 100
     public static let backlogTrendWindows = 4
+    /// CPU saturation: windows this long whose busy time (summed over threads) is at least
+    /// this share of CPUs × window, in runs at least `saturationMinNs` long†. A tenth of a
+    /// second smooths the scheduler's slices; half a second is no passing spike.
+    public static let saturationWindowNs: UInt64 = 100_000_000
+    public static let saturationBusyShare = 0.9
+    public static let saturationMinNs: UInt64 = 500_000_000
+    public static let saturationMaxWindows = 1 << 16
     /// Items too small: at least this many, with median run under this factor × median wait†.
     public static let tinyItemsMinCount = 1000
     public static let tinyItemsRunToWaitFactor: UInt64 = 2
@@ -80,6 +87,7 @@ public enum Diagnostics {
         rules.globalBarriers()
         rules.sources()
         rules.groups()
+        rules.cpuSaturation()
         rules.queues()
         rules.targetLoops()
         rules.applies()
@@ -98,8 +106,13 @@ struct RuleContext {
     /// How bad each finding's kept occurrence is: its message is the worst occurrence's.
     var weights: [UInt64] = []
     var slotByKey: [String: Int] = [:]
+    /// When every CPU was busy: the waits then are the CPUs', not the queues'.
+    let saturation: CPUSaturation
 
-    init(model: TraceModel, stats: TraceStatistics) { self.model = model; self.stats = stats }
+    init(model: TraceModel, stats: TraceStatistics) {
+        self.model = model; self.stats = stats
+        saturation = CPUSaturation(model)
+    }
 
     /// A flight-recorder snapshot ends while the program runs on: what is open at its end is
     /// under way, not abandoned (docs/flight-recorder.md).

@@ -10,6 +10,7 @@ final class FindingGroupingTests: XCTestCase {
     /// from code site 1 when `site`, labelled `label(k)`.
     func stuckQueues(_ n: Int, site: Bool, label: (Int) -> String) -> TraceScript {
         var s = TraceScript()
+        s.info.ncpu = 512  // as many CPUs as stuck threads: no cpu.saturated in these counts
         s.mainAndGlobals()
         if site { s.add(.site, 0, tid: mainTid, arg: 1, flags: SiteCodeKind.function.rawValue, a: 0x14000, c: 0x13200, d: 0x13200) }
         for k in 0..<n {
