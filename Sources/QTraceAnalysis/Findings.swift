@@ -70,6 +70,9 @@ public enum Thresholds {
     public static let saturationBusyShare = 0.9
     public static let saturationMinNs: UInt64 = 500_000_000
     public static let saturationMaxWindows = 1 << 16
+    /// Without `--sched`, busy above this share of the CPUs is items blocked inside (more
+    /// threads running items than CPUs), not saturation†.
+    public static let saturationMaxShareWithoutSched = 1.25
     /// Items too small: at least this many, with median run under this factor × median wait†.
     public static let tinyItemsMinCount = 1000
     public static let tinyItemsRunToWaitFactor: UInt64 = 2

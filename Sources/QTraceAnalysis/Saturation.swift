@@ -49,7 +49,7 @@ public struct CPUSaturation: Sendable, Equatable {
         var periods: [Span] = []
         var runStart: Int?
         for w in 0...count {
-            let saturated = w < count && Double(busy[w]) >= Thresholds.saturationBusyShare * capacity
+            let saturated = w < count && Self.saturated(Double(busy[w]) / capacity, fromSched: fromSched)
             if saturated, runStart == nil { runStart = w }
             guard !saturated, let first = runStart else { continue }
             let span = Span(start: UInt64(first) * window, end: Swift.min(UInt64(w) * window, model.endTime))
@@ -57,6 +57,13 @@ public struct CPUSaturation: Sendable, Equatable {
             runStart = nil
         }
         self.periods = periods
+    }
+
+    /// Busy ≈ every CPU. Without kernel states, far more items "running" than CPUs means
+    /// threads sleeping or doing blocking I/O inside items (libdispatch adds workers only
+    /// when others block), not CPUs kept busy: that is no saturation.
+    static func saturated(_ share: Double, fromSched: Bool) -> Bool {
+        share >= Thresholds.saturationBusyShare && (fromSched || share <= Thresholds.saturationMaxShareWithoutSched)
     }
 
     /// A thread's running kernel states (`--sched`), each until its next change.

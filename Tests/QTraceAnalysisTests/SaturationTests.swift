@@ -39,6 +39,15 @@ final class SaturationTests: XCTestCase {
         XCTAssertEqual(s.analysis().findings("cpu.saturated"), [])
     }
 
+    func testFarMoreRunningItemsThanCPUsAreBlockedNotSaturated() {
+        // Eight workers "running" items on 2 CPUs: without kernel states, they sleep or do
+        // I/O inside their items (libdispatch adds workers when others block).
+        var s = TraceScript()
+        s.mainAndGlobals()
+        busy(&s, threads: 8, from: 0, to: ms(1200))
+        XCTAssertEqual(s.analysis().findings("cpu.saturated"), [])
+    }
+
     func testAShortSpikeIsNoSaturation() {
         var s = TraceScript()
         s.mainAndGlobals()
