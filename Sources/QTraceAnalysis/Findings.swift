@@ -52,14 +52,29 @@ public enum Thresholds {
     /// CPUs in normal operation (3 workers on 2 CPUs is no explosion).
     public static let threadExplosionMinNs: UInt64 = 100_000_000
     public static func threadExplosionMinWorkers(cpus: Int) -> Int { Swift.max(2 * cpus, cpus + 4) }
-    /// A higher-QoS item held back less than this by a lower-QoS one is noise†.
-    public static let priorityInversionMinWaitNs: UInt64 = 1_000_000
+    /// A higher-QoS item held back less than this by a lower-QoS one is noise†. On a loaded
+    /// 2-CPU machine the scheduler alone holds a runnable thread for a few ms (a slice of
+    /// each competitor): a verdict at 1 ms flipped with the load, ten times that does not.
+    public static let priorityInversionMinWaitNs: UInt64 = 10_000_000
     /// Handler runs that coalesced events (while the source was active) before we call the
     /// handler slower than its events†.
     public static let slowHandlerMinCoalescedRuns = 2
-    /// A backlog that stays non-empty this long while reaching this depth is unbounded†.
+    /// A backlog is unbounded when, over a queue's run of at least this long, the least
+    /// backlog of the last of `backlogTrendWindows` windows is above every earlier window's
+    /// and at least this deep†: it grew. A burst that drains is not unbounded.
     public static let unboundedBacklogMinNs: UInt64 = 1_000_000_000
     public static let unboundedBacklogMinDepth = 100
+    public static let backlogTrendWindows = 4
+    /// CPU saturation: windows this long whose busy time (summed over threads) is at least
+    /// this share of CPUs × window, in runs at least `saturationMinNs` long†. A tenth of a
+    /// second smooths the scheduler's slices; half a second is no passing spike.
+    public static let saturationWindowNs: UInt64 = 100_000_000
+    public static let saturationBusyShare = 0.9
+    public static let saturationMinNs: UInt64 = 500_000_000
+    public static let saturationMaxWindows = 1 << 16
+    /// Without `--sched`, busy above this share of the CPUs is items blocked inside (more
+    /// threads running items than CPUs), not saturation†.
+    public static let saturationMaxShareWithoutSched = 1.25
     /// Items too small: at least this many, with median run under this factor × median wait†.
     public static let tinyItemsMinCount = 1000
     public static let tinyItemsRunToWaitFactor: UInt64 = 2
@@ -79,6 +94,7 @@ public enum Diagnostics {
         rules.globalBarriers()
         rules.sources()
         rules.groups()
+        rules.cpuSaturation()
         rules.queues()
         rules.targetLoops()
         rules.applies()
@@ -98,8 +114,13 @@ struct RuleContext {
     /// How bad each finding's kept occurrence is: its message is the worst occurrence's.
     var weights: [UInt64] = []
     var slotByKey: [String: Int] = [:]
+    /// When every CPU was busy: the waits then are the CPUs', not the queues'.
+    let saturation: CPUSaturation
 
-    init(model: TraceModel, stats: TraceStatistics) { self.model = model; self.stats = stats }
+    init(model: TraceModel, stats: TraceStatistics) {
+        self.model = model; self.stats = stats
+        saturation = CPUSaturation(model)
+    }
 
     /// A flight-recorder snapshot ends while the program runs on: what is open at its end is
     /// under way, not abandoned (docs/flight-recorder.md).
@@ -275,7 +296,7 @@ struct RuleContext {
         // Only items over a frame are reported: without any, no pass over all the items.
         let candidates = stats.mainThread.itemsOverFrame > 0 ? model.items : []
         for (i, item) in candidates.enumerated() where item.threadIndex == main && item.depth == 0 {
-            guard let run = item.runTime, run > Thresholds.frameNs else { continue }
+            guard let run = codeRunTime(i), run > Thresholds.frameNs else { continue }
             let hang = run > Thresholds.hangNs
             let objects = [threadRef(t)] + (item.queue.map { [queueRef($0)] } ?? []) + itemSiteObjects(i)
             add(hang ? "main.hang" : "main.long-item", hang ? .error : .warning, item.startTime, item.endTime, objects,
@@ -291,6 +312,14 @@ struct RuleContext {
         }
     }
 
+    /// An item's run time, less (with --sched) the time it waited for a CPU: a loaded machine
+    /// stretches every item, and the frame and hang rules judge the item's code.
+    func codeRunTime(_ i: Int) -> UInt64? {
+        guard let run = model.items[i].runTime else { return nil }
+        guard let sched = model.sched, sched.items.indices.contains(i) else { return run }
+        return run - Swift.min(run, sched.items[i].runnableNs)
+    }
+
     mutating func threadExplosion() {
         for x in model.threadExplosions {
             add("threads.explosion", .warning, x.start, x.end, [],
@@ -299,8 +328,14 @@ struct RuleContext {
         }
     }
 
+    /// Not on the main queue: the main thread runs every main-queue item at its own priority,
+    /// so a lower-QoS item there holds nothing at a lower priority (a long one is
+    /// main.long-item). With --sched, the time the blocker waited for a CPU is the machine's,
+    /// not the inversion's.
     mutating func priorityInversions() {
-        for p in model.priorityInversions {
+        for p in model.priorityInversions where model.queues[p.queue].kind != .main {
+            let runnable = model.sched.map { $0.items.indices.contains(p.blocker) ? $0.items[p.blocker].runnableNs : 0 } ?? 0
+            guard p.waitNs >= runnable &+ Thresholds.priorityInversionMinWaitNs else { continue }
             add("qos.priority-inversion", .warning, model.items[p.item].readyTime, model.items[p.item].startTime,
                 [queueRef(p.queue)] + itemSiteObjects(p.blocker),
                 "a \(qosName(p.itemQoS)) item waited \(formatDuration(p.waitNs)) on \(q(p.queue)) behind a \(qosName(p.blockerQoS)) item (\(itemName(p.blocker))): priority inversion; use one QoS per shared queue, or raise the queue's QoS",
@@ -358,26 +393,6 @@ struct RuleContext {
                 add("group.never-left", endsMidRun ? .info : .warning, start, model.endTime, [groupRef(g)],
                     endsMidRun ? "\(groupRef(g).label): \(group.outstanding) enter() not left yet when the snapshot was taken\(unfired.isEmpty ? "" : " and its notify had not fired")"
                         : "\(groupRef(g).label): \(group.outstanding) enter() never left by the end of the trace\(unfired); call leave() on every path, including errors")
-            }
-        }
-    }
-
-    mutating func queues() {
-        for (qi, queue) in model.queues.enumerated() {
-            let st = stats.queues[qi]
-            if let e = queue.longestBacklogEpisode {
-                let end = e.end ?? model.endTime
-                if end - e.start >= Thresholds.unboundedBacklogMinNs && e.peak >= Thresholds.unboundedBacklogMinDepth {
-                    let seconds = Double(end - e.start) / 1e9
-                    let inRate = Double(e.enqueued) / seconds, outRate = Double(e.started) / seconds
-                    add("queue.unbounded-backlog", .warning, e.start, end, [queueRef(qi)],
-                        "\(q(qi)) had a backlog for \(formatDuration(end - e.start)), up to \(e.peak) items (\(formatRate(inRate)) in, \(formatRate(outRate)) out): unbounded backlog; throttle producers (a semaphore) or coalesce work (a data source)")
-                }
-            }
-            if st.completed >= Thresholds.tinyItemsMinCount && st.wait.count > 0
-                && st.run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * st.wait.p50Ns {
-                add("queue.items-too-small", .info, 0, model.endTime, [queueRef(qi)],
-                    "\(q(qi)): \(st.completed) items with median run \(formatDuration(st.run.p50Ns)) against median wait \(formatDuration(st.wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items")
             }
         }
     }

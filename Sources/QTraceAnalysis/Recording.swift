@@ -146,11 +146,13 @@ public enum FindingGrouping {
         }
     }
 
-    /// What makes findings of one rule "the same": their code sites, else their queues.
+    /// What makes findings of one rule "the same": their code sites, else their queues'
+    /// labels (without the suffix that tells queues of one label apart: a queue created
+    /// anew each lap of a benchmark is the same queue to its reader).
     public static func subject(of finding: Finding) -> String {
         let sites = finding.objects.filter { $0.kind == .site }.map(\.label)
         if !sites.isEmpty { return sites.joined(separator: ", ") }
-        return finding.objects.filter { $0.kind == .queue }.map(\.label).joined(separator: ", ")
+        return finding.objects.filter { $0.kind == .queue }.map { queueLabel(ofName: $0.label) }.joined(separator: ", ")
     }
 
     static func span(_ f: Finding) -> UInt64 { f.end >= f.start ? f.end - f.start : 0 }
@@ -204,6 +206,29 @@ public struct RecordingOverview: Sendable, Codable, Equatable {
 }
 
 extension TraceStatistics {
+    /// Semaphores that blocked longest first (then most waits, then first seen): the order
+    /// of the SEMAPHORES table, whose default shows the first rows.
+    public var semaphoresByBlockedTime: [SemaphoreStats] {
+        semaphores.sorted {
+            ($0.blocked.totalNs, $0.waits, $1.semaphore) > ($1.blocked.totalNs, $1.waits, $0.semaphore)
+        }
+    }
+
+    /// Groups with the most enters first (then most waits, then first seen).
+    public var groupsByEnters: [GroupStats] {
+        groups.sorted { ($0.enters, $0.waits, $1.group) > ($1.enters, $1.waits, $0.group) }
+    }
+
+    /// Sources with the most handler runs first (then first created).
+    public var sourcesByRuns: [SourceStats] {
+        sources.sorted { ($0.eventRuns, $1.source) > ($1.eventRuns, $0.source) }
+    }
+
+    /// Applies that took longest first (then first called).
+    public var appliesBySpan: [ApplyStats] {
+        applies.sorted { ($0.spanNs ?? 0, $1.apply) > ($1.spanNs ?? 0, $0.apply) }
+    }
+
     /// Queues that ran items, busiest first (then most items, then first created): the order
     /// of every queue table and of "busiest queue".
     public var queuesByBusyTime: [QueueStats] {

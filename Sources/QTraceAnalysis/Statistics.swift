@@ -69,6 +69,14 @@ public func queueName(_ q: TraceQueue) -> String {
     return q.nameSuffix.isEmpty ? q.label : q.label + " [" + q.nameSuffix + "]"
 }
 
+/// The label part of a `queueName` (what queues of one label share): the name without the
+/// " [suffix]" that tells them apart.
+public func queueLabel(ofName name: String) -> String {
+    guard name.hasSuffix("]"), let open = name.lastIndex(of: "["), open > name.startIndex else { return name }
+    let space = name.index(before: open)
+    return name[space] == " " ? String(name[..<space]) : name
+}
+
 /// How every view names an item: by the id `qtrace dump` prints (`id=`) and the report's
 /// search finds; items without one (a source handler run, a Swift job) by their index.
 public func itemReference(_ model: TraceModel, _ i: Int) -> String {

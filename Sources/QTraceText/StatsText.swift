@@ -18,33 +18,35 @@ public enum StatsText {
             out += codesByWait(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
             out += waitSites(model, stats, width: width, limit: limit)
             if stats.sites.isEmpty { out += section("CODE") + "  (the trace records no code sites: recorded by a qtrace before 1.4?)\n" }
-            return out + findings(result.findings, width: width)
+            return out + findings(result.findings, width: width, limit: limit)
         case .task:
             out += tasks(model, stats, width: width, limit: limit)
             if stats.tasks.tasks == 0 { out += section("TASKS") + "  (no Swift Concurrency tasks in this trace)\n" }
             out += actors(stats, width: width, limit: limit)
-            return out + findings(result.findings, width: width)
+            return out + findings(result.findings, width: width, limit: limit)
         case .actor:
             out += actors(stats, width: width, limit: limit)
             if stats.actors.isEmpty { out += section("ACTORS") + "  (no actor hops in this trace: no actors, or recorded by a qtrace before format 1.7)\n" }
-            return out + findings(result.findings, width: width)
+            return out + findings(result.findings, width: width, limit: limit)
         case .queue:
             break
         }
         out += queues(model, stats, width: width, limit: limit)
-        out += codes(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
-        out += waitCauses(model, stats, width: width, limit: limit)
-        out += queueTree(model, stats, width: width, limit: limit)
+        // The secondary tables show fewer rows: the default output stays under ~200 lines
+        // however many objects the program made (StatsTextBoundsTests).
+        out += codes(model, stats, width: width, limit: fewer(limit))
+        out += waitCauses(model, stats, width: width, limit: fewer(limit))
+        out += queueTree(model, stats, width: width, limit: fewer(limit))
         out += threads(model, stats, width: width, limit: limit)
-        out += scheduling(model, stats, width: width, limit: limit)
+        out += scheduling(model, stats, width: width, limit: fewer(limit))
         out += mainThread(model, stats)
-        out += sources(model, stats, width: width)
-        out += groupsAndSemaphores(stats, width: width)
-        out += applies(model, stats, width: width)
-        out += waitSites(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
-        out += tasks(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
-        out += actors(stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
-        out += findings(result.findings, width: width)
+        out += sources(model, stats, width: width, limit: fewer(limit))
+        out += groupsAndSemaphores(stats, width: width, limit: fewer(limit))
+        out += applies(model, stats, width: width, limit: fewer(limit))
+        out += waitSites(model, stats, width: width, limit: fewer(limit))
+        out += tasks(model, stats, width: width, limit: fewer(limit))
+        out += actors(stats, width: width, limit: fewer(limit))
+        out += findings(result.findings, width: width, limit: limit)
         return out
     }
 
@@ -78,6 +80,9 @@ public enum StatsText {
     static func limited<T>(_ rows: [T], _ limit: Int) -> (shown: [T], hidden: Int) {
         limit > 0 && rows.count > limit ? (Array(rows.prefix(limit)), rows.count - limit) : (rows, 0)
     }
+
+    /// The rows of a secondary table: at most 10 by default (0 = all, with --all).
+    static func fewer(_ limit: Int) -> Int { limit > 0 ? Swift.min(limit, 10) : 0 }
 
     static func more(_ hidden: Int, _ what: String) -> String {
         hidden > 0 ? "  ... \(hidden) more \(what) (--all shows them)\n" : ""
@@ -178,54 +183,59 @@ public enum StatsText {
         return out
     }
 
-    static func sources(_ model: TraceModel, _ stats: TraceStatistics, width: Int) -> String {
+    static func sources(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
         guard !stats.sources.isEmpty else { return "" }
         var table = TextTable(["source", "queue", "runs", "coalesced", "max data", "handler p50", "delay p99", "late p99"])
-        for s in stats.sources {
+        let (shown, hidden) = limited(stats.sourcesByRuns, limit)
+        for s in shown {
             let src = model.sources[s.source]
             table.add(["\(s.type) 0x" + String(src.address, radix: 16), s.queue.map { queueName(model.queues[$0]) } ?? "-",
                        "\(s.eventRuns)", "\(s.coalescedRuns)", "\(s.maxData)", d(s.handlerRun.p50Ns, s.handlerRun.count),
                        d(s.delay.p99Ns, s.delay.count), d(s.lateness.p99Ns, s.lateness.count)])
         }
-        return section("SOURCES") + table.render(width: width, leftAligned: [0, 1], middleCut: [1])
+        return section("SOURCES (most handler runs first)") + table.render(width: width, leftAligned: [0, 1], middleCut: [1])
+            + more(hidden, "sources")
     }
 
-    static func groupsAndSemaphores(_ stats: TraceStatistics, width: Int) -> String {
+    static func groupsAndSemaphores(_ stats: TraceStatistics, width: Int, limit: Int) -> String {
         var out = ""
         if !stats.groups.isEmpty {
             var table = TextTable(["group", "enters", "leaves", "open", "enter→leave", "leave→notify", "waits"])
-            for g in stats.groups {
+            let (shown, hidden) = limited(stats.groupsByEnters, limit)
+            for g in shown {
                 table.add([g.address, "\(g.enters)", "\(g.leaves)", "\(g.outstanding)",
                            g.enterToLeaveNs.map(formatDuration) ?? "-", g.leaveToNotifyNs.map(formatDuration) ?? "-",
                            "\(g.waits)"])
             }
-            out += section("GROUPS") + table.render(width: width)
+            out += section("GROUPS (most enters first)") + table.render(width: width) + more(hidden, "groups")
         }
         if !stats.semaphores.isEmpty {
             var table = TextTable(["semaphore", "waits", "blocked", "timed out", "blocked p50", "max", "signals"])
-            for s in stats.semaphores {
+            let (shown, hidden) = limited(stats.semaphoresByBlockedTime, limit)
+            for s in shown {
                 table.add([s.address, "\(s.waits)", "\(s.blockedWaits)", "\(s.timedOutWaits)",
                            d(s.blocked.p50Ns, s.blocked.count), d(s.blocked.maxNs, s.blocked.count), "\(s.signals)"])
             }
-            out += section("SEMAPHORES") + table.render(width: width)
+            out += section("SEMAPHORES (longest blocked first)") + table.render(width: width) + more(hidden, "semaphores")
         }
         return out
     }
 
-    static func applies(_ model: TraceModel, _ stats: TraceStatistics, width: Int) -> String {
+    static func applies(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
         guard !stats.applies.isEmpty else { return "" }
         var table = TextTable(["apply (concurrentPerform, dispatch_apply)", "iterations", "span", "threads", "width", "speedup"])
-        for a in stats.applies {
+        let (shown, hidden) = limited(stats.appliesBySpan, limit)
+        for a in shown {
             table.add(["#\(a.apply) from " + threadName(model.threads[a.callerThread]), "\(a.iterationsRun)/\(a.iterations)",
                        a.spanNs.map(formatDuration) ?? "-", "\(a.threads.count)", "\(a.maxWidth)",
                        String((a.speedup * 100).rounded() / 100) + "x"])
         }
-        return section("APPLY") + table.render(width: width)
+        return section("APPLY (longest first)") + table.render(width: width) + more(hidden, "applies")
     }
 
     /// The findings of one process, identical ones grouped (FindingGrouping).
-    static func findings(_ findings: [Finding], width: Int) -> String {
-        findingGroups(FindingGrouping.groups([("", 0, findings)]), acrossProcesses: false)
+    static func findings(_ findings: [Finding], width: Int, limit: Int) -> String {
+        findingGroups(FindingGrouping.groups([("", 0, findings)]), acrossProcesses: false, limit: limit)
     }
 
     /// One line per group: severity, rule, how many and where, then the worst case's message

@@ -246,9 +246,11 @@ final class QueueTests: XCTestCase {
                                                                  object: q, item: m.item(id: 2))])
         XCTAssertEqual(m.items[m.item(id: 2)].thread, main)
         XCTAssertEqual(m.items[m.item(id: 2)].waitedBehind, m.item(id: 1))
-        // main (user-interactive) held 4 ms behind a default-QoS item: an inversion. The
-        // blocking call itself is no finding: this main thread serves no main queue (a tool).
-        XCTAssertEqual(r.findingIds, ["qos.priority-inversion"])
+        // main (user-interactive) held 4 ms behind a default-QoS item: below the inversion
+        // threshold (scheduling on a loaded machine adds as much). The blocking call itself
+        // is no finding: this main thread serves no main queue (a tool).
+        XCTAssertEqual(r.model.priorityInversions, [], "under priorityInversionMinWaitNs")
+        XCTAssertEqual(r.findingIds, [])
     }
 
     func testSyncRunOnAnotherThreadBlocksTheCallerUntilItsEnd() {

@@ -1,0 +1,148 @@
+// The queue rules: a backlog that grows without bound, and items too small for their
+// dispatch cost. Each names the code that fed the queue (its most frequent enqueue site), so
+// that the same rule on queues fed by one line (a benchmark's 1000 queues, created anew each
+// lap) reads as one finding with a count.
+import QTraceFormat
+
+extension RuleContext {
+    /// Raised once: when and how long every CPU was busy, and what it explains.
+    mutating func cpuSaturation() {
+        guard let first = saturation.periods.first, let last = saturation.periods.last else { return }
+        let measured = saturation.fromSched ? "on a CPU (kernel states)" : "running items"
+        add("cpu.saturated", .info, first.start, last.end, [],
+            "all \(model.info.ncpu) CPUs were busy for \(formatDuration(saturation.saturatedNs)) of \(formatDuration(model.endTime)) (threads \(measured) \(formatPercent(Thresholds.saturationBusyShare)) of the time or more, from \(formatDuration(first.start))): items then wait for a CPU whatever their queue, so those waits are not read as queue problems (items too small, unbounded backlog); to go faster, do less work or add CPUs",
+            weight: saturation.saturatedNs)
+    }
+
+    mutating func queues() {
+        let tinyByStats = model.queues.indices.filter(looksTooSmall)
+        // With saturated periods, the waits outside them, in one pass over the items.
+        let times = saturation.periods.isEmpty ? [:] : unsaturatedTimes(Set(tinyByStats))
+        var candidates: [(queue: Int, rule: QueueRule)] = []
+        for qi in model.queues.indices where unboundedBacklog(qi) != nil { candidates.append((qi, .backlog)) }
+        for qi in tinyByStats {
+            let (run, wait) = times[qi] ?? (stats.queues[qi].run, stats.queues[qi].wait)
+            if tooSmall(run: run, wait: wait) { candidates.append((qi, .tooSmall(run: run, wait: wait))) }
+        }
+        guard !candidates.isEmpty else { return }
+        let sites = feedingSites(Set(candidates.map(\.queue)))
+        for (qi, rule) in candidates {
+            let objects = [queueRef(qi)] + (sites[qi].map { [siteRef($0)] } ?? [])
+            switch rule {
+            case .backlog: addUnboundedBacklog(qi, objects)
+            case .tooSmall(let run, let wait): addItemsTooSmall(qi, objects, run: run, wait: wait)
+            }
+        }
+    }
+
+    enum QueueRule { case backlog, tooSmall(run: DurationStats, wait: DurationStats) }
+
+    /// The code site that enqueued most items onto each of `queues` (one pass over the items).
+    func feedingSites(_ queues: Set<Int>) -> [Int: Int] {
+        var counts: [Int: [Int: Int]] = [:]
+        for item in model.items {
+            guard let qi = item.queue, let s = item.site, queues.contains(qi) else { continue }
+            counts[qi, default: [:]][s, default: 0] += 1
+        }
+        // Most items, then the lowest site index: deterministic.
+        return counts.mapValues { bySite in bySite.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
+    }
+
+    /// A backlog is unbounded when it grows over the queue's run: the least backlog of the
+    /// last window is above that of every earlier window, and at least
+    /// `unboundedBacklogMinDepth` items. A burst that drains (however deep, however long it
+    /// took) touches a low floor again and does not count; nor does a burst just before the
+    /// end (the last window's floor is what was left before it).
+    func unboundedBacklog(_ qi: Int) -> BacklogTrend? {
+        guard model.queues[qi].backlog.peak >= Int32(Thresholds.unboundedBacklogMinDepth),
+              let trend = BacklogTrend(model.queues[qi].backlog, end: model.endTime) else { return nil }
+        let floors = trend.floors
+        guard trend.endNs - trend.startNs >= Thresholds.unboundedBacklogMinNs,
+              floors.last! >= Thresholds.unboundedBacklogMinDepth,
+              floors.dropLast().allSatisfy({ $0 < floors.last! }) else { return nil }
+        // Grown while every CPU was busy: the consumer waited for a CPU (cpu.saturated).
+        return saturation.explains(trend.lastWindowStartNs, trend.endNs) ? nil : trend
+    }
+
+    mutating func addUnboundedBacklog(_ qi: Int, _ objects: [FindingObject]) {
+        guard let trend = unboundedBacklog(qi) else { return }
+        let st = stats.queues[qi]
+        let seconds = Double(trend.endNs - trend.startNs) / 1e9
+        let inRate = Double(st.items) / seconds, outRate = Double(st.items - st.pendingAtEnd) / seconds
+        add("queue.unbounded-backlog", .warning, trend.startNs, trend.endNs, objects,
+            "\(q(qi))'s backlog grew over \(formatDuration(trend.endNs - trend.startNs)): at least \(trend.floors.map(String.init).joined(separator: ", then ")) items pending in each quarter, \(st.pendingAtEnd) \(endsMidRun ? "when the snapshot was taken" : "at the end") (\(formatRate(inRate)) in, \(formatRate(outRate)) out): producers outrun the consumer; throttle producers (a semaphore) or coalesce work (a data source)",
+            weight: UInt64(trend.floors.last!))
+    }
+
+    /// Items too small: median run under `tinyItemsRunToWaitFactor` × median wait over at
+    /// least `tinyItemsMinCount` items, counting only waits outside saturated periods: there
+    /// every item waits for a CPU, whatever its size. First on the queue's statistics.
+    func looksTooSmall(_ qi: Int) -> Bool {
+        let st = stats.queues[qi]
+        return st.completed >= Thresholds.tinyItemsMinCount && tooSmall(run: st.run, wait: st.wait)
+    }
+
+    func tooSmall(run: DurationStats, wait: DurationStats) -> Bool {
+        wait.count >= Thresholds.tinyItemsMinCount && run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * wait.p50Ns
+    }
+
+    /// Run and wait of each queue's completed items whose wait lies outside saturated periods.
+    func unsaturatedTimes(_ queues: Set<Int>) -> [Int: (run: DurationStats, wait: DurationStats)] {
+        guard !queues.isEmpty else { return [:] }
+        var runs: [Int: [UInt64]] = [:], waits: [Int: [UInt64]] = [:]
+        for item in model.items {
+            guard let qi = item.queue, queues.contains(qi), item.endTime != noTime, item.startTime != noTime,
+                  item.readyTime != noTime, item.startTime >= item.readyTime,
+                  !saturation.explains(item.readyTime, item.startTime) else { continue }
+            runs[qi, default: []].append(item.endTime - item.startTime)
+            waits[qi, default: []].append(item.startTime - item.readyTime)
+        }
+        var out: [Int: (run: DurationStats, wait: DurationStats)] = [:]
+        for qi in queues {
+            out[qi] = (DurationStats(sorted: (runs[qi] ?? []).sorted()[...]), DurationStats(sorted: (waits[qi] ?? []).sorted()[...]))
+        }
+        return out
+    }
+
+    mutating func addItemsTooSmall(_ qi: Int, _ objects: [FindingObject], run: DurationStats, wait: DurationStats) {
+        let outside = saturation.periods.isEmpty ? "" : " (waits outside saturated periods)"
+        add("queue.items-too-small", .info, 0, model.endTime, objects,
+            "\(q(qi)): \(wait.count) items\(outside) with median run \(formatDuration(run.p50Ns)) against median wait \(formatDuration(wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items",
+            weight: UInt64(wait.count))
+    }
+}
+
+/// A queue's backlog over its run, from its first pending item to the end of the trace, in
+/// `Thresholds.backlogTrendWindows` equal windows: the least backlog seen in each (its floor).
+/// Exact while the series is (StepSeries); once down-sampled, the floor is the least value
+/// at the end of a bucket, which can miss a dip inside one.
+public struct BacklogTrend: Sendable, Equatable {
+    public var startNs: UInt64
+    public var endNs: UInt64
+    public var floors: [Int]
+    public var lastWindowStartNs: UInt64 { startNs + (endNs - startNs) / UInt64(floors.count) * UInt64(floors.count - 1) }
+
+    public init?(_ backlog: StepSeries, end: UInt64, windows: Int = Thresholds.backlogTrendWindows) {
+        guard let first = backlog.points.first?.time, end > first, windows > 0 else { return nil }
+        startNs = first
+        endNs = end
+        let width = Swift.max((end - first) / UInt64(windows), 1)
+        var floors = [Int32](repeating: .max, count: windows)
+        var value: Int32 = 0
+        var window = 0
+        for p in backlog.points {
+            let w = Swift.min(Int((p.time - first) / width), windows - 1)
+            // The previous value held through the windows up to this point's (and into its
+            // window, unless the point is exactly at its start: counting it errs low).
+            while window < w {
+                floors[window] = Swift.min(floors[window], value)
+                window += 1
+                floors[window] = Swift.min(floors[window], value)
+            }
+            floors[w] = Swift.min(floors[w], p.last)
+            value = p.last
+        }
+        while window < windows { floors[window] = Swift.min(floors[window], value); window += 1 }
+        self.floors = floors.map(Int.init)
+    }
+}
