@@ -75,17 +75,35 @@ extension TraceModel {
         var byTask: [UInt32: [Int]] = [:]
         for (h, hop) in actorHops.enumerated() where hop.taskID != 0 { byTask[hop.taskID, default: []].append(h) }
         var visits = [[ActorVisit]](repeating: [], count: actors.count)
-        let jobEnds = taskJobEnds()
+        let jobs = ThreadJobs.byThread(self)
+        let taskOfJob = taskIndexByJob()
         for (taskID, hops) in byTask {
             for (k, h) in hops.enumerated() {
                 let hop = actorHops[h]
-                guard let a = index[hop.executor] else { continue }
-                let end = k + 1 < hops.count ? actorHops[hops[k + 1]].time : jobEnds[taskID]?.first { $0 >= hop.time }
-                guard let end, end >= hop.time else { continue }
+                guard let a = index[hop.executor],
+                      let end = visitEnd(hop, next: k + 1 < hops.count ? actorHops[hops[k + 1]] : nil, jobs: jobs,
+                                         taskOfJob: taskOfJob), end >= hop.time else { continue }
                 visits[a].append(ActorVisit(actor: a, taskID: taskID, start: hop.time, end: end, resume: hop.resume))
             }
         }
         return visits.map(Self.withWaits)
+    }
+
+    /// Where a visit ends: at the task's next hop, unless the task's job that hopped ended and
+    /// a later job of the same task made that hop: then the task suspended on the actor (at an
+    /// await, which frees the actor) when that job ended. A next hop made in a job of no task
+    /// (the actor's own processing job, which ran the queued task) means the visit waited
+    /// and ran until it.
+    private func visitEnd(_ hop: ActorHop, next: ActorHop?, jobs: [Int: ThreadJobs], taskOfJob: [Int: Int]) -> UInt64? {
+        let hopJob = jobs[hop.thread]?.job(at: hop.time)
+        let hopJobEnd = hopJob.flatMap { items[$0].ended }
+        guard let next else { return hopJobEnd }
+        let nextJob = jobs[next.thread]?.job(at: next.time)
+        if let hopJob, let nextJob, nextJob != hopJob, taskOfJob[hopJob] != nil, taskOfJob[nextJob] == taskOfJob[hopJob],
+           let hopJobEnd, hopJobEnd <= next.time {
+            return hopJobEnd
+        }
+        return next.time
     }
 
     /// A serial actor runs one visit at a time: the part of a visit before the earlier ones
@@ -101,19 +119,15 @@ extension TraceModel {
         return sorted
     }
 
-    /// Each task's job end times, sorted: where a visit ends when no later hop says.
-    private func taskJobEnds() -> [UInt32: [UInt64]] {
-        var out: [UInt32: [UInt64]] = [:]
-        for task in tasks {
-            out[task.id, default: []] += task.jobs.compactMap { items[$0].ended }
-        }
-        return out.mapValues { $0.sorted() }
-    }
 
     /// How every view names an actor: its type's short name and its address.
     public func actorName(_ address: UInt64, metadata: UInt64) -> (name: String, type: String?, isMain: Bool) {
         let type = actorTypeNames[metadata].flatMap { $0.isEmpty ? nil : $0 }
-        let short = type.map { String($0.split(separator: ".").last ?? Substring($0)) }
+        // "Hummingbird.HTTP1Channel<Hummingbird.Router<…>>" → "HTTP1Channel".
+        let short = type.map { name -> String in
+            let outer = name.prefix { $0 != "<" }
+            return String(outer.split(separator: ".").last ?? outer)
+        }
         if short == "MainActor" { return ("MainActor", type, true) }
         return ((short ?? "actor") + " 0x" + String(address, radix: 16), type, false)
     }

@@ -39,7 +39,7 @@ public struct CodeFocus: Sendable, Equatable {
             return false
         }
         if let file = frame.file {
-            for marker in ["/.build/checkouts/", "/SourcePackages/checkouts/", "/.build/repositories/"]
+            for marker in ["/checkouts/", "/SourcePackages/", "/.build/repositories/"]
             where file.contains(marker) { return false }
         }
         return frame.status != "unknownModule"

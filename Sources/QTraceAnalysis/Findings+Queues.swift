@@ -87,11 +87,14 @@ extension RuleContext {
     }
 
     /// Run and wait of each queue's completed items whose wait lies outside saturated periods.
+    /// Swift jobs are left out: their size is the runtime's (one per resumption), not a choice
+    /// the program made, so "batch them" is no advice.
     func unsaturatedTimes(_ queues: Set<Int>) -> [Int: (run: DurationStats, wait: DurationStats)] {
         guard !queues.isEmpty else { return [:] }
         var runs: [Int: [UInt64]] = [:], waits: [Int: [UInt64]] = [:]
         for item in model.items {
-            guard let qi = item.queue, queues.contains(qi), item.endTime != noTime, item.startTime != noTime,
+            guard let qi = item.queue, queues.contains(qi), !item.flags.contains(.swiftConcurrency),
+                  item.endTime != noTime, item.startTime != noTime,
                   item.readyTime != noTime, item.startTime >= item.readyTime,
                   !saturation.explains(item.readyTime, item.startTime) else { continue }
             runs[qi, default: []].append(item.endTime - item.startTime)
