@@ -1,0 +1,156 @@
+"""A Hummingbird 2 server written as people write them (Tests/Fixtures/real-hummingbird-server),
+recorded under a bounded loopback load (docs/swift-concurrency.md):
+
+- every route's code is named by the program's own closure or function with its file:line,
+  never by a thunk or a library frame where the program's is known; the TaskGroup children
+  by their closure;
+- the actor appears with one visit per /count request;
+- the blocking route raises swift.blocking-in-async at both of its lines;
+- a run of the clean routes only raises none of the Swift Concurrency rules;
+- the report opens and shows actor and task lanes.
+
+The server builds into .build-real/ with the other real programs (kept between runs). If it
+cannot be built (no Hummingbird among the offline packages), the tests are skipped with the
+build's error.
+"""
+import http.client
+import json
+import pathlib
+import re
+import select
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+import test_real_programs as real
+
+SOURCE = real.FIXTURES / "real-hummingbird-server" / "Sources" / "hb-server" / "main.swift"
+REQUESTS_PER_CLIENT, CLIENTS = 40, 4
+ALL_ROUTES = ("plain", "group", "blocking", "count")
+CLEAN_ROUTES = ("plain", "group", "count")
+
+
+def _route_lines():
+    """`ROUTE: name` markers of the server's source → line numbers."""
+    lines = {}
+    for n, text in enumerate(SOURCE.read_text().splitlines(), start=1):
+        match = re.search(r"ROUTE: ([\w-]+)", text)
+        if match:
+            lines[match.group(1)] = n
+    return lines
+
+
+def _load(port, routes, client, answers):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        for n in range(REQUESTS_PER_CLIENT):
+            path = "/" + routes[(n + client) % len(routes)]
+            connection.request("GET", path)
+            response = connection.getresponse()
+            answers.append((path, response.status, response.read().decode()))
+    finally:
+        connection.close()
+
+
+def _serve(argv, env, routes):
+    """Starts the server in its own process group, sends the bounded load, stops it by PID
+    (SIGTERM); returns (status, stdout, stderr, answers)."""
+    server = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 300)
+        assert ready, "the server printed nothing for 300 s"
+        line = server.stdout.readline()
+        match = re.match(r"listening on (\d+)", line)
+        assert match, f"server did not start: {line!r}"
+        answers = []
+        clients = [threading.Thread(target=_load, args=(int(match.group(1)), routes, c, answers)) for c in range(CLIENTS)]
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join(300)
+        server.send_signal(signal.SIGTERM)
+        out, err = server.communicate(timeout=300)
+        return server.returncode, line + out, err, answers
+    finally:
+        if server.poll() is None:
+            import os
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+
+
+def _stats_json(tools, trace, cache):
+    out = subprocess.run([tools["qtrace"], "stats", "--json", str(trace)],
+                         env=dict(real._clean_env(), XDG_CACHE_HOME=str(cache)), capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.fixture(scope="module")
+def server_binary():
+    try:
+        return str(real._build_package("real-hummingbird-server") / "hb-server")
+    except AssertionError as error:
+        pytest.skip(f"the Hummingbird server could not be built: {str(error)[-600:]}")
+
+
+@pytest.fixture(scope="module")
+def hummingbird(tools, server_binary, tmp_path_factory):
+    work = tmp_path_factory.mktemp("hummingbird")
+    runs = {}
+    for name, routes in (("all", ALL_ROUTES), ("clean", CLEAN_ROUTES)):
+        trace = work / f"{name}.qtrace"
+        status, out, err, answers = _serve(real._record_argv(tools, trace, [server_binary]), real._record_env(tools), routes)
+        assert status == 0, err[-3000:]
+        assert len(answers) == REQUESTS_PER_CLIENT * CLIENTS and all(code == 200 for _, code, _ in answers), answers[:5]
+        runs[name] = {"trace": trace, "answers": answers, "summary": _stats_json(tools, trace, work)}
+    real._write_report(tools, runs["all"]["trace"], {})
+    return runs
+
+
+def test_routes_are_named_by_their_own_code(hummingbird):
+    lines = _route_lines()
+    sites = hummingbird["all"]["summary"]["statistics"]["sites"]
+    names = [s["name"] for s in sites]
+    for bad in ("generic", "reabstraction thunk", "partial apply"):
+        assert not [n for n in names if bad in n], f"a row named {bad!r}: {names}"
+    child = next((s for s in sites if s["name"] == "closure #1 in closure #1 in groupRoute()"), None)
+    assert child, names
+    assert child["line"] == lines["group-child"] and child["file"].endswith("main.swift")
+    group_requests = sum(1 for path, _, _ in hummingbird["all"]["answers"] if path == "/group")
+    assert child["items"] == 4 * group_requests, "4 children per /group request"
+    assert any(s["name"].startswith("groupRoute()") and s.get("file", "").endswith("main.swift") for s in sites), names
+    sync = next((s for s in sites if s["name"].startswith("closure in blockingRoute()")), None)
+    assert sync and sync["line"] == lines["blocking-sync"], names
+
+
+def test_actor_has_one_visit_per_count_request(hummingbird):
+    actors = hummingbird["all"]["summary"]["statistics"]["actors"]
+    counter = next((a for a in actors if (a.get("type") or "").endswith(".HitCounter")), None)
+    assert counter, [a["name"] for a in actors]
+    count_requests = sum(1 for path, _, _ in hummingbird["all"]["answers"] if path == "/count")
+    assert counter["visits"] == count_requests
+    assert any("countRoute()" in entry for entry in counter["enteredAt"]), counter["enteredAt"]
+
+
+def test_blocking_route_raises_blocking_in_async_at_its_lines(hummingbird):
+    lines = _route_lines()
+    findings = [f for f in hummingbird["all"]["summary"]["findings"] if f["id"] == "swift.blocking-in-async"]
+    messages = " | ".join(f["message"] for f in findings)
+    for marker in ("blocking-wait", "blocking-sync"):
+        assert f"main.swift:{lines[marker]}" in messages, f"{marker}: {messages[:2000]}"
+
+
+def test_clean_routes_raise_no_swift_concurrency_finding(hummingbird):
+    findings = hummingbird["clean"]["summary"]["findings"]
+    assert not [f for f in findings if f["id"].startswith("swift.")], [f["message"] for f in findings]
+
+
+def test_report_shows_actor_and_task_lanes(hummingbird, driver):
+    report = real._check_report(driver, hummingbird["all"]["trace"], "hummingbird-server", {})
+    lanes = report.js("return (window.qtraceLaneLabels ? window.qtraceLaneLabels() : [])")
+    assert any(label.startswith("actor HitCounter") for label in lanes), lanes[:40]
+    assert any(label.startswith("task ") for label in lanes), lanes[:40]
