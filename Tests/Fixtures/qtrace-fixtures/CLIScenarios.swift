@@ -1,0 +1,58 @@
+// Scenarios for the command line's own tests: signals reaching the program through
+// `qtrace record`, and names longer than any terminal for `qtrace stats` into a file.
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SIGINTs the program received (a handler may only touch such a plain global).
+nonisolated(unsafe) private var sigintCount: Int32 = 0
+
+/// Counts SIGINTs and prints the count at the end ("quit" or end of input), so a test sees
+/// whether a Ctrl-C arrived once or twice. Each interrupted read says "got sigint", the
+/// test's cue that the signal was handled. No SA_RESTART: the read must return EINTR.
+func countSigint() {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { _ in sigintCount += 1 }
+    sigemptyset(&action.sa_mask)
+    sigaction(SIGINT, &action, nil)
+    let queue = DispatchQueue(label: "fx.signals")
+    queue.sync { }  // a traced process: it writes a trace
+    print("ready")
+    fflush(stdout)
+    var line: [UInt8] = []
+    var byte: UInt8 = 0
+    while true {
+        let n = read(STDIN_FILENO, &byte, 1)
+        if n < 0 && errno == EINTR { print("got sigint"); fflush(stdout); continue }
+        if n <= 0 { break }
+        if byte == UInt8(ascii: "\n") {
+            if line == Array("quit".utf8) { break }
+            line = []
+        } else {
+            line.append(byte)
+        }
+    }
+    queue.sync { }
+    print("sigint count: \(sigintCount)")
+    fflush(stdout)
+    exit(0)
+}
+
+enum WidthScenario {
+    static let queueLabel = "com.example.a-queue-label-far-longer-than-any-terminal-table-leaves-room-for.worker-pool"
+
+    /// A queue with a long label running a closure in a function with a long name: both are
+    /// wider than the 100-column layout's name columns.
+    static func run() {
+        let queue = DispatchQueue(label: queueLabel)
+        aFunctionWhoseNameIsLongerThanTheCodeColumnOfAHundredColumnTableCanShow(queue)
+        queue.sync { }
+        print("long names done")
+    }
+}
+
+@inline(never)
+func aFunctionWhoseNameIsLongerThanTheCodeColumnOfAHundredColumnTableCanShow(_ queue: DispatchQueue) {
+    for _ in 0..<20 { queue.async { usleep(100) } }
+}
