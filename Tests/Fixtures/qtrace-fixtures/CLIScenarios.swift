@@ -56,3 +56,17 @@ enum WidthScenario {
 func aFunctionWhoseNameIsLongerThanTheCodeColumnOfAHundredColumnTableCanShow(_ queue: DispatchQueue) {
     for _ in 0..<20 { queue.async { usleep(100) } }
 }
+
+/// Queues a → b → c, and one dispatch_set_target_queue record (c onto a global queue) that a
+/// test rewrites into c → a: a target loop, on whose queues items then ran. Items on a, from
+/// the main thread: 20 async (on workers) and 5 sync (run on the main thread itself).
+func targetChain() {
+    let c = DispatchQueue(label: "fx.chain.c", attributes: .initiallyInactive)
+    let b = DispatchQueue(label: "fx.chain.b", target: c)
+    let a = DispatchQueue(label: "fx.chain.a", target: b)
+    c.setTarget(queue: DispatchQueue.global())
+    c.activate()
+    for _ in 0..<20 { a.async { usleep(50) } }
+    for _ in 0..<5 { a.sync { } }
+    print("chain done")
+}

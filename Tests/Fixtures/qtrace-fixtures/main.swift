@@ -466,6 +466,7 @@ case "stress": stress(threads: Int(args[1]) ?? 4, perThread: Int(args[2]) ?? 250
 case "spin": spin()
 case "count-sigint": countSigint()
 case "long-names": WidthScenario.run()
+case "target-chain": targetChain()
 case "sched": schedStates()
 case "cpu-hot": cpuHot()
 case "cpu-two-queues": cpuTwoQueues()
