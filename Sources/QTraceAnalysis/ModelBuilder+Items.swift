@@ -58,6 +58,7 @@ extension ModelBuilder {
 
     /// Ids of a thread's ENQUEUEs increase (a DispatchWorkItem's, allocated at its creation,
     /// excepted): a smaller or repeated one was written by something other than the recorder.
+    @inline(__always)
     mutating func checkItemId(_ e: Event, thread t: Int32) {
         guard !EnqueueFlags(rawValue: e.flags).contains(.workItem) else { return }
         if e.a < threadState[Int(t)].nextEnqueueId {

@@ -171,6 +171,7 @@ extension ModelBuilder {
 
     /// An item enqueued onto a looping queue after the loop formed cannot run (libdispatch
     /// applies a retarget behind the items already queued, which may still run).
+    @inline(__always)
     mutating func checkTargetLoopItem(_ i: Int32) {
         let q = items[Int(i)].queueIndex
         guard q >= 0 else { return }

@@ -9,11 +9,15 @@ import Glibc
 nonisolated(unsafe) private var sigintCount: Int32 = 0
 
 /// Counts SIGINTs and prints the count at the end ("quit" or end of input), so a test sees
-/// whether a Ctrl-C arrived once or twice. Each interrupted read says "got sigint", the
-/// test's cue that the signal was handled. No SA_RESTART: the read must return EINTR.
+/// whether a Ctrl-C arrived once or twice. The handler itself says "got sigint" (write(2) is
+/// async-signal-safe): a signal that lands before the read starts must be announced too.
 func countSigint() {
     var action = sigaction()
-    action.__sigaction_handler.sa_handler = { _ in sigintCount += 1 }
+    action.__sigaction_handler.sa_handler = { _ in
+        sigintCount += 1
+        let note: StaticString = "got sigint\n"
+        _ = write(STDOUT_FILENO, note.utf8Start, note.utf8CodeUnitCount)
+    }
     sigemptyset(&action.sa_mask)
     sigaction(SIGINT, &action, nil)
     let queue = DispatchQueue(label: "fx.signals")
@@ -24,7 +28,7 @@ func countSigint() {
     var byte: UInt8 = 0
     while true {
         let n = read(STDIN_FILENO, &byte, 1)
-        if n < 0 && errno == EINTR { print("got sigint"); fflush(stdout); continue }
+        if n < 0 && errno == EINTR { continue }
         if n <= 0 { break }
         if byte == UInt8(ascii: "\n") {
             if line == Array("quit".utf8) { break }
