@@ -423,10 +423,23 @@ struct RuleContext {
         }
     }
 
+    /// What no recorder writes, even one that lost records: the reader's dropped records and
+    /// damaged chunks, and the analysis's impossible sequences (BuildAnomalies).
     mutating func inconsistentTrace() {
-        guard model.info.invalidEvents > 0 else { return }
+        let info = model.info, a = model.anomalies
+        var reasons: [String] = []
+        if info.invalidEvents > 0 {
+            reasons.append(inconsistentTraceMessage(info.invalidEvents) + ": records out of the trace's time range or order")
+        }
+        if info.damagedChunks > 0 { reasons.append("\(info.damagedChunks) damaged chunk\(info.damagedChunks == 1 ? "" : "s") (bad magic or framing) skipped") }
+        if a.reusedItemIds > 0 { reasons.append("\(a.reusedItemIds) enqueues reuse an item id their thread used before") }
+        if a.mismatchedEnds > 0 { reasons.append("\(a.mismatchedEnds) item ends while another item runs on the thread") }
+        if a.itemsRunInTargetLoops > 0 {
+            reasons.append("\(a.itemsRunInTargetLoops) items ran on queues whose targets loop (such queues never run their items)")
+        }
+        guard !reasons.isEmpty else { return }
         add("trace.inconsistent", .error, 0, model.endTime, [],
-            inconsistentTraceMessage(model.info.invalidEvents) + ": records out of the trace's time range or order; figures cover the rest")
+            reasons.joined(separator: "; ") + "; the trace was damaged or altered after recording, figures cover what could be read")
     }
 
     mutating func droppedEvents() {

@@ -608,5 +608,18 @@ public struct BuildAnomalies: Sendable, Codable, Equatable {
     public var unmatchedWaitEnds = 0
     /// Events earlier than the one before (clamped to it).
     public var outOfOrderEvents = 0
+    // What no recording produces, lost records included (the trace was altered):
+    /// ENQUEUEs whose id is not above the thread's previous one (ids come from per-thread
+    /// increasing blocks; only a DispatchWorkItem's id is submitted again).
+    public var reusedItemIds = 0
+    /// ENDs of an item that is not running on the thread while another item is (a thread's
+    /// records are a suffix of its history, so a lost START leaves nothing open below).
+    public var mismatchedEnds = 0
+    /// Items enqueued onto a queue of a target loop after it formed that still ran (they
+    /// cannot: libdispatch never drains such a queue).
+    public var itemsRunInTargetLoops = 0
     public init() {}
+
+    /// The sum of the counts that mean the trace was altered (trace.inconsistent).
+    public var inconsistencies: Int { reusedItemIds + mismatchedEnds + itemsRunInTargetLoops }
 }

@@ -5,6 +5,7 @@ import QTraceFormat
 extension ModelBuilder {
     mutating func enqueue(_ e: Event, thread t: Int32) {
         let kind = ItemKind(rawValue: e.arg) ?? .unknown
+        checkItemId(e, thread: t)
         let q = queue(address: e.b)
         let workItem = workItemInfo.count == 0 ? nil : workItemInfo[e.a]
         var item = WorkItem(id: e.a, kind: kind, flags: EnqueueFlags(rawValue: e.flags), origin: .enqueued)
@@ -55,6 +56,18 @@ extension ModelBuilder {
         }
     }
 
+    /// Ids of a thread's ENQUEUEs increase (a DispatchWorkItem's, allocated at its creation,
+    /// excepted): a smaller or repeated one was written by something other than the recorder.
+    @inline(__always)
+    mutating func checkItemId(_ e: Event, thread t: Int32) {
+        guard !EnqueueFlags(rawValue: e.flags).contains(.workItem) else { return }
+        if e.a < threadState[Int(t)].nextEnqueueId {
+            model.anomalies.reusedItemIds += 1
+        } else {
+            threadState[Int(t)].nextEnqueueId = e.a &+ 1
+        }
+    }
+
     /// QoS of a new item: a DispatchWorkItem's own; a sync item runs at its caller's; otherwise
     /// the queue's (falling back to the submitter's, which libdispatch propagates).
     mutating func itemQoS(workItem: WorkItemInfo?, synchronous: Bool, queue q: Int32, caller t: Int32) -> UInt8 {
@@ -83,6 +96,7 @@ extension ModelBuilder {
             i = newUnqueuedItem(id: id, kind: e.arg, origin: .performed, thread: t)
         } else if let entry = takePending(id) {
             i = entry.item
+            checkTargetLoopItem(i)
             startQueued(entry)
         } else {
             model.anomalies.startsWithoutEnqueue += 1
@@ -224,6 +238,8 @@ extension ModelBuilder {
     mutating func end(id: UInt64, thread t: Int32) {
         guard let f = pop(.item, key: id, from: t) else {
             model.anomalies.endsWithoutStart += 1
+            // A START lost with the thread's older records leaves nothing open below this END.
+            if topItem(of: t) >= 0 { model.anomalies.mismatchedEnds += 1 }
             return
         }
         finishExecution(f, thread: t)

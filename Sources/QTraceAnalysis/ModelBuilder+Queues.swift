@@ -131,6 +131,7 @@ extension ModelBuilder {
         case .queue:
             let q = Int(ref.index)
             let old = queueState[q].target
+            if queueState[q].loopSince != noTime { leaveTargetLoops(of: ref.index) }
             unlinkFromTarget(ref.index)
             queueState[q].target = newTarget
             linkToTarget(ref.index)
@@ -152,12 +153,30 @@ extension ModelBuilder {
         while cur >= 0 && path.count <= 64 {
             if cur == q {
                 Self.appendObservation(&model.targetLoops, TargetLoop(time: now, queues: path.map { Int($0) }))
+                for member in path { queueState[Int(member)].loopSince = now }
                 return
             }
             if path.contains(cur) { return } // a loop that does not pass through q: already reported
             path.append(cur)
             cur = queueState[Int(cur)].target
         }
+    }
+
+    /// `q` is retargeted: the loops through it are broken, their queues drain again.
+    mutating func leaveTargetLoops(of q: Int32) {
+        for loop in model.targetLoops where loop.queues.contains(Int(q)) {
+            for member in loop.queues { queueState[member].loopSince = noTime }
+        }
+    }
+
+    /// An item enqueued onto a looping queue after the loop formed cannot run (libdispatch
+    /// applies a retarget behind the items already queued, which may still run).
+    @inline(__always)
+    mutating func checkTargetLoopItem(_ i: Int32) {
+        let q = items[Int(i)].queueIndex
+        guard q >= 0 else { return }
+        let since = queueState[Int(q)].loopSince
+        if since != noTime && items[Int(i)].enqueueTime > since { model.anomalies.itemsRunInTargetLoops += 1 }
     }
 
     // MARK: Topology

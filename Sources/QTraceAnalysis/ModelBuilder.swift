@@ -373,6 +373,8 @@ struct QueueState {
     var holder: Int32 = -1
     var lastEndedItem: Int32 = -1
     var lastBarrierItem: Int32 = -1
+    /// Since when the queue is part of a target loop (noTime: it is not).
+    var loopSince: UInt64 = noTime
     /// The current backlog episode (pending > 0), kept flat for the per-enqueue update.
     var episodeStart: UInt64 = 0
     var episodeEnqueued: Int32 = 0
@@ -435,6 +437,8 @@ struct ThreadState {
     var lastSeen: UInt64 = 0
     /// WORKITEM_PERFORM seen: the next START of this id runs inline, not from a queue.
     var performId: UInt64?
+    /// The smallest id the thread's next ENQUEUE may have (BuildAnomalies.reusedItemIds).
+    var nextEnqueueId: UInt64 = 0
 }
 
 struct SourceState {

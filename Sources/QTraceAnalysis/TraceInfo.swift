@@ -15,6 +15,8 @@ public struct TraceInfo: Sendable, Codable, Equatable {
     /// Records the reader dropped as inconsistent (TraceFile.invalidRecordCount): non-zero
     /// means the trace lies somewhere, and the analysis saw only its valid part.
     public var invalidEvents = 0
+    /// Chunks the reader found damaged (TraceFile.damagedChunkCount): a bad magic or framing.
+    public var damagedChunks = 0
     /// Measured cost of recording one event, in ns.
     public var shimOverheadNs: UInt64
     /// CLOCK_MONOTONIC / CLOCK_REALTIME at trace start: convert dispatch_time_t deadlines.
@@ -84,6 +86,7 @@ extension TraceInfo {
                   commandLine: h.commandLine, threadNames: names)
         dropReason = h.dropReason
         invalidEvents = file.invalidRecordCount
+        damagedChunks = file.damagedChunkCount
         if let ring = h.ring { flightRecorder = FlightRecorderWindow(ring: ring, clock: file.clock, endNs: file.endTime) }
     }
 }

@@ -27,6 +27,9 @@ public final class TraceFile: @unchecked Sendable {
     /// Records that break the validation rules (docs/trace-format.md, "Validation"): dropped
     /// with a warning, never delivered. Non-zero means the trace is inconsistent.
     public let invalidRecordCount: Int
+    /// Chunks with a bad magic or damaged framing (skipped, or their rest): non-zero means the
+    /// file was damaged after the recorder wrote it.
+    public let damagedChunkCount: Int
 
     private let bytes: TraceBytes
     private let streams: [ThreadStream]
@@ -64,6 +67,7 @@ public final class TraceFile: @unchecked Sendable {
         unwrittenChunkCount = index.unwrittenChunkCount
         unknownRecordCount = index.unknownRecordCount
         invalidRecordCount = index.invalidRecordCount
+        damagedChunkCount = index.damagedChunkCount
         streams = index.streams
         maxTsc = index.maxTsc
     }

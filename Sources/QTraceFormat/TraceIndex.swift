@@ -38,6 +38,9 @@ struct TraceIndex {
     var warnings: [TraceWarning] = []
     /// Records dropped by the validation rules (TraceValidation.swift), in no other count.
     var invalidRecordCount = 0
+    /// Chunks that are not what the recorder writes: a bad magic (not the zeros of a chunk
+    /// never written) or damaged framing, whose rest is skipped.
+    var damagedChunkCount = 0
     /// The TSC range of valid records.
     var bounds = TimeBounds.unbounded
 
@@ -154,6 +157,7 @@ struct TraceIndex {
             if magic == 0 { unwrittenChunkCount += 1; continue }
             if magic != TraceLayout.chunkMagic {
                 warnings.append(TraceWarning(chunk: index, message: "bad chunk magic 0x\(String(magic, radix: 16)), chunk skipped"))
+                damagedChunkCount += 1
                 continue
             }
             let name = bytes.fixedString(at: start + C.threadName, size: C.threadNameSize)
@@ -222,6 +226,7 @@ struct TraceIndex {
                 let scan = bytes.scanRecords(start: recordsStart, end: chunk.end, shapes: shapes, bounds: bounds)
                 if let problem = scan.problem {
                     warnings.append(TraceWarning(chunk: chunk.index, message: "tid \(tid): \(problem); rest of the chunk skipped"))
+                    damagedChunkCount += 1
                 }
                 if let problem = scan.invalidProblem {
                     let count = scan.invalidOffsets.count

@@ -10,7 +10,12 @@ struct Check: ParsableCommand {
         every queue it matches must hold. LABEL also names code sites (see `qtrace stats --by \
         code`): 'Loader.load=5ms' bounds Loader.load(), Loader.load(id:) and the closures in \
         them. Prints one line per broken bound. Exit status: 0 all bounds hold, 1 some do not, \
-        2 unusable input or output (stdout could not be written). A recording of several \
+        2 unusable input or output (stdout could not be written), or an inconsistent trace: \
+        one the reader found damaged (bad chunks, records out of range) or whose records no \
+        recording produces (reused item ids, an item ending while another runs, items run on \
+        queues whose targets loop), the finding trace.inconsistent. Its figures cannot be \
+        trusted, so no bound can hold on it; --allow-inconsistent checks the rest anyway. \
+        A recording of several \
         processes (a directory of traces, or a multi-process LTTng trace) is checked process \
         by process; each broken bound's line starts with its process (--pid checks one).
           qtrace check app.qtrace --max-wait-p99 'com.example.db=10ms' --no-findings error
@@ -43,6 +48,9 @@ struct Check: ParsableCommand {
     @Option(name: .customLong("no-findings"), help: "Fail on findings of this severity or worse: error, warning or info.")
     var noFindings: String?
 
+    @Flag(name: .customLong("allow-inconsistent"), help: "Check a trace with the finding trace.inconsistent (damaged or altered) instead of failing with status 2.")
+    var allowInconsistent = false
+
     func run() throws {
         var bounds: [QueueBound] = []
         let options: [(BoundMetric, [String])] = [
@@ -66,6 +74,7 @@ struct Check: ParsableCommand {
         }
         // Every process of a recording must hold: each line then names its process.
         let summaries = try loadSummaries(trace, command: "check", pid: pid)
+        if !allowInconsistent { try refuseInconsistent(summaries) }
         var violations: [String] = []
         for summary in summaries {
             let lines = BoundCheck.violations(summary: summary, bounds: bounds, failOn: severity)
@@ -79,5 +88,13 @@ struct Check: ParsableCommand {
         }
         try writeOutput(violations.map { terminalSafe($0) + "\n" }.joined(), to: nil, command: "check")
         throw ExitCode(1)
+    }
+
+    /// A gate must not pass a trace it cannot trust: one line and status 2 (unusable input).
+    private func refuseInconsistent(_ summaries: [AnalysisSummary]) throws {
+        let broken = summaries.filter { $0.findings.contains { $0.id == "trace.inconsistent" } }
+        guard let first = broken.first, let finding = first.findings.first(where: { $0.id == "trace.inconsistent" }) else { return }
+        let which = summaries.count == 1 ? "'\(trace)'" : "\(broken.count) of \(summaries.count) processes (pid \(first.trace.pid) first)"
+        throw fail("check", "\(which): inconsistent trace, bounds not checked (--allow-inconsistent checks it anyway): \(finding.message)")
     }
 }

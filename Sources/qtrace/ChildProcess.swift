@@ -7,7 +7,7 @@ import Foundation
 import Glibc
 #endif
 
-/// The child to forward SIGTERM/SIGHUP to (a signal handler cannot capture context).
+/// The child to forward signals to (a signal handler cannot capture context).
 nonisolated(unsafe) private var forwardTarget: pid_t = 0
 
 enum ChildProcess {
@@ -72,15 +72,32 @@ enum ChildProcess {
         return 1
     }
 
-    /// Ctrl-C and Ctrl-\ go to the whole foreground process group, so the child gets them from
-    /// the terminal; qtrace only has to survive them to finish the trace. SIGTERM and SIGHUP
-    /// sent to qtrace alone are passed on.
+    /// SIGINT, SIGQUIT, SIGTERM and SIGHUP sent to qtrace are passed on to the program, once:
+    /// qtrace survives them to finish the trace, and the program decides what they mean.
     private static func installSignalHandlers() {
-        signal(SIGINT) { _ in }
-        signal(SIGQUIT) { _ in }
-        signal(SIGTERM) { sig in if forwardTarget > 0 { kill(forwardTarget, sig) } }
-        signal(SIGHUP) { sig in if forwardTarget > 0 { kill(forwardTarget, sig) } }
+        var action = sigaction()
+        action.__sigaction_handler.sa_sigaction = { sig, info, _ in
+            if shouldForward(code: info.map { Int($0.pointee.si_code) } ?? SI_USER, sender: info?.pointee._sifields._kill.si_pid ?? 0, signal: sig) {
+                kill(forwardTarget, sig)
+            }
+        }
+        action.sa_flags = SA_SIGINFO | SA_RESTART
+        sigemptyset(&action.sa_mask)
+        for sig in [SIGINT, SIGQUIT, SIGTERM, SIGHUP] { sigaction(sig, &action, nil) }
     }
+}
+
+/// Whether a signal qtrace received must be passed on (called in the signal handler: only
+/// async-signal-safe calls). The terminal's signals (si_code SI_KERNEL: Ctrl-C, Ctrl-\, the
+/// hangup when the session leader exits) go to the whole foreground process group, which
+/// the program shares with qtrace: it has its own copy, and a second would count twice. Any
+/// other sender (kill, systemd, a supervisor) targeted qtrace alone. Two exceptions: the
+/// program itself signalling qtrace gets nothing back, and a terminal hangup reaches only
+/// session leaders, so when qtrace leads its session (setsid, a pty) the program needs it.
+private func shouldForward(code: Int, sender: pid_t, signal: Int32) -> Bool {
+    guard forwardTarget > 0, sender != forwardTarget else { return false }
+    guard code == SI_KERNEL else { return true }
+    return signal == SIGHUP && getsid(0) == getpid()
 }
 
 /// A child started by `ChildProcess.start`.

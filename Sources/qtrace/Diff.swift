@@ -22,7 +22,7 @@ struct Diff: ParsableCommand {
     func run() throws {
         let a = try loadSummaries(base, command: "diff")
         let b = try loadSummaries(new, command: "diff")
-        let width = terminalWidth()
+        let width = tableWidth()
         if a.count == 1 && b.count == 1 {
             try writeOutput(DiffText.render(RunComparison(base: a[0], new: b[0]), width: width), to: nil, command: "diff")
             return
@@ -31,16 +31,16 @@ struct Diff: ParsableCommand {
         let pairing = RecordingPairing(base: a, new: b)
         var out = "\(a.count) processes in A, \(b.count) in B: \(pairing.pairs.count) paired by executable and arguments\n"
         for (x, y) in pairing.pairs {
-            out += "\n== \(processName(x)) (pid \(x.trace.pid) -> \(y.trace.pid)) ==\n"
+            out += "\n== \(processName(x, width: width)) (pid \(x.trace.pid) -> \(y.trace.pid)) ==\n"
             out += DiffText.render(RunComparison(base: x, new: y), width: width)
         }
-        for s in pairing.onlyInBase { out += "\nonly in A: \(processName(s)) (pid \(s.trace.pid))\n" }
-        for s in pairing.onlyInNew { out += "\nonly in B: \(processName(s)) (pid \(s.trace.pid))\n" }
+        for s in pairing.onlyInBase { out += "\nonly in A: \(processName(s, width: width)) (pid \(s.trace.pid))\n" }
+        for s in pairing.onlyInNew { out += "\nonly in B: \(processName(s, width: width)) (pid \(s.trace.pid))\n" }
         try writeOutput(out, to: nil, command: "diff")
     }
 
-    private func processName(_ s: AnalysisSummary) -> String {
+    private func processName(_ s: AnalysisSummary, width: Int) -> String {
         terminalSafe(TextTable.shortened(ProcessOverview.programName(executable: s.trace.executable, commandLine: s.trace.commandLine) + " "
-            + ProcessOverview.arguments(s.trace.commandLine), to: 100, inMiddle: true))
+            + ProcessOverview.arguments(s.trace.commandLine), to: width == unlimitedTableWidth ? width : 100, inMiddle: true))
     }
 }

@@ -19,8 +19,9 @@ struct Dump: ParsableCommand {
         Labels are quoted, with control characters escaped. Pointers are object \
         addresses; id is the work-item id shared by enqueue, start and end.
 
-        A write error on stdout (a full disk, > /dev/full) ends the dump with one line on \
-        stderr and exit status 2.
+        A trace that cannot be read (missing, not a trace, a damaged header) and a write error \
+        on stdout (a full disk, > /dev/full) end the dump with one line on stderr and exit \
+        status 2, as for the other commands.
 
         Event types (for --type): \(EventType.allCases.map(\.name).joined(separator: ", ")).
         """
@@ -48,7 +49,8 @@ struct Dump: ParsableCommand {
         do {
             file = try TraceFile(path: trace)
         } catch {
-            throw Self.failure(String(describing: error))
+            // Exit 2 and the same line as stats, check and the others for an unusable trace.
+            throw fail("dump", "cannot read trace '\(trace)': \(error)")
         }
         // Standard output: a write error (a full disk, /dev/full) is one line and exit 2.
         try writeOutputFile("-", command: "dump") { output in
@@ -175,7 +177,7 @@ struct Dump: ParsableCommand {
     }
 
     /// Prints `qtrace: error: message` and returns the exit to throw.
-    private static func failure(_ message: String, code: ExitCode = .failure) -> ExitCode {
+    private static func failure(_ message: String, code: ExitCode) -> ExitCode {
         writeStderr("qtrace: error: \(message)\n")
         return code
     }

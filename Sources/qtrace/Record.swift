@@ -11,7 +11,9 @@ struct Record: ParsableCommand {
         discussion: """
         The program runs with libqtrace-shim.so preloaded (LD_PRELOAD); no source change is needed. \
         Its stdin, stdout and stderr pass through, Ctrl-C reaches it, and qtrace exits with its \
-        status (128+N if it died of signal N). Child processes the program starts keep working and \
+        status (128+N if it died of signal N). SIGINT, SIGQUIT, SIGTERM and SIGHUP sent to qtrace \
+        are passed on to the program once (the terminal's own, Ctrl-C and Ctrl-\\, reach it \
+        directly and are not sent twice); the trace is written when it ends. Child processes the program starts keep working and \
         are traced into files of their own, named TRACE.PID.qtrace beside the main trace \
         (processes that never use Dispatch write nothing: when the program itself is one, a shell \
         script say, only its children's files exist, and the report covers them). A process that \

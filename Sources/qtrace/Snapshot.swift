@@ -107,12 +107,23 @@ enum FlightRecorder {
             }
             if let ring = ring(ofProcess: pid) { return [ring] }
             let rings = descendants(of: pid).compactMap(ring(ofProcess:))
-            guard !rings.isEmpty else {
-                throw fail("snapshot", "process \(pid) records no flight-recorder ring: start it with qtrace record --ring SIZE")
-            }
+            guard !rings.isEmpty else { throw fail("snapshot", noRingMessage(pid)) }
             return rings
         }
         return [try liveRing(path: target)]
+    }
+
+    /// Why `pid` has no ring, from what the recording gave it (and its descendants: the pid
+    /// may be qtrace record's): never advice to do what the user already did.
+    static func noRingMessage(_ pid: Int32) -> String {
+        let environments = ([pid] + descendants(of: pid)).compactMap(readEnvironment(ofProcess:))
+        if environments.contains(where: { ($0["QTRACE_RING_BYTES"] ?? "").isEmpty == false }) {
+            return "process \(pid) is recorded with --ring but maps no ring yet: a process creates its ring at its first Dispatch call (a process that makes none has no ring); try again once it has made one"
+        }
+        if environments.contains(where: { ($0["QTRACE_OUTPUT"] ?? "").isEmpty == false }) {
+            return "process \(pid) is recorded in full, not into a flight-recorder ring (qtrace record without --ring): its trace is on disk already, nothing to snapshot"
+        }
+        return "process \(pid) records no flight-recorder ring: start it with qtrace record --ring SIZE"
     }
 
     /// A /proc file's whole text: its size is 0 to stat, and Foundation's readers stop short
@@ -131,15 +142,26 @@ enum FlightRecorder {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The ring file process `pid` maps, if any.
+    /// The ring file process `pid` maps, if any. Found by its header, whatever its name
+    /// (-o may lack .qtrace): the ring is a regular file mapped shared, so only those are read.
     static func ring(ofProcess pid: Int32) -> LiveRing? {
         guard let maps = readProcFile("/proc/\(pid)/maps") else { return nil }
+        var seen: Set<String> = []
         for line in maps.split(separator: "\n") {
-            guard let slash = line.firstIndex(of: "/") else { continue }
+            // address perms offset dev inode path: the ring's perms are rw-s.
+            let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+            guard fields.count == 6, fields[1].hasSuffix("s"), let slash = line.firstIndex(of: "/") else { continue }
             let path = String(line[slash...])
-            if path.hasSuffix(".qtrace"), let header = ringHeader(path), header.pid == pid { return LiveRing(path: path, pid: pid) }
+            guard seen.insert(path).inserted, isRegularFile(path) else { continue }
+            if let header = ringHeader(path), header.pid == pid { return LiveRing(path: path, pid: pid) }
         }
         return nil
+    }
+
+    /// Not a device, FIFO or socket: opening one of those to read a header could block or act.
+    static func isRegularFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
     }
 
     /// Children, grandchildren... of `pid` (from /proc/PID/task/*/children).

@@ -6,7 +6,8 @@ struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Per-queue, per-code and per-thread statistics and findings for a trace.",
         discussion: """
-        Prints tables sized to the terminal (--wide: never shortened). --json writes the \
+        Prints tables sized to the terminal ($COLUMNS when set); into a file or a pipe (> FILE, \
+        | grep, -o FILE) names are printed whole, as with --wide. --json writes the \
         versioned summary (docs/summary-schema.md) instead, to stdout or to -o FILE.
 
         Code is named by symbol and file:line: the recorded addresses are symbolized with the \
@@ -131,6 +132,8 @@ struct Stats: ParsableCommand {
         return StatsText.render(result, tracePath: tracePath, width: width, limit: all ? 0 : 20, by: by)
     }
 
-    private var width: Int { wide ? Int.max / 2 : (output == nil ? terminalWidth() : 120) }
+    private var width: Int {
+        wide ? unlimitedTableWidth : tableWidth(toStandardOutput: output == nil || output == "-")
+    }
 }
 extension StatsGrouping: ExpressibleByArgument {}

@@ -89,9 +89,15 @@ enum RecordingSwitch {
 /// The environment a running process started with (/proc/PID/environ): how `qtrace top PID`
 /// and `qtrace on/off PID` find its trace and control file.
 func environment(ofProcess pid: Int32, command: String) throws -> [String: String] {
-    guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else {
+    guard let variables = readEnvironment(ofProcess: pid) else {
         throw fail(command, "no process \(pid) (or not allowed to read its environment)")
     }
+    return variables
+}
+
+/// A process's environment, nil when it cannot be read (no such process, not ours).
+func readEnvironment(ofProcess pid: Int32) -> [String: String]? {
+    guard let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return nil }
     var variables: [String: String] = [:]
     for entry in environ.split(separator: 0) {
         let text = String(decoding: entry, as: UTF8.self)

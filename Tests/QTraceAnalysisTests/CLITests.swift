@@ -116,6 +116,8 @@ final class CLITests: XCTestCase {
             ["check", trace, "--no-findings", "fatal"],
             ["check", trace],
             ["diff", trace, corrupt],
+            ["dump", corrupt],
+            ["dump", dir.appendingPathComponent("missing.qtrace").path],
         ]
         for args in cases {
             let r = try run(args)
