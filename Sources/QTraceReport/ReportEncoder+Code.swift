@@ -42,16 +42,45 @@ extension ReportEncoder {
     }
 
     func siteJSON(_ site: ReportSite) -> JSONValue {
-        .object([
+        var fields: [(String, JSONValue)] = [
             ("code", .int(site.code)), ("kind", .string(site.kind)),
             ("from", site.from.map(locationJSON) ?? .null),
-        ])
+        ]
+        if !site.stack.isEmpty { fields.append(("stack", .array(site.stack.map(locationJSON)))) }
+        return .object(fields)
     }
 
     func taskJSON(_ task: ReportTask) -> JSONValue {
-        .object([
+        var fields: [(String, JSONValue)] = [
             ("id", .int(task.id)), ("parent", .int(task.parent)), ("onMainActor", .bool(task.onMainActor)),
             ("jobs", .int(task.jobs.count)), ("functions", .ints(task.functions)),
+        ]
+        if task.runtime { fields.append(("runtime", .bool(true))) }
+        return .object(fields)
+    }
+
+    func actorJSON(_ actor: ReportActor) -> JSONValue {
+        .object([
+            ("name", .string(actor.name)), ("type", .string(actor.type)), ("visits", .int(actor.visits.count)),
+            ("runNs", .int(actor.runNs)), ("waitNs", .int(actor.waitNs)), ("peakQueueDepth", .int(actor.peakQueueDepth)),
         ])
+    }
+
+    /// Every actor's visits, as (actor, start, duration, wait, task) rows in actor order.
+    mutating func writeActorVisits() {
+        var actor: [Int64] = [], start: [Int64] = [], duration: [Int64] = [], wait: [Int64] = [], task: [Int64] = []
+        for (a, reportActor) in input.actors.enumerated() {
+            for v in reportActor.visits {
+                actor.append(Int64(a)); start.append(v.startNs); duration.append(max(0, v.endNs - v.startNs))
+                wait.append(max(0, v.waitNs)); task.append(Int64(v.task))
+            }
+        }
+        guard !actor.isEmpty else { return }
+        payload.beginTable("actorVisits", rows: actor.count)
+        payload.column("actor", .delta, as: .i32, actor)
+        payload.column("start", .uvarint, as: .f64, start)
+        payload.column("duration", .uvarint, as: .f64, duration)
+        payload.column("wait", .uvarint, as: .f64, wait)
+        payload.column("task", .plus1, as: .i32, task)
     }
 }

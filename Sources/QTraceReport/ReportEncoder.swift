@@ -62,6 +62,7 @@ struct ReportEncoder {
         writeSources()
         writeAnnotations()
         writeTaskJobs()
+        writeActorVisits()
         let counters = writeCounters()
         writeQueues()
         writeGroups()
@@ -361,6 +362,7 @@ struct ReportEncoder {
             ("codes", .array(input.codes.map(codeJSON))),
             ("sites", .array(input.sites.map(siteJSON))),
             ("tasks", .array(input.tasks.map(taskJSON))),
+            ("actors", .array(input.actors.map(actorJSON))),
             ("lod", lod.headerJSON),
             ("tables", payload.tablesJSON),
         ] + cpuFlamesHeader())

@@ -44,6 +44,7 @@ extension ReportInput {
         codes = builder.codes()
         sites = builder.sites()
         tasks = builder.tasks()
+        actors = builder.actors(analysis.statistics)
         cpuFlames = AnalysisReportBuilder.cpuFlames(profile)
         meta.flightRecorder = model.info.flightRecorder?.summaryLine ?? ""
         setFigures(analysis.statistics)

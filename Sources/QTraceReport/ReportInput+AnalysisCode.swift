@@ -20,7 +20,24 @@ extension AnalysisReportBuilder {
         model.sites.map { site in
             let from = site.from.map(Self.location)
                 ?? (site.caller == 0 ? nil : ReportCodeLocation(name: "0x" + String(site.caller, radix: 16)))
-            return ReportSite(code: site.codeIndex ?? -1, kind: site.codeKind.name, from: from)
+            return ReportSite(code: site.codeIndex ?? -1, kind: site.codeKind.name, from: from,
+                              stack: site.asyncFrames.map(Self.location))
+        }
+    }
+
+    /// The actors and their visits, as `statistics.actors` counts them (same order).
+    func actors(_ stats: TraceStatistics) -> [ReportActor] {
+        let visits = model.actorVisits()
+        let taskByID = Dictionary(model.tasks.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+        return stats.actors.compactMap { a in
+            guard visits.indices.contains(a.actor) else { return nil }
+            return ReportActor(
+                name: a.name, type: a.type ?? "",
+                visits: visits[a.actor].map {
+                    ReportActorVisit(startNs: Int64(clamping: $0.start), endNs: Int64(clamping: $0.end),
+                                     waitNs: Int64(clamping: $0.waitNs), task: taskByID[$0.taskID] ?? -1)
+                },
+                runNs: Int64(clamping: a.runNs), waitNs: Int64(clamping: a.waitNs), peakQueueDepth: a.peakQueueDepth)
         }
     }
 
@@ -28,7 +45,7 @@ extension AnalysisReportBuilder {
     func tasks() -> [ReportTask] {
         model.tasks.enumerated().map { t, task in
             ReportTask(id: Int64(task.id), parent: task.parent ?? -1, jobs: task.jobs,
-                       onMainActor: task.onMainActor, functions: model.taskFunctionCodes(t))
+                       onMainActor: task.onMainActor, functions: model.taskFunctionCodes(t), runtime: task.isRuntime)
         }
     }
 

@@ -42,11 +42,42 @@ public struct ReportSite: Sendable, Equatable {
     public var kind: String
     /// The call site, when known.
     public var from: ReportCodeLocation?
+    /// A Swift job's async stack, innermost first (empty otherwise).
+    public var stack: [ReportCodeLocation] = []
 
-    public init(code: Int, kind: String, from: ReportCodeLocation? = nil) {
+    public init(code: Int, kind: String, from: ReportCodeLocation? = nil, stack: [ReportCodeLocation] = []) {
         self.code = code
         self.kind = kind
         self.from = from
+        self.stack = stack
+    }
+}
+
+/// A Swift actor and its visits (ActorStatistics in the analysis: a visit runs from a task's hop
+/// onto the actor to its next hop; the part overlapping earlier visits is waiting).
+public struct ReportActor: Sendable, Equatable {
+    public var name: String
+    public var type: String
+    public var visits: [ReportActorVisit]
+    public var runNs: Int64
+    public var waitNs: Int64
+    public var peakQueueDepth: Int
+
+    public init(name: String, type: String, visits: [ReportActorVisit], runNs: Int64, waitNs: Int64, peakQueueDepth: Int) {
+        self.name = name; self.type = type; self.visits = visits
+        self.runNs = runNs; self.waitNs = waitNs; self.peakQueueDepth = peakQueueDepth
+    }
+}
+
+public struct ReportActorVisit: Sendable, Equatable {
+    public var startNs: Int64
+    public var endNs: Int64
+    public var waitNs: Int64
+    /// The visiting task (index into `ReportInput.tasks`), or -1.
+    public var task: Int
+
+    public init(startNs: Int64, endNs: Int64, waitNs: Int64, task: Int) {
+        self.startNs = startNs; self.endNs = endNs; self.waitNs = waitNs; self.task = task
     }
 }
 
@@ -61,12 +92,16 @@ public struct ReportTask: Sendable, Equatable {
     public var onMainActor: Bool
     /// The codes its jobs resumed (indexes into `ReportInput.codes`), in first-run order.
     public var functions: [Int]
+    /// A task of the Swift runtime itself (Task.sleep's timer), not the program's.
+    public var runtime: Bool
 
-    public init(id: Int64, parent: Int = -1, jobs: [Int], onMainActor: Bool = false, functions: [Int] = []) {
+    public init(id: Int64, parent: Int = -1, jobs: [Int], onMainActor: Bool = false, functions: [Int] = [],
+                runtime: Bool = false) {
         self.id = id
         self.parent = parent
         self.jobs = jobs
         self.onMainActor = onMainActor
         self.functions = functions
+        self.runtime = runtime
     }
 }

@@ -215,10 +215,17 @@ extension ReportInput {
     /// Codes, sites and tasks, their indexes moved past the processes before.
     private mutating func appendCode(_ input: ReportInput, shift s: ProcessShift) {
         codes += input.codes
-        sites += input.sites.map { ReportSite(code: s.code($0.code), kind: $0.kind, from: $0.from) }
+        sites += input.sites.map { ReportSite(code: s.code($0.code), kind: $0.kind, from: $0.from, stack: $0.stack) }
         tasks += input.tasks.map { t in
             ReportTask(id: t.id, parent: s.task(t.parent), jobs: t.jobs.map(s.item), onMainActor: t.onMainActor,
-                       functions: t.functions.map(s.code))
+                       functions: t.functions.map(s.code), runtime: t.runtime)
+        }
+        actors += input.actors.map { a in
+            var shifted = a
+            shifted.visits = a.visits.map {
+                ReportActorVisit(startNs: s.time($0.startNs), endNs: s.time($0.endNs), waitNs: $0.waitNs, task: s.task($0.task))
+            }
+            return shifted
         }
     }
 

@@ -32,6 +32,8 @@ public struct ReportInput: Sendable {
     /// CPU samples (traces recorded with --cpu): each queue's merged call tree (ReportInput+CPU.swift).
     public var cpuFlames: [ReportFlame] = []
     public var tasks: [ReportTask] = []
+    /// Swift actors (format 1.7) with their visits, as the analysis computed them.
+    public var actors: [ReportActor] = []
     /// The analysis' target-queue forest, depth-first in its order (docs/report-data.md,
     /// Definitions); empty when the input has no analysis (the viewer then builds it the same way).
     public var queueTree: [ReportQueueTreeNode] = []

@@ -130,3 +130,18 @@ extension AsyncStackRecordTests {
         XCTAssertEqual(serial.tasks, 1)
     }
 }
+
+extension AsyncStackRecordTests {
+    /// real-async-stacks.html and real-actors.html for Tests/BrowserTests/test_swift_concurrency.py.
+    func testWriteSwiftConcurrencyReportsForTheBrowserTests() throws {
+        guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else {
+            throw XCTSkip("QTRACE_BROWSER_FIXTURES is not set (make test sets it)")
+        }
+        for (name, argv) in [("real-async-stacks", ["async-stacks"]), ("real-actors", ["actor-calls", "30", "contended"])] {
+            let (run, path) = record([Paths.fixtures] + argv, in: URL(fileURLWithPath: dir), name: name)
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let report = runProgram([Paths.qtrace, "report", path, "-o", "\(dir)/\(name).html"])
+            XCTAssertEqual(report.status, 0, report.stderr)
+        }
+    }
+}

@@ -50,6 +50,7 @@ function buildModel(report) {
     codes: h.codes || [],
     sites: h.sites || [],
     tasks: h.tasks || [],
+    actors: h.actors || [],
   };
   // Columns only selections and details need are decoded when first used.
   for (const name of ["submitter", "parent", "behind", "group", "source", "inputIndex", "cpu", "runnable", "sleep", "site"]) {

@@ -7,8 +7,10 @@
 function buildTasks(m, T) {
   m.taskJobs = [];
   m.taskTrack = [];
+  m.taskReady = [];
   m.taskSpan = [];
   m.taskOfRow = null;
+  buildActors(m, T);
   const nTasks = m.tasks.length;
   if (!nTasks) return;
   const table = T.taskJobs;
@@ -20,6 +22,9 @@ function buildTasks(m, T) {
     rows.sort();
     m.taskJobs.push(rows);
     m.taskTrack.push(new BoxTrack(rows, m.start, m.end, () => 0, (i) => m.queue[i], "begin", null));
+    // Ready (enqueued, waiting for a thread or an actor): each job's enqueue → start. A task's
+    // jobs run one after another, so start order is enqueue order too.
+    m.taskReady.push(new BoxTrack(rows, m.enq, m.start, () => 0, (i) => m.queue[i], "begin", null));
     let first = Infinity, last = -Infinity;
     for (let k = 0; k < rows.length; k++) {
       first = Math.min(first, m.enq[rows[k]]);
@@ -27,6 +32,23 @@ function buildTasks(m, T) {
     }
     m.taskSpan.push(rows.length ? [first, last] : [0, 0]);
   }
+}
+
+/**
+ * Actor visits (the analysis' ActorVisit rows: a task's time on an actor, its waiting part
+ * first): per actor, the row numbers of the actorVisits table in start order.
+ */
+function buildActors(m, T) {
+  const table = T.actorVisits;
+  m.actorVisitTable = table || null;
+  m.actorVisits = m.actors.map(() => []);
+  if (!table) return;
+  for (let r = 0; r < table.rows; r++) {
+    const a = table.actor[r];
+    if (a >= 0 && a < m.actors.length) m.actorVisits[a].push(r);
+  }
+  const start = table.start;
+  for (const rows of m.actorVisits) rows.sort((x, y) => start[x] - start[y]);
 }
 
 /** The task whose job item row `i` is, or -1 (built on first use). */
@@ -77,7 +99,8 @@ function siteText(m, s) {
 
 function taskTitle(m, t) {
   const task = m.tasks[t];
-  return task ? `Task #${task.id}` : `task ${t}`;
+  if (!task) return `task ${t}`;
+  return task.runtime ? `Task #${task.id} (the runtime's: Task.sleep timer)` : `Task #${task.id}`;
 }
 
 function taskSubtitle(m, t) {

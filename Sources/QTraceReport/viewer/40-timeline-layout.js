@@ -92,6 +92,7 @@ class Timeline {
       }
     }
     this.addTaskLanes(lanes, section);
+    this.addActorLanes(lanes, section);
     // With several processes, a source is in its queue's process group; the rest are here.
     const sources = m.sources.map((_, i) => i).filter((i) => m.processes.length < 2 || sourceProcess(m, i) < 0);
     if (sources.length && !section("sources", "Sources", sources.length)) {
@@ -311,7 +312,8 @@ class Timeline {
 
   /** Scrolls so that the lane is visible and, if given, shows [t0, t1] with some margin. */
   reveal(key, t0, t1) {
-    const sectionOf = { thread: "threads", threadcount: "threads", queue: "queues", source: "sources", task: "tasks" };
+    const sectionOf = { thread: "threads", threadcount: "threads", queue: "queues", source: "sources", task: "tasks",
+      actor: "actors" };
     const kind = key.split(":")[0];
     if (sectionOf[kind] && this.collapsed.has(`section:${sectionOf[kind]}`)) this.collapsed.delete(`section:${sectionOf[kind]}`);
     const object = kind === "thread" ? this.m.threads[Number(key.split(":")[1])]

@@ -79,6 +79,7 @@ Object.assign(Timeline.prototype, {
       case "queue": this.drawQueueLane(lane, y); break;
       case "process": this.drawProcessSummary(lane, y); break;
       case "task": this.drawTaskLane(lane, y); break;
+      case "actor": this.drawActorLane(lane, y); break;
       case "source": this.drawSourceLane(lane, y); break;
       case "groups": this.drawGroups(lane, y); break;
       case "marks": this.drawMarks(lane, y); break;

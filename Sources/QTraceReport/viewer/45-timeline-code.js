@@ -7,6 +7,9 @@ const TASK_ROW_H = 12;
 const TASK_LANE_H = LANE_PAD * 2 + TASK_ROW_H + 2;
 /** More tasks than this: the Tasks group starts collapsed. */
 const TASKS_EXPANDED_MAX = 50;
+/** Ready (a job enqueued, or a task waiting for an actor) and time on an actor. */
+const READY_COLOR = "rgba(236, 167, 44, 0.75)";
+const ACTOR_COLOR = "#4fb3a9";
 /** How strongly what a filter leaves out is drawn. */
 const FILTER_DIM_ALPHA = 0.18;
 
@@ -61,19 +64,78 @@ Object.assign(Timeline.prototype, {
     return false;
   },
 
+  /**
+   * A task's states: suspended (a thin line between its jobs: awaiting), ready (amber: a job
+   * enqueued, waiting for a thread or an actor) and running (its jobs as boxes).
+   */
   drawTaskLane(lane, y) {
     const m = this.m;
     const ctx = this.ctx;
     const t = lane.obj;
     const [first, last] = m.taskSpan[t];
     const top = y + LANE_PAD;
-    // The task's life as a thin line: between its jobs it is awaiting.
     const x0 = Math.max(GUTTER, this.xOf(first)), x1 = Math.min(GUTTER + this.plotW, this.xOf(last));
     if (x1 > x0) {
       ctx.fillStyle = "#4a5568";
       ctx.fillRect(x0, top + TASK_ROW_H / 2, x1 - x0, 1.5);
     }
+    this.drawSpans(m.taskReady[t], top + 3, TASK_ROW_H - 6, READY_COLOR);
     this.drawBoxes(m.taskTrack[t], top, TASK_ROW_H, 1, "task");
+  },
+
+  /** Plain spans of a BoxTrack in one colour (sub-pixel neighbours merged). */
+  drawSpans(track, top, height, color) {
+    if (!track || !track.length) return;
+    const [lo, hi] = track.range(this.v0, this.v1);
+    const ctx = this.ctx;
+    ctx.fillStyle = color;
+    let runX0 = -1, runX1 = -1;
+    for (let k = lo; k < hi; k++) {
+      const i = track.idx[k];
+      const a = Math.max(GUTTER, this.xOf(track.begin[i])), b = Math.min(GUTTER + this.plotW, this.xOf(track.end[i]));
+      if (b < a) continue;
+      if (runX1 >= 0 && a <= runX1 + 1) { runX1 = Math.max(runX1, b); continue; }
+      if (runX1 >= 0) ctx.fillRect(runX0, top, Math.max(1, runX1 - runX0), height);
+      runX0 = a; runX1 = b;
+    }
+    if (runX1 >= 0) ctx.fillRect(runX0, top, Math.max(1, runX1 - runX0), height);
+  },
+
+  // MARK: Actor lanes
+
+  addActorLanes(lanes, section) {
+    const m = this.m;
+    if (!m.actors.length || section("actors", "Actors", m.actors.length)) return;
+    m.actors.forEach((a, i) => lanes.push({
+      kind: "actor", key: `actor:${i}`, obj: i, title: `actor ${a.name}`,
+      subtitle: `${a.visits} visits · waited ${fmtDuration(a.waitNs)} · peak queue ${a.peakQueueDepth}`,
+      height: TASK_LANE_H,
+    }));
+  },
+
+  /** An actor's visits: the waiting part in amber, then the time the task ran on it. */
+  drawActorLane(lane, y) {
+    const m = this.m;
+    const table = m.actorVisitTable;
+    const rows = m.actorVisits[lane.obj];
+    if (!table || !rows || !rows.length) return;
+    const ctx = this.ctx;
+    const top = y + LANE_PAD;
+    const start = table.start, duration = table.duration, wait = table.wait;
+    const left = GUTTER, right = GUTTER + this.plotW;
+    // Waits first, runs on top: visits overlap while tasks queue for the actor, and what ran
+    // on it must stay visible.
+    for (const pass of ["wait", "run"]) {
+      ctx.fillStyle = pass === "wait" ? READY_COLOR : ACTOR_COLOR;
+      for (const r of rows) {
+        const s = start[r], e = s + duration[r];
+        if (e < this.v0) continue;
+        if (s > this.v1) break;
+        const xs = Math.max(left, this.xOf(s)), xw = Math.min(right, this.xOf(s + wait[r])), xe = Math.min(right, this.xOf(e));
+        if (pass === "wait" && xw > xs) ctx.fillRect(xs, top + 3, Math.max(1, xw - xs), TASK_ROW_H - 6);
+        if (pass === "run") ctx.fillRect(Math.max(xs, xw), top, Math.max(1, xe - Math.max(xs, xw)), TASK_ROW_H);
+      }
+    }
   },
 
   // MARK: Filters (the filter itself is viewState.filter, set by App.setFilter)

@@ -30,12 +30,30 @@ Object.assign(Details.prototype, {
       const code = m.codes[site.code];
       pairs.push(["What ran", code ? this.codeLocationNode(code, "what-ran") : "–"]);
       pairs.push(["Enqueued at", site.from ? this.codeLocationNode(site.from, "enqueued-at") : "–"]);
+      if (site.stack && site.stack.length) pairs.push(["Async stack", this.asyncStackNode(site.stack)]);
     } else if (m.sites.length) {
       pairs.push(["What ran", "– (not recorded)"]);
     }
     const t = taskOfItem(m, i);
     if (t >= 0) pairs.push(["Task", this.link(`${taskTitle(m, t)} · job ${this.jobNumber(t, i)} of ${m.taskJobs[t].length}`, () => this.revealTask(t))]);
     return pairs;
+  },
+
+  /**
+   * A Swift job's async stack, innermost first: the function it resumed, each caller that
+   * awaits it, up to the task's entry. Folded to its first frame; the rest on demand.
+   */
+  asyncStackNode(stack) {
+    const box = el("details", "async-stack");
+    box.appendChild(el("summary", "", `${stack.length} frame${stack.length === 1 ? "" : "s"}: ${stack[0].name}`));
+    const list = el("ol", "async-frames");
+    for (const frame of stack) {
+      const li = el("li");
+      li.appendChild(this.codeLocationNode(frame, "async-frame"));
+      list.appendChild(li);
+    }
+    box.appendChild(list);
+    return box;
   },
 
   /** Where the blocking call was made, with a link to every interval blocked there. */
@@ -108,9 +126,13 @@ Object.assign(Details.prototype, {
       if (k) functions.appendChild(document.createTextNode(", "));
       functions.appendChild(this.codeLocationNode(m.codes[c] || { name: `code ${c}` }, "task-function"));
     });
+    const stackSite = jobs.length ? Array.from(jobs).map((j) => siteOfItem(m, j)).find((s) => s >= 0 && m.sites[s] && m.sites[s].stack) : undefined;
+    const children = m.tasks.reduce((n, other) => n + (other.parent === t ? 1 : 0), 0);
     this.kv([
       ["Parent", task.parent >= 0 ? this.link(taskTitle(m, task.parent), () => this.revealTask(task.parent)) : "–"],
+      ["Children", children ? `${children} task${children === 1 ? "" : "s"}` : "–"],
       ["Async functions", task.functions.length ? functions : "–"],
+      ["Async stack", stackSite !== undefined ? this.asyncStackNode(m.sites[stackSite].stack) : "–"],
       ["First job enqueued", jobs.length ? fmtInstant(first) : "–"],
       ["Last job ended", jobs.length ? fmtInstant(last) : "–"],
     ]);

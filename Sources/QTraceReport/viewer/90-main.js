@@ -327,6 +327,23 @@ window.qtrace = Object.freeze({
     f.blocked.forEach((v, b) => { if (v) out.push(b); });
     return out;
   },
+  /**
+   * Swift Concurrency as the viewer holds it: per task its jobs and ready spans, per actor its
+   * header entry and visits, and the input index of the first item whose site has an async
+   * stack (-1: none).
+   */
+  concurrency: () => {
+    const m = app.m;
+    let stackItem = -1;
+    for (let i = 0; i < m.n && stackItem < 0; i++) {
+      const s = siteOfItem(m, i);
+      if (s >= 0 && m.sites[s] && m.sites[s].stack && m.sites[s].stack.length >= 2) stackItem = inputIndexOf(m, i);
+    }
+    return {
+      taskJobs: m.taskJobs.map((j) => j.length), taskReady: m.taskReady.map((t) => t.length),
+      actors: m.actors, actorVisits: m.actorVisits.map((v) => v.length), stackItem,
+    };
+  },
   replay: Object.freeze({
     play: () => app.replay.play(),
     pause: () => app.replay.pause(),
