@@ -96,3 +96,48 @@ func actorCalls(callers: Int, contended: Bool) {
     }
     done.wait()
 }
+
+// MARK: - Benchmarks (scripts/bench-concurrency.py)
+
+/// `count` tiny child tasks (each returns its index), 1000 per TaskGroup: ns per task.
+func benchTasks(_ count: Int) {
+    let done = DispatchSemaphore(value: 0)
+    let start = DispatchTime.now().uptimeNanoseconds
+    Task.detached {
+        var sum = 0
+        var left = count
+        while left > 0 {
+            let batch = min(1000, left)
+            sum &+= await withTaskGroup(of: Int.self) { group in
+                for i in 0..<batch { group.addTask { i } }
+                var s = 0
+                for await v in group { s &+= v }
+                return s
+            }
+            left -= batch
+        }
+        let ns = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)
+        print(String(format: "tiny-tasks ns/task %.1f", ns), sum == -1 ? "" : "")
+        done.signal()
+    }
+    done.wait()
+}
+
+actor HopCounter {
+    var n = 0
+    func hop() { n &+= 1 }
+}
+
+/// `count` calls of an actor's method from one task: each a hop onto the actor and back.
+func benchHops(_ count: Int) {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        let counter = HopCounter()
+        let start = DispatchTime.now().uptimeNanoseconds
+        for _ in 0..<count { await counter.hop() }
+        let ns = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(count)
+        print(String(format: "actor-hops ns/call %.1f", ns), await counter.n == count ? "" : "lost")
+        done.signal()
+    }
+    done.wait()
+}
