@@ -478,6 +478,7 @@ case "code-sites":
     DispatchQueue.main.async { codeSites(); exit(0) }
     RunLoop.main.run()
 case "async-stacks": asyncStacks()
+case "operations": operations()
 case "actor-calls": actorCalls(callers: args.count > 1 ? Int(args[1]) ?? 100 : 100, contended: args.count > 2 && args[2] == "contended")
 case "task-sleep": taskSleepChildren(args.count > 1 ? Int(args[1]) ?? 10 : 10)
 case "task-group": codeSiteTasks(children: args.count > 1 ? Int(args[1]) ?? 4 : 4)
