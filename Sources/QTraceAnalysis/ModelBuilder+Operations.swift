@@ -72,3 +72,19 @@ extension ModelBuilder {
         }
     }
 }
+
+extension TraceModel {
+    /// For each operation code: the labels of the operations its items depended on, first
+    /// seen first (one pass over the operations).
+    func operationDependenciesByCode() -> [Int: [String]] {
+        var labels: [Int: [String]] = [:]
+        for (i, operation) in operations.sorted(by: { $0.key < $1.key }) {
+            guard let s = items[i].site, let c = sites[s].codeIndex else { continue }
+            for d in operation.dependencies {
+                guard let label = operations[d]?.label else { continue }
+                if !(labels[c]?.contains(label) ?? false) { labels[c, default: []].append(label) }
+            }
+        }
+        return labels
+    }
+}

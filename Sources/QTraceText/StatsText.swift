@@ -16,6 +16,7 @@ public enum StatsText {
         case .code:
             out += codes(model, stats, width: width, limit: limit)
             out += codesByWait(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
+            out += operations(model, stats, width: width, limit: limit)
             out += waitSites(model, stats, width: width, limit: limit)
             if stats.sites.isEmpty { out += section("CODE") + "  (the trace records no code sites: recorded by a qtrace before 1.4?)\n" }
             return out + findings(result.findings, width: width, limit: limit)
