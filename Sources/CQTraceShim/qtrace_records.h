@@ -100,6 +100,10 @@
     /* generic executor), and an actor type's name, once per metadata. */ \
     QT_RECORD(ACTOR_HOP, 105, 4, "executor,implementation,resume,metadata", QT_NO_SITE, QT_NO_STRING) \
     QT_RECORD(ACTOR_TYPE, 106, 1, "metadata", QT_NO_SITE, QT_STRING) \
+    /* Foundation operations (1.8): the Operation a DispatchWorkItem of OperationQueue runs, */ \
+    /* when it starts ("Type<TAB>name"), and each operation it depended on. */ \
+    QT_RECORD(OPERATION, 107, 2, "id,operation", QT_NO_SITE, QT_STRING) \
+    QT_RECORD(OPERATION_DEP, 108, 2, "id,dependency", QT_NO_SITE, QT_NO_STRING) \
     /* Compact forms of ENQUEUE/START/END (1.2) for ids that fit 32 bits (the id is word 0's */ \
     /* arg): 24 + 16 + 16 bytes per item instead of 40 + 24 + 24 (every trace page is fresh */ \
     /* memory to fault in). ENQUEUE_C's word: queue bits 0..55 | kind << 56. */ \

@@ -118,6 +118,7 @@ static void workitem_invoke(qt_wrap_t *w) {
     int saved = t->depth;
     t->depth = 0;
     qt_rec1(t, QT_START, QT_EF_WORKITEM, 0, w->id);
+    qt_operation_started(t, w->id, w->inner);
     qt_invoke_block(w->inner);
     qt_rec1(t, QT_END, 0, 0, w->id);
     t->depth = saved;

@@ -278,6 +278,7 @@ void qt_sites_after_fork_child(void) {
     qt_async_after_fork_child();
     qt_async_stacks_after_fork_child();
     qt_actors_after_fork_child();
+    qt_foundation_after_fork_child();
     qt_thread_t *t = &qt_tls;
     t->site_code = t->site_ra = t->site_capture = 0;
     t->site = 0;

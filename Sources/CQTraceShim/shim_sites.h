@@ -42,6 +42,9 @@ QT_HIDDEN int qt_loaded_address(uintptr_t a);
 QT_HIDDEN void qt_async_after_fork_child(void);
 QT_HIDDEN void qt_async_stacks_after_fork_child(void);
 QT_HIDDEN void qt_actors_after_fork_child(void);
+/// shim_foundation.c: a starting DispatchWorkItem body that runs a Foundation Operation.
+QT_HIDDEN void qt_operation_started(qt_thread_t *t, uint64_t id, const void *body);
+QT_HIDDEN void qt_foundation_after_fork_child(void);
 
 /// The JOB record of item `id` (written after its ENQUEUE).
 static inline void qt_rec_job(qt_thread_t *t, uint64_t id, const void *job, const qt_job_t *info) {

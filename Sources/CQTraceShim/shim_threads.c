@@ -3,6 +3,8 @@
 // (qtrace_shim.h), fork and exit hooks (exec: shim_exec.c), and the constructor that arms the shim.
 #include "shim_internal.h"
 
+#include <errno.h>
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -57,7 +59,9 @@ int pthread_setname_np(pthread_t thread, const char *name) {
     // glibc declares `name` nonnull, so the compiler would assume a test of it true, drop it
     // and warn; read through a volatile, the test stays for a caller that passes NULL anyway.
     const char *volatile name_or_null = name;
-    if (rc == 0 && QT_RECORDING && name_or_null && pthread_equal(thread, pthread_self()) && qtrace_trace_path())
+    // A name over 15 bytes fails (ERANGE) but is still the name the program gave the thread
+    // (Foundation's Thread.name passes it whole): the trace keeps it.
+    if ((rc == 0 || rc == ERANGE) && QT_RECORDING && name_or_null && pthread_equal(thread, pthread_self()) && qtrace_trace_path())
         qt_rec_string(&qt_tls, QT_THREAD_NAME, 0, NULL, 0, name);
     return rc;
 }

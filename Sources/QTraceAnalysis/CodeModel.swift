@@ -68,9 +68,11 @@ public struct TraceCode: Sendable {
     public var sites: [Int] = []
     /// The code, symbolized.
     public var what: CodeLocation?
+    /// A name given by the trace itself (a Foundation Operation's name or type): it wins.
+    public var label: String?
 
-    /// The name to show: the symbol, else module+offset, else the raw address.
-    public var name: String { what?.name ?? "0x" + String(address, radix: 16) }
+    /// The name to show: the label, the symbol, else module+offset, else the raw address.
+    public var name: String { label ?? what?.name ?? "0x" + String(address, radix: 16) }
 }
 
 /// A mapped ELF module (MODULE + BUILD_ID records).

@@ -37,6 +37,9 @@ public struct CodeStats: Sendable, Codable {
     public var jobs = 0
     /// For Swift jobs: the async stack of its busiest site, innermost first ("name at File:line").
     public var asyncStack: [String]?
+    /// For Foundation operations: the operations its items depended on (their labels, in the
+    /// order first seen), nil for other codes.
+    public var dependencies: [String]?
 }
 
 /// A blocking call site (sync, group wait, semaphore wait, apply): how long callers blocked.
@@ -105,6 +108,7 @@ extension CodeStats {
             if item.flags.contains(.swiftConcurrency) { jobCounts[c] += 1 }
         }
         let queuesOfCode = queueCounts.byFirst(count: model.codes.count)
+        let dependencies = model.operationDependenciesByCode()
         return model.codes.indices.compactMap { c -> CodeStats? in
             guard counts[c] > 0 else { return nil }
             let code = model.codes[c]
@@ -120,6 +124,7 @@ extension CodeStats {
             if let busiest = code.sites.filter({ !model.sites[$0].asyncFrames.isEmpty }).max(by: { perSite[$0] < perSite[$1] }) {
                 stats.asyncStack = model.asyncStackDescription(busiest)
             }
+            if code.label != nil { stats.dependencies = dependencies[c] ?? [] }
             stats.callers = code.sites.filter { perSite[$0] > 0 }
                 .map { CodeCaller(site: $0, location: model.callerDescription($0), items: perSite[$0]) }
                 .sorted { ($0.items, $1.site) > ($1.items, $0.site) }

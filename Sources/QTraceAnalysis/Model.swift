@@ -45,6 +45,8 @@ public struct TraceModel: Sendable {
     public var actorHops: [ActorHop] = []
     /// Actor type names by metadata address (ACTOR_TYPE).
     public var actorTypeNames: [UInt64: String] = [:]
+    /// Foundation operations (OPERATION) by item index: the Operation each item ran.
+    public var operations: [Int: ItemOperation] = [:]
     /// The hops' resume functions, symbolized (the actor methods).
     public var actorCode: [UInt64: CodeLocation] = [:]
 

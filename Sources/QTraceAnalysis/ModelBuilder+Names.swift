@@ -19,7 +19,12 @@ extension ModelBuilder {
         let rootOf = rootLabels(queues)
         var votes: [Int: [String: Int]] = [:]
         for item in items {
-            guard let t = item.thread, let matches = ambiguous[t], let q = item.queue, let root = rootOf[q] else { continue }
+            guard let t = item.thread, let matches = ambiguous[t] else { continue }
+            // The item's root queue; else (a queue whose target chain is not in the trace) the
+            // root of the item's QoS.
+            let root = item.queue.flatMap { rootOf[$0] }
+                ?? (item.qos == .unspecified ? nil : "com.apple.root.\(item.qos.name)-qos")
+            guard let root else { continue }
             // A serial queue drains on its QoS's overcommit root, though the trace shows the
             // plain root as its target.
             let served = matches.contains(root) ? root : root + ".overcommit"
@@ -27,7 +32,12 @@ extension ModelBuilder {
         }
         for (t, matches) in ambiguous {
             let counted = (votes[t] ?? [:]).filter { matches.contains($0.key) }
-            if let best = counted.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) { threads[t].name = best.key }
+            if let best = counted.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) {
+                threads[t].name = best.key
+            } else if threads[t].name == "-qos.overcommit" {
+                // Nothing it ran tells which QoS: say what it is, not the kernel's cut.
+                threads[t].name = "overcommit root queue"
+            }
         }
     }
 

@@ -68,6 +68,7 @@ public struct ModelBuilder {
     var samples = SampleBuildState()
     /// Sites, modules and tasks (format 1.4).
     var code = CodeBuildState()
+    var operations = OperationBuildState()
 
     /// Bumped when a target changes, invalidating cached serial domains and QoS.
     var topologyVersion: Int32 = 0
@@ -175,6 +176,8 @@ public struct ModelBuilder {
         case .deadlock: shimDeadlock(e, thread: t)
         case .schedState, .stackFrame, .cpuSample: break  // the appended streams', handled above; elsewhere meaningless
         case .job: jobRecorded(e, thread: t)
+        case .operation: operationRecorded(e, thread: t)
+        case .operationDependency: operationDependencyRecorded(e, thread: t)
         case .actorHop:
             model.actorHops.append(ActorHop(time: now, thread: Int(t), taskID: e.arg, executor: e.a, metadata: e.d, resume: e.c))
         }
@@ -231,6 +234,7 @@ public struct ModelBuilder {
             explosion = nil
         }
         resolveSites()
+        applyOperationSites()
     }
 
     /// Moves the run-time tables into the model (its items must be there already) and adds

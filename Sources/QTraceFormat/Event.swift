@@ -36,6 +36,10 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     /// (0: the generic executor; `b` its implementation word, `c` the resume function, `d` the
     /// actor's metadata); ACTOR_TYPE names metadata `a` (string: the type's qualified name).
     case actorHop = 105, actorType = 106
+    /// Foundation operations: OPERATION says item `a` (a DispatchWorkItem of OperationQueue)
+    /// runs the Operation at `b` (string: "Type<TAB>name", the name empty when nil);
+    /// OPERATION_DEP says item `a`'s operation depended on the Operation at `b`.
+    case operation = 107, operationDependency = 108
 }
 
 /// SITE `flags8`: what the site's `code` address is.

@@ -64,6 +64,8 @@ extension EventType {
         case .asyncFrame: "async_frame"
         case .actorHop: "actor_hop"
         case .actorType: "actor_type"
+        case .operation: "operation"
+        case .operationDependency: "operation_dep"
         }
     }
 
@@ -244,6 +246,7 @@ private struct EventFieldFormatter {
         case .stackFrame, .cpuSample, .asyncFrame: formatSample()
         case .site, .module, .buildID, .job: formatCodeIdentity()
         case .actorHop, .actorType: formatActor()
+        case .operation, .operationDependency: formatOperation()
         }
         appendSite()
         return parts.joined(separator: " ")
@@ -293,6 +296,13 @@ private struct EventFieldFormatter {
             if event.c != 0 { pointer("resume", event.c) }
             if event.d != 0 { pointer("parent", event.d) }
         }
+    }
+
+    private mutating func formatOperation() {
+        number("id", event.a)
+        if event.type == .operationDependency { pointer("dependency", event.b); return }
+        pointer("operation", event.b)
+        string("type_name")
     }
 
     private mutating func formatActor() {

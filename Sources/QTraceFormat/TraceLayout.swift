@@ -103,9 +103,10 @@ struct RecordLayout {
             words = 1; hasString = false
         case .queueInfo, .intervalBegin: words = 1; hasString = true
         case .setTarget, .workItemCreate, .groupWaitBegin, .semCreate, .semWaitBegin,
-             .sourceHandlerBegin, .sourceMergeData, .ioHandlerBegin, .deadlock, .stackFrame, .asyncFrame:
+             .sourceHandlerBegin, .sourceMergeData, .ioHandlerBegin, .deadlock, .stackFrame, .asyncFrame,
+             .operationDependency:
             words = 2; hasString = false
-        case .queueCreate: words = 2; hasString = true
+        case .queueCreate, .operation: words = 2; hasString = true
         case .ioCreate: words = 3; hasString = true
         case .enqueue, .applyBegin, .schedState, .cpuSample: words = 3; hasString = false
         case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite, .site, .job, .actorHop: words = 4; hasString = false

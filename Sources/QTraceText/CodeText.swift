@@ -41,6 +41,22 @@ extension StatsText {
             + table.render(width: width, leftAligned: [0, 5], middleCut: [5]) + more(hidden, "codes")
     }
 
+    /// OPERATIONS: Foundation operations (codes named by an Operation) and the operations each
+    /// depended on, in the CODE table's order.
+    static func operations(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
+        let rows = stats.sites.filter { $0.dependencies != nil }
+        guard !rows.isEmpty else { return "" }
+        var table = TextTable(["operation", "items", "run p50", "queue", "depended on"])
+        let (shown, hidden) = limited(rows, limit)
+        for c in shown {
+            let queue = c.queues.first.map { queueName(model.queues[$0]) } ?? "-"
+            let after = c.dependencies?.joined(separator: ", ") ?? ""
+            table.add([c.name, "\(c.items)", d(c.run.p50Ns, c.run.count), queue, after.isEmpty ? "-" : after])
+        }
+        return section("OPERATIONS (Foundation OperationQueue; depended on = what each waited for)")
+            + table.render(width: width, leftAligned: [0, 3, 4]) + more(hidden, "operations")
+    }
+
     /// BLOCKING CALLS: where threads blocked (sync, waits, apply), most blocked time first.
     static func waitSites(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
         guard !stats.waitSites.isEmpty else { return "" }

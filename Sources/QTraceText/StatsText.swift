@@ -16,6 +16,7 @@ public enum StatsText {
         case .code:
             out += codes(model, stats, width: width, limit: limit)
             out += codesByWait(model, stats, width: width, limit: limit > 0 ? Swift.min(limit, 10) : 0)
+            out += operations(model, stats, width: width, limit: limit)
             out += waitSites(model, stats, width: width, limit: limit)
             if stats.sites.isEmpty { out += section("CODE") + "  (the trace records no code sites: recorded by a qtrace before 1.4?)\n" }
             return out + findings(result.findings, width: width, limit: limit)
@@ -57,7 +58,7 @@ public enum StatsText {
             let command = model.info.commandLine.isEmpty ? model.info.executable : model.info.commandLine
             lines.append("program    " + terminalSafe(command) + (model.info.pid != 0 ? "  (pid \(model.info.pid))" : ""))
         }
-        lines.append("duration   \(formatDuration(stats.durationNs)), \(stats.events) events, \(stats.items) items, \(model.queues.count) queues, \(model.threads.count) threads, \(model.info.ncpu) CPUs")
+        lines.append("duration   \(durationText(model, stats)), \(stats.events) events, \(stats.items) items, \(model.queues.count) queues, \(model.threads.count) threads, \(model.info.ncpu) CPUs")
         let o = stats.overhead
         var overhead = "tracing    ~\(formatDuration(o.estimatedNs)) recorder time (\(o.shimOverheadNsPerEvent) ns/event)"
         if o.droppedEvents > 0 {
@@ -68,6 +69,13 @@ public enum StatsText {
         let invalid = model.info.invalidEvents
         if invalid > 0 { lines.append("WARNING    " + inconsistentTraceMessage(invalid)) }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The run's duration; for a flight-recorder snapshot that lost its start, the window it
+    /// holds completely (the run's own length is on the `window` line).
+    static func durationText(_ model: TraceModel, _ stats: TraceStatistics) -> String {
+        guard let window = model.info.flightRecorder, window.overwrittenEvents > 0 else { return formatDuration(stats.durationNs) }
+        return formatDuration(window.completeNs) + " (the window)"
     }
 
     static func section(_ title: String) -> String { "\n" + title + "\n" }

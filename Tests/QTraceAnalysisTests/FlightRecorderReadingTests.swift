@@ -5,6 +5,7 @@
 import Foundation
 import QTraceAnalysis
 import QTraceFormat
+import QTraceText
 import XCTest
 
 final class FlightRecorderReadingTests: XCTestCase {
@@ -69,5 +70,21 @@ final class FlightRecorderReadingTests: XCTestCase {
         let info = TraceInfo(file: try TraceFile(contentsOf: bytes))
         XCTAssertEqual(info.droppedEvents, 136)
         XCTAssertTrue(info.dropReason?.contains("every chunk of the flight-recorder ring in use") ?? false, "\(String(describing: info.dropReason))")
+    }
+}
+
+final class SnapshotDurationTests: XCTestCase {
+    /// A snapshot that lost its start prints its window's length as the duration, not the run's.
+    func testStatsOfASnapshotPrintTheWindowsDuration() {
+        var s = TraceScript()
+        s.mainAndGlobals()
+        s.thread(201)
+        s.item(1, on: mainQueueAddress, at: ms(2000), runOn: 201, start: ms(2000), end: ms(2001))
+        s.info.flightRecorder = FlightRecorderWindow(ringBytes: 1 << 20, snapshot: 1, completeFromNs: ms(1500),
+                                                     endNs: ms(2000), overwrittenEvents: 10)
+        let text = StatsText.render(s.analysis(), tracePath: nil)
+        XCTAssertTrue(text.contains("duration   500 ms (the window),"), text)
+        s.info.flightRecorder?.overwrittenEvents = 0  // nothing lost: the whole run
+        XCTAssertFalse(StatsText.render(s.analysis(), tracePath: nil).contains("(the window)"))
     }
 }

@@ -117,6 +117,7 @@ final class RecordingTests: XCTestCase {
         s.queue(0x3400, "com.example.io", target: 0x2400)
         s.thread(202, name: "-qos.overcommit")
         s.item(2, on: 0x3400, at: 0, runOn: 202, start: 0, end: ms(1))
+        s.thread(203, name: "-qos.overcommit")  // ran nothing: no root to name it by
         let m = s.model()
         let names = Set(m.queues.map(queueName))
         XCTAssertTrue(names.contains("Swift global concurrent queue [utility]"), "\(names)")
@@ -125,6 +126,7 @@ final class RecordingTests: XCTestCase {
         XCTAssertTrue(names.contains("com.apple.main-thread"), "a unique label stays as it is")
         XCTAssertEqual(threadName(m.threads[m.thread(tid: 201)]), "worker 201 (com.apple.root.default-qos)")
         XCTAssertEqual(threadName(m.threads[m.thread(tid: 202)]), "worker 202 (com.apple.root.utility-qos.overcommit)")
+        XCTAssertEqual(threadName(m.threads[m.thread(tid: 203)]), "worker 203 (overcommit root queue)")
     }
 }
 

@@ -45,6 +45,16 @@ function fmtTime(ns, step) {
   return `${ns} ns`;
 }
 
+/** "3.78 s · 16.5 s": a start and a duration in one unit (the larger one's), the start to a
+ * hundredth of the duration, so that a card never mixes "3780 ms" with "16.5 s". */
+function fmtWhenAndHowLong(start, dur) {
+  const a = Math.max(Math.abs(start), Math.abs(dur));
+  const [scale, unit] = a >= 1e9 ? [1e9, "s"] : a >= 1e6 ? [1e6, "ms"] : a >= 1e3 ? [1e3, "µs"] : [1, "ns"];
+  const digitsFor = (step) => scale === 1 ? 0 : Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / scale) + 0.0001)));
+  const durText = Math.abs(dur) >= scale ? round3(dur / scale) : (dur / scale).toFixed(digitsFor(Math.max(1, Math.abs(dur) / 100)));
+  return `${(start / scale).toFixed(digitsFor(Math.max(1, Math.abs(dur) / 100)))} ${unit} · ${durText} ${unit}`;
+}
+
 /** A time since the start of the trace, exact to the nanosecond ("12.345678 ms"). */
 function fmtInstant(ns) {
   const a = Math.abs(ns);

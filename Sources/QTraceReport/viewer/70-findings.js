@@ -48,7 +48,7 @@ class FindingsView {
     const count = f.count > 1 ? ` ×${f.count}` + (f.processCount > 1 ? ` in ${f.processCount} processes` : "") : "";
     body.appendChild(el("div", "rule", f.id + count));
     card.appendChild(body);
-    card.appendChild(el("div", "when", `${fmtTime(f.start, Math.max(1, (f.end - f.start) / 100))} · ${fmtDuration(f.end - f.start)}`));
+    card.appendChild(el("div", "when", fmtWhenAndHowLong(f.start, f.end - f.start)));
     const objects = el("div", "objects");
     f.queues.slice(0, 8).forEach((q) => objects.appendChild(el("span", "chip", `queue ${queueLabel(m, q)}`)));
     f.threads.slice(0, 8).forEach((t) => objects.appendChild(el("span", "chip", threadName(m, t))));
