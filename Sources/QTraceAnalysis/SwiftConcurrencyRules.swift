@@ -10,6 +10,12 @@ extension Thresholds {
     /// Tasks waited at least this long in all for one actor, and longer than they ran on it:
     /// contention†.
     public static let actorContentionNs: UInt64 = 1_000_000
+    /// Jobs waited at least this long in all while every pool thread was held blocked: pool
+    /// starvation†.
+    public static let poolStarvationNs: UInt64 = 10_000_000
+    /// A job that ran this long without suspending (its blocking calls not counted: they have a
+    /// rule of their own)†: far above what a loaded machine adds to a short job.
+    public static let longJobNs: UInt64 = 100_000_000
 }
 
 /// The Swift jobs of one thread, by start time, to find the job a moment falls in.
@@ -58,11 +64,13 @@ extension RuleContext {
         let jobs = ThreadJobs.byThread(model)
         guard !jobs.isEmpty else { return }
         let taskOfJob = model.taskIndexByJob()
+        var held: [Span] = []  // pool threads held by a blocking call, for pool starvation
         for (t, thread) in model.threads.enumerated() where thread.kind != .main {
             guard let threadJobs = jobs[t] else { continue }
             for b in thread.blocked {
                 let length = b.duration(traceEnd: model.endTime)
                 guard length >= Thresholds.blockingInAsyncNs, let job = threadJobs.job(at: b.start) else { continue }
+                held.append(Span(start: b.start, end: b.start + length))
                 // blockedWhat names the call site already.
                 blockingInAsync(job: job, task: taskOfJob[job], thread: t, start: b.start, length: length,
                                 what: blockedWhat(b), site: b.site, sayWhere: false)
@@ -72,9 +80,54 @@ extension RuleContext {
             guard let t = item.thread, model.threads[t].kind != .main, let start = item.enqueued ?? item.started,
                   let end = item.ended, end >= start, end - start >= Thresholds.blockingInAsyncNs,
                   let job = jobs[t]?.job(at: start), job != i else { continue }
+            held.append(Span(start: start, end: end))
             let onto = item.queue.map { "sync onto \(q($0))" } ?? "a sync"
             blockingInAsync(job: job, task: taskOfJob[job], thread: t, start: start, length: end - start,
                             what: onto, site: item.site, sayWhere: true)
+        }
+        poolStarvation(held: held)
+        longJobs(taskOfJob: taskOfJob)
+    }
+
+    /// `swift.pool-starvation`: while every pool thread (as many as CPUs) was held by a
+    /// blocking call in async code, jobs waited to run. Once per process: the sites are the
+    /// blocking-in-async findings'.
+    mutating func poolStarvation(held: [Span]) {
+        let cpus = Swift.max(1, Int(model.info.ncpu))
+        let starved = SpanCoverage.atLeast(cpus, of: held)
+        guard !starved.isEmpty else { return }
+        var waitedNs: UInt64 = 0, jobsWaiting = 0
+        for item in model.items where item.flags.contains(.swiftConcurrency) {
+            guard let ready = item.ready, let start = item.started, start > ready else { continue }
+            let overlap = SpanCoverage.overlap(Span(start: ready, end: start), with: starved)
+            if overlap > 0 { waitedNs += overlap; jobsWaiting += 1 }
+        }
+        guard waitedNs >= Thresholds.poolStarvationNs else { return }
+        let starvedNs = starved.reduce(0) { $0 + $1.duration }
+        add("swift.pool-starvation", .warning, starved.first!.start, starved.last!.end, [],
+            "for \(formatDuration(starvedNs)) every cooperative-pool thread (\(cpus), one per CPU) was blocked in async code (see swift.blocking-in-async) while \(jobsWaiting) Swift jobs waited \(formatDuration(waitedNs)) in all to run: pool starvation; no task can make progress while its threads wait, and what they wait for may itself need a pool thread (a deadlock); never block in async code",
+            weight: waitedNs)
+    }
+
+    /// `swift.long-job`: a job that ran `longJobNs` or more without suspending (time blocked
+    /// in Dispatch calls left out). One finding per code.
+    mutating func longJobs(taskOfJob: [Int: Int]) {
+        var blockedInThread: [Int: [BlockedInterval]] = [:]
+        for (i, item) in model.items.enumerated() where item.flags.contains(.swiftConcurrency) {
+            guard let run = item.runTime, run >= Thresholds.longJobNs, let t = item.thread, model.threads[t].kind != .main,
+                  let start = item.started, let end = item.ended else { continue }
+            if blockedInThread[t] == nil { blockedInThread[t] = model.threads[t].blocked }
+            let blocked = blockedInThread[t]!.reduce(UInt64(0)) { sum, b in
+                let e = Swift.min(end, b.end ?? model.endTime), s = Swift.max(start, b.start)
+                return sum + (e > s ? e - s : 0)
+            }
+            let computing = run > blocked ? run - blocked : 0
+            guard computing >= Thresholds.longJobNs else { continue }
+            let code = model.code(ofItem: i).map { $0.what?.described ?? $0.name } ?? itemName(i)
+            let task = taskOfJob[i].map { " (task \(model.tasks[$0].id))" } ?? ""
+            add("swift.long-job", .warning, start, end, itemSiteObjects(i).isEmpty ? [itemRef(i)] : itemSiteObjects(i),
+                "a Swift job in \(code)\(task) ran \(formatDuration(computing)) without suspending, holding a cooperative-pool thread (one per CPU) the whole time: other tasks wait; split the work (await Task.yield() between parts) or run it on a Dispatch queue and resume from it",
+                weight: computing)
         }
     }
 
@@ -107,5 +160,34 @@ extension TraceModel {
         var out: [Int: Int] = [:]
         for (t, task) in tasks.enumerated() { for i in task.jobs { out[i] = t } }
         return out
+    }
+}
+
+/// Where at least k of a set of spans overlap, and how much of a span falls in such places.
+enum SpanCoverage {
+    /// The maximal spans covered by at least `k` of `spans`, in time order.
+    static func atLeast(_ k: Int, of spans: [Span]) -> [Span] {
+        guard spans.count >= k else { return [] }
+        var events: [(UInt64, Int)] = []
+        for s in spans where s.end > s.start { events.append((s.start, 1)); events.append((s.end, -1)) }
+        events.sort { ($0.0, $0.1) < ($1.0, $1.1) }
+        var depth = 0, openedAt: UInt64 = 0
+        var out: [Span] = []
+        for (time, delta) in events {
+            let before = depth
+            depth += delta
+            if before < k && depth >= k { openedAt = time }
+            if before >= k && depth < k && time > openedAt { out.append(Span(start: openedAt, end: time)) }
+        }
+        return out
+    }
+
+    /// How much of `span` lies in `covered` (sorted, disjoint).
+    static func overlap(_ span: Span, with covered: [Span]) -> UInt64 {
+        var total: UInt64 = 0
+        for c in covered where c.end > span.start && c.start < span.end {
+            total += Swift.min(c.end, span.end) - Swift.max(c.start, span.start)
+        }
+        return total
     }
 }

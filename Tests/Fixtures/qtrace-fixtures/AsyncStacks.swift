@@ -141,3 +141,23 @@ func benchHops(_ count: Int) {
     }
     done.wait()
 }
+
+/// A task that computes for 250 ms of its thread's CPU time without suspending (however
+/// loaded the machine, its job runs at least that long), then the same work cut every 10 ms by
+/// a sleep (a Task.yield may return at once, without suspending, when nothing else is ready).
+func longJob() {
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        var x: UInt64 = 0
+        let until = threadCPUNs() + 250_000_000
+        while threadCPUNs() < until { x = x &* 6364136223846793005 &+ 1 }  // SITE: long-job
+        for _ in 0..<25 {
+            let slice = threadCPUNs() + 10_000_000
+            while threadCPUNs() < slice { x = x &* 6364136223846793005 &+ 1 }
+            try? await Task.sleep(nanoseconds: 100_000)
+        }
+        print("long job done", x == 42 ? "" : "")
+        done.signal()
+    }
+    done.wait()
+}
