@@ -46,11 +46,22 @@ public struct CodeFocus: Sendable, Equatable {
     }
 
     /// The index of the frame that names a stack (innermost first): the first program frame
-    /// that is not a thunk, else the first frame that is not a thunk, else the first.
+    /// that is not a thunk; else (all library code) the first that is not a thunk and has a
+    /// source line (some resume points of a library's closures have none); else the first
+    /// that is not a thunk; else the first.
+    ///
+    /// Without `--focus`, a frame with no source line (a resume point the compiler gave none)
+    /// cannot show it lies in a package checkout: it names the stack only when no frame of the
+    /// stack has a line at all (a binary without line tables).
     public func focusIndex(_ frames: [CodeLocation]) -> Int? {
         guard !frames.isEmpty else { return nil }
         let named = frames.indices.filter { !frames[$0].isThunk }
-        return named.first { isProgram(frames[$0]) } ?? named.first ?? 0
+        let program = named.filter { isProgram(frames[$0]) }
+        let hasLine = { (i: Int) in frames[i].fileLine != nil }
+        let programFrame = modules.isEmpty
+            ? program.first(where: hasLine) ?? (frames.indices.contains(where: hasLine) ? nil : program.first)
+            : program.first
+        return programFrame ?? named.first(where: hasLine) ?? named.first ?? 0
     }
 }
 

@@ -26,6 +26,7 @@ import time
 import pytest
 
 import test_real_programs as real
+from test_real_programs import tools  # noqa: F401 (the module's fixture, shared)
 
 SOURCE = real.FIXTURES / "real-hummingbird-server" / "Sources" / "hb-server" / "main.swift"
 REQUESTS_PER_CLIENT, CLIENTS = 40, 4
