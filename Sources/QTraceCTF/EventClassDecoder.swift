@@ -2,6 +2,7 @@
 // Member positions are looked up by name once per event class, so a trace written by a newer
 // provider (fields added or reordered) or with extra contexts still reads.
 import CBabeltrace2
+import QTraceFormat
 
 /// The `qtrace:*` event classes of lttng/qtrace_tp.h.
 enum QTraceEventKind {
@@ -139,14 +140,4 @@ func unsignedArray(_ structure: OpaquePointer?, _ member: MemberRef, limit: Int,
             body(index, bt_field_integer_unsigned_get_value(element))
         }
     }
-}
-
-/// Length of `bytes` without a trailing, incomplete UTF-8 sequence (as the embedded reader).
-func completeUTF8PrefixLength(_ bytes: UnsafeRawBufferPointer) -> Int {
-    var lead = bytes.count - 1
-    while lead >= 0, bytes.count - lead < 4, bytes[lead] & 0xC0 == 0x80 { lead -= 1 }
-    guard lead >= 0 else { return bytes.count }
-    let byte = bytes[lead]
-    let needed = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
-    return bytes.count - lead < needed ? lead : bytes.count
 }

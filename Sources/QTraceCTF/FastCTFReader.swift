@@ -3,6 +3,7 @@
 // class id, stream id), each qtrace event handed to the EventCollector exactly as the
 // libbabeltrace2 path hands it.
 import Foundation
+import QTraceFormat
 
 struct FastCTFReader {
     let traces: [CTFFastTrace]

@@ -291,8 +291,9 @@ extension TraceBytes {
     }
 }
 
-/// Length of `bytes` without a trailing, incomplete UTF-8 sequence.
-func completeUTF8PrefixLength(_ bytes: UnsafeRawBufferPointer) -> Int {
+/// Length of `bytes` without a trailing, incomplete UTF-8 sequence. Public so that the CTF
+/// reader drops a truncated string's partial character exactly as the embedded reader does.
+public func completeUTF8PrefixLength(_ bytes: UnsafeRawBufferPointer) -> Int {
     var lead = bytes.count - 1
     while lead >= 0, bytes.count - lead < 4, bytes[lead] & 0xC0 == 0x80 { lead -= 1 }
     guard lead >= 0 else { return bytes.count }
