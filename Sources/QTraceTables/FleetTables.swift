@@ -25,6 +25,8 @@ public enum FleetTables {
                         "run_p99_ns", "run_max_ns", "wait_p99_ns"]),
         ("tasks", ["run", "host", "pid", "task_id", "parent_task_id", "jobs", "lifetime_ns", "running_ns", "waiting_ns",
                    "awaiting_ns", "functions", "on_main_actor"]),
+        ("actors", ["run", "host", "pid", "actor", "type", "address", "visits", "tasks", "run_ns", "wait_ns",
+                    "wait_p99_ns", "waited_visits", "peak_queue"]),
         ("findings", ["run", "host", "pid", "rule", "severity", "start_ns", "end_ns", "occurrences", "subject", "message"]),
     ]
 
@@ -53,6 +55,7 @@ public enum FleetTables {
             try threads(result, key)
             try codeSites(result, key)
             try tasks(result, key)
+            try actors(result, key)
             try findings(result, key)
         }
 
@@ -130,6 +133,15 @@ public enum FleetTables {
                     .int(Int64(t.id)), parent.map { .int(Int64($0)) } ?? .none, .number(t.jobs), .ns(t.lifetimeNs),
                     .ns(t.runningNs), .ns(t.waitingNs), .ns(t.awaitingNs), .text(t.functions.joined(separator: "; ")),
                     .text(t.onMainActor ? "true" : "false"),
+                ])
+            }
+        }
+
+        private func actors(_ r: AnalysisResult, _ key: [CSVValue]) throws {
+            for a in r.statistics.actors {
+                try write("actors", key + [
+                    .text(a.name), a.type.map { .text($0) } ?? .none, .text(a.address), .number(a.visits), .number(a.tasks),
+                    .ns(a.runNs), .ns(a.waitNs), .ns(a.wait.p99Ns), .number(a.contendedVisits), .number(a.peakQueueDepth),
                 ])
             }
         }
