@@ -7,9 +7,9 @@ Untraced and traced runs alternate in one go (the machine's noise falls on both)
 line prints the traced / untraced ratio of the medians:
 - tiny tasks: 200k child tasks that return at once (TaskGroups of 1000): ns per task;
 - actor hops: 1M calls of an actor's method from one task (a hop onto it and back): ns per call;
-- with --server (the Hummingbird fixture: .build-real/real-hummingbird-server/debug/hb-server,
-  built by the browser tests or `swift build --package-path Tests/Fixtures/real-hummingbird-server
-  --scratch-path .build-real/real-hummingbird-server`): requests/s and p99 latency under
+- with --server (the Hummingbird fixture: .build-real/real-nio-server/debug/hb-server,
+  built by the browser tests or `swift build --package-path Tests/Fixtures/real-nio-server
+  --scratch-path .build-real/real-nio-server`): requests/s and p99 latency under
   `wrk -t2 -c16 -d5s` on /plain and /group, untraced and traced alternately.
 """
 import argparse

@@ -1,4 +1,4 @@
-"""A Hummingbird 2 server written as people write them (Tests/Fixtures/real-hummingbird-server),
+"""A Hummingbird 2 server written as people write them (Tests/Fixtures/real-nio-server, hb-server),
 recorded under a bounded loopback load (docs/swift-concurrency.md):
 
 - every route's code is named by the program's own closure or function with its file:line,
@@ -9,9 +9,9 @@ recorded under a bounded loopback load (docs/swift-concurrency.md):
 - a run of the clean routes only raises none of the Swift Concurrency rules;
 - the report opens and shows actor and task lanes.
 
-The server builds into .build-real/ with the other real programs (kept between runs). If it
-cannot be built (no Hummingbird among the offline packages), the tests are skipped with the
-build's error.
+The server builds into .build-real/ with the SwiftNIO server of test_real_programs.py (one
+package: NIO is built once; kept between runs). If it cannot be built (no Hummingbird among
+the offline packages), the tests are skipped with the build's error.
 """
 import http.client
 import json
@@ -28,7 +28,7 @@ import pytest
 import test_real_programs as real
 from test_real_programs import tools  # noqa: F401 (the module's fixture, shared)
 
-SOURCE = real.FIXTURES / "real-hummingbird-server" / "Sources" / "hb-server" / "main.swift"
+SOURCE = real.FIXTURES / "real-nio-server" / "Sources" / "hb-server" / "main.swift"
 REQUESTS_PER_CLIENT, CLIENTS = 40, 4
 ALL_ROUTES = ("plain", "group", "blocking", "count")
 CLEAN_ROUTES = ("plain", "group", "count")
@@ -93,7 +93,7 @@ def _stats_json(tools, trace, cache):
 @pytest.fixture(scope="module")
 def server_binary():
     try:
-        return str(real._build_package("real-hummingbird-server") / "hb-server")
+        return str(real._build_package("real-nio-server") / "hb-server")
     except AssertionError as error:
         pytest.skip(f"the Hummingbird server could not be built: {str(error)[-600:]}")
 
