@@ -104,6 +104,9 @@
     /* when it starts ("Type<TAB>name"), and each operation it depended on. */ \
     QT_RECORD(OPERATION, 107, 2, "id,operation", QT_NO_SITE, QT_STRING) \
     QT_RECORD(OPERATION_DEP, 108, 2, "id,dependency", QT_NO_SITE, QT_NO_STRING) \
+    /* Continuations (1.7; arg: task id; flags8: 0 init, 1 await): the continuation's context, */ \
+    /* at await its status (0 pending: the task suspends; 2 already resumed), at init its site. */ \
+    QT_RECORD(CONTINUATION, 109, 3, "context,status,site", QT_NO_SITE, QT_NO_STRING) \
     /* Compact forms of ENQUEUE/START/END (1.2) for ids that fit 32 bits (the id is word 0's */ \
     /* arg): 24 + 16 + 16 bytes per item instead of 40 + 24 + 24 (every trace page is fresh */ \
     /* memory to fault in). ENQUEUE_C's word: queue bits 0..55 | kind << 56. */ \

@@ -49,6 +49,8 @@ public struct TraceModel: Sendable {
     public var operations: [Int: ItemOperation] = [:]
     /// The hops' resume functions, symbolized (the actor methods).
     public var actorCode: [UInt64: CodeLocation] = [:]
+    /// Swift continuations made and awaited (format 1.7), in time order.
+    public var continuations: [ContinuationEvent] = []
 
     public init(info: TraceInfo) { self.info = info }
 

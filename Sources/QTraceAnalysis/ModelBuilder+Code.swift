@@ -136,6 +136,9 @@ extension ModelBuilder {
             }
         }
         for (a, raw) in code.applySite { model.applies[Int(a)].site = opt(Int32(resolve(raw)) - 1) }
+        for c in model.continuations.indices where model.continuations[c].siteRaw != 0 {
+            model.continuations[c].siteRaw = resolve(model.continuations[c].siteRaw)
+        }
         for (s, raw) in code.sourceHandlerSite { model.sources[s].eventHandlerSite = opt(Int32(resolve(raw)) - 1) }
     }
 

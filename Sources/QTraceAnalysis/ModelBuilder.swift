@@ -178,6 +178,10 @@ public struct ModelBuilder {
         case .job: jobRecorded(e, thread: t)
         case .operation: operationRecorded(e, thread: t)
         case .operationDependency: operationDependencyRecorded(e, thread: t)
+        case .continuation:
+            model.continuations.append(ContinuationEvent(
+                time: now, taskID: e.arg, context: e.a, awaited: e.flags == 1, suspends: e.flags == 1 && e.b == 0,
+                siteRaw: e.flags == 0 ? siteID(e.c) : 0))
         case .actorHop:
             model.actorHops.append(ActorHop(time: now, thread: Int(t), taskID: e.arg, executor: e.a, metadata: e.d, resume: e.c))
         }

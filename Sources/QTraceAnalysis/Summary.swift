@@ -12,7 +12,8 @@ public struct AnalysisSummary: Sendable, Codable {
     /// objects of kind `site`; 1.2 added `queues[].name`, `queues[].runningAtEndLongestNs`,
     /// `mainThread.mainQueueItems` and the rule `item.running-at-end` (docs/summary-schema.md).
     /// 1.3 added `sites[].asyncStack`, `tasks.runtimeTasks`, `tasks.top[].entry/asyncStack`
-    /// and the rule `swift.blocking-in-async`.
+    /// and the rules `swift.blocking-in-async`, `swift.pool-starvation`, `swift.long-job`,
+    /// `swift.actor-contention`, `swift.continuation-never-resumed`.
     public static let schemaVersion = "qtrace-summary/1.3"
 
     public var schema: String

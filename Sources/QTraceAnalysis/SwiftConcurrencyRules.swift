@@ -60,6 +60,7 @@ extension RuleContext {
     /// held its thread, for at least `blockingInAsyncNs`. One finding per call site.
     mutating func swiftConcurrency() {
         actorContention()
+        continuationsNeverResumed()
         guard !model.tasks.isEmpty else { return }
         let jobs = ThreadJobs.byThread(model)
         guard !jobs.isEmpty else { return }
@@ -189,5 +190,54 @@ enum SpanCoverage {
             total += Swift.min(c.end, span.end) - Swift.max(c.start, span.start)
         }
         return total
+    }
+}
+
+/// A continuation made (withCheckedContinuation / withUnsafeContinuation) or awaited.
+public struct ContinuationEvent: Sendable, Equatable {
+    public var time: UInt64
+    public var taskID: UInt32
+    /// Its context's address: a made and an awaited event of one continuation share it.
+    public var context: UInt64
+    public var awaited: Bool
+    /// Awaited while not resumed yet: the task suspends until someone resumes it.
+    public var suspends: Bool
+    /// Where it was made (model site index + 1; 0 unknown), on the made event.
+    var siteRaw: UInt32
+    public var site: Int? { siteRaw == 0 ? nil : Int(siteRaw) - 1 }
+
+    public init(time: UInt64, taskID: UInt32, context: UInt64, awaited: Bool, suspends: Bool, siteRaw: UInt32 = 0) {
+        self.time = time; self.taskID = taskID; self.context = context; self.awaited = awaited
+        self.suspends = suspends; self.siteRaw = siteRaw
+    }
+}
+
+extension RuleContext {
+    /// `swift.continuation-never-resumed`: a task suspended on a continuation and showed no
+    /// sign of life after it (no job, hop or continuation of its own) until the trace ended.
+    /// Not in a flight-recorder snapshot: the program went on after it.
+    mutating func continuationsNeverResumed() {
+        guard !model.continuations.isEmpty, !endsMidRun else { return }
+        var lastSeen: [UInt32: UInt64] = [:]
+        for task in model.tasks {
+            let last = task.jobs.compactMap { model.items[$0].enqueued ?? model.items[$0].started }.max() ?? 0
+            lastSeen[task.id] = Swift.max(lastSeen[task.id] ?? 0, last)
+        }
+        for hop in model.actorHops { lastSeen[hop.taskID] = Swift.max(lastSeen[hop.taskID] ?? 0, hop.time) }
+        var madeAt: [UInt64: Int] = [:]
+        var lastAwait: [UInt32: ContinuationEvent] = [:]
+        for c in model.continuations {
+            if !c.awaited { if let s = c.site { madeAt[c.context] = s } } else { lastAwait[c.taskID] = c }
+            lastSeen[c.taskID] = Swift.max(lastSeen[c.taskID] ?? 0, c.time)
+        }
+        for (taskID, c) in lastAwait.sorted(by: { $0.key < $1.key }) where c.suspends && taskID != 0 {
+            guard (lastSeen[taskID] ?? 0) <= c.time else { continue }
+            let site = madeAt[c.context]
+            let at = site.map { " made in " + model.siteDescription($0) } ?? ""
+            let waited = model.endTime > c.time ? model.endTime - c.time : 0
+            add("swift.continuation-never-resumed", .warning, c.time, model.endTime, site.map { [siteRef($0)] } ?? [],
+                "task \(taskID) awaited a continuation\(at) and was still suspended on it \(traceEnd), \(formatDuration(waited)) later: nothing resumed it; every path of the callback must resume it exactly once (a lost callback, an early return, an error path)",
+                weight: waited)
+        }
     }
 }

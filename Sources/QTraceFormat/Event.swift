@@ -36,6 +36,9 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     /// (0: the generic executor; `b` its implementation word, `c` the resume function, `d` the
     /// actor's metadata); ACTOR_TYPE names metadata `a` (string: the type's qualified name).
     case actorHop = 105, actorType = 106
+    /// A Swift continuation (format 1.7) of task `arg`: flags8 0 = made (`c` its call site's
+    /// id), 1 = awaited (`b` its status then: 0 pending, so the task suspends; 2 resumed).
+    case continuation = 109
     /// Foundation operations: OPERATION says item `a` (a DispatchWorkItem of OperationQueue)
     /// runs the Operation at `b` (string: "Type<TAB>name", the name empty when nil);
     /// OPERATION_DEP says item `a`'s operation depended on the Operation at `b`.

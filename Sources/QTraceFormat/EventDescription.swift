@@ -66,6 +66,7 @@ extension EventType {
         case .actorType: "actor_type"
         case .operation: "operation"
         case .operationDependency: "operation_dep"
+        case .continuation: "continuation"
         }
     }
 
@@ -247,6 +248,7 @@ private struct EventFieldFormatter {
         case .site, .module, .buildID, .job: formatCodeIdentity()
         case .actorHop, .actorType: formatActor()
         case .operation, .operationDependency: formatOperation()
+        case .continuation: formatContinuation()
         }
         appendSite()
         return parts.joined(separator: " ")
@@ -303,6 +305,14 @@ private struct EventFieldFormatter {
         if event.type == .operationDependency { pointer("dependency", event.b); return }
         pointer("operation", event.b)
         string("type_name")
+    }
+
+    private mutating func formatContinuation() {
+        number("task", event.arg)
+        field("op", event.flags == 1 ? "await" : "init")
+        pointer("context", event.a)
+        if event.flags == 1 { named("status", UInt32(truncatingIfNeeded: event.b), [0: "pending", 1: "awaited", 2: "resumed"]) }
+        if event.c != 0 { number("site", event.c) }
     }
 
     private mutating func formatActor() {

@@ -165,3 +165,29 @@ extension AsyncStackRecordTests {
         XCTAssertTrue(long.first?.message.contains("closure #1 in longJob()") ?? false, long.first?.message ?? "")
     }
 }
+
+extension AsyncStackRecordTests {
+    /// Three continuations (an -O program: only optimized code calls the runtime's continuation
+    /// entry points through the PLT): resumed later, resumed before the await, never resumed.
+    /// Only the last raises swift.continuation-never-resumed, at the line that made it; the
+    /// program's output is the same traced.
+    func testContinuationNeverResumed() throws {
+        let dir = Paths.tempDir("continuations")
+        let source = Paths.repo.appendingPathComponent("Tests/Fixtures/swift-optimized/continuations.swift").path
+        let exe = dir.appendingPathComponent("continuations").path
+        let build = runProgram(["/opt/swift/usr/bin/swiftc", "-O", "-g", source, "-o", exe], timeout: 300)
+        XCTAssertEqual(build.status, 0, build.stderr)
+        let plain = runProgram([exe])
+        let (run, trace) = record([exe], in: dir)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, plain.stdout)
+        XCTAssertTrue(run.stdout.contains("continuations resumed=3"), run.stdout)
+        let s = try summary(trace, cache: dir)
+        let never = s.findings.filter { $0.id == "swift.continuation-never-resumed" }
+        XCTAssertEqual(never.count, 1, "\(s.findings.map(\.message))")
+        let text = try String(contentsOfFile: source, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let line = try XCTUnwrap(text.firstIndex { $0.contains("SITE: leaked-continuation") }) + 1
+        let message = never.first?.message ?? ""
+        XCTAssertTrue(message.contains("made in leaked()") && message.contains("at continuations.swift:\(line)"), message)
+    }
+}
