@@ -311,8 +311,8 @@ private struct EventFieldFormatter {
         number("task", event.arg)
         field("op", event.flags == 1 ? "await" : "init")
         pointer("context", event.a)
-        if event.flags == 1 { named("status", UInt32(truncatingIfNeeded: event.b), [0: "pending", 1: "awaited", 2: "resumed"]) }
-        if event.c != 0 { number("site", event.c) }
+        named("status", UInt32(truncatingIfNeeded: event.b), event.flags == 1 ? [0: "pending", 1: "awaited", 2: "resumed"] : [:])
+        number("site", event.c)
     }
 
     private mutating func formatActor() {
