@@ -1,4 +1,4 @@
-// Actor hops (docs/trace-format.md, "Actors"): shim_actor_switch.S calls qt_actor_hop for
+// Actor hops (docs/trace-format.md, "Actors"): shim_swift_entries.S calls qt_actor_hop for
 // every swift_task_switch the program's code makes (a hop onto an actor, the main actor, or
 // back to the generic executor), whether the runtime then runs the task inline (a free actor)
 // or enqueues it (a busy one). One ACTOR_HOP record per hop; an actor's type is named once, by

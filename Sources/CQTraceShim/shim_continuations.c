@@ -1,4 +1,4 @@
-// Continuations (docs/trace-format.md, "Continuations"): shim_continuation_entry.S calls these
+// Continuations (docs/trace-format.md, "Continuations"): shim_swift_entries.S calls these
 // hooks for every swift_continuation_init and swift_continuation_await compiled code makes.
 // A CONTINUATION record says which task made one and where (init: the call site, as waits
 // name theirs), and whether the await will suspend (the continuation not resumed yet) — so a
