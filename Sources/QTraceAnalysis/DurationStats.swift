@@ -1,6 +1,5 @@
-// Latency distributions: exact for small sets, HDR histogram percentiles (3 significant digits)
-// beyond, with exact count, min, max and total.
-import Histogram
+// Latency distributions: exact for small sets, HDR histogram percentiles (3 significant digits,
+// FixedHistogram) beyond, with exact count, min, max and total.
 
 public struct DurationStats: Sendable, Codable, Equatable {
     public var count = 0
@@ -38,12 +37,12 @@ struct DurationRecorder {
     static let exactLimit = 512
     /// Longer durations go into the histogram as this (about 4.9 hours): a damaged trace's
     /// absurd values must not grow it to the full 64-bit range. min, max, total stay exact.
-    static let histogramCeiling: UInt64 = 1 << 44
+    static let histogramCeiling: UInt64 = FixedHistogram.ceiling
 
     private var values: [UInt64] = []
     /// In use once more than `exactLimit` values came (non-optional: mutating through an
-    /// optional copies it).
-    private var histogram = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+    /// optional copies it). Allocates nothing until then.
+    private var histogram = FixedHistogram()
     private var usesHistogram = false
     private var count = 0
     private var total: UInt64 = 0
@@ -61,10 +60,6 @@ struct DurationRecorder {
         }
         values.append(ns)
         if values.count > Self.exactLimit {
-            // Sized for the ceiling at once: growing it value by value (auto-resize) runs the
-            // library's unspecialised generic append, which cost more than all the recording.
-            histogram = Histogram(lowestDiscernibleValue: 1, highestTrackableValue: Self.histogramCeiling,
-                                  numberOfSignificantValueDigits: .three)
             for v in values { histogram.record(Swift.min(v, Self.histogramCeiling)) }
             usesHistogram = true
             values.removeAll(keepingCapacity: true)
