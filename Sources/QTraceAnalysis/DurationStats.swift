@@ -74,16 +74,13 @@ struct DurationRecorder {
         guard count > 0 else { return DurationStats() }
         guard usesHistogram else { return DurationStats(sorted: values.sorted()[...]) }
         var s = DurationStats()
-        func at(_ p: Double) -> UInt64 { Swift.min(Swift.max(histogram.valueAtPercentile(p), minValue), maxValue) }
+        let values = histogram.valuesAtPercentiles([50, 90, 95, 99]).map { Swift.min(Swift.max($0, minValue), maxValue) }
         s.count = count
         s.minNs = minValue
         s.maxNs = maxValue
         s.totalNs = total
         s.meanNs = total / UInt64(count)
-        s.p50Ns = at(50)
-        s.p90Ns = at(90)
-        s.p95Ns = at(95)
-        s.p99Ns = at(99)
+        (s.p50Ns, s.p90Ns, s.p95Ns, s.p99Ns) = (values[0], values[1], values[2], values[3])
         return s
     }
 

@@ -51,17 +51,32 @@ struct FixedHistogram {
     /// The package's value at `percentile` (0 < percentile < 100): the highest value equivalent
     /// to the bucket where the count reaches the percentile's rank, within the recorded min and max.
     func valueAtPercentile(_ percentile: Double) -> UInt64 {
-        let requested = Swift.min(Swift.max(percentile.nextDown, 0.0), 100.0)
-        let rank = Swift.max(1, UInt64((requested * Double(total) / 100.0).rounded(.up)))
-        var cumulative: UInt64 = 0
-        guard low <= high else { return 0 }
+        valuesAtPercentiles([percentile])[0]
+    }
+
+    /// `valueAtPercentile` of each of `percentiles` (ascending), in one scan of the buckets
+    /// instead of one per percentile (the scans were 2% of `stats` on 400 busy queues).
+    func valuesAtPercentiles(_ percentiles: [Double]) -> [UInt64] {
+        var values = [UInt64](repeating: 0, count: percentiles.count)
+        guard low <= high else { return values }
+        var next = 0, rank = rank(percentiles[0]), cumulative: UInt64 = 0
         for i in low...high {
             cumulative &+= counts[i]
-            if cumulative >= rank {
-                return Swift.max(Swift.min(Self.highestEquivalent(Self.value(atIndex: i)), maxValue), minValue)
+            while cumulative >= rank {
+                values[next] = Swift.max(Swift.min(Self.highestEquivalent(Self.value(atIndex: i)), maxValue), minValue)
+                next += 1
+                guard next < percentiles.count else { return values }
+                rank = self.rank(percentiles[next])
             }
         }
-        return 0
+        return values
+    }
+
+    /// The package's count at a percentile: one ulp less (no round-off into the next bucket),
+    /// rounded up, at least 1.
+    private func rank(_ percentile: Double) -> UInt64 {
+        let requested = Swift.min(Swift.max(percentile.nextDown, 0.0), 100.0)
+        return Swift.max(1, UInt64((requested * Double(total) / 100.0).rounded(.up)))
     }
 
     // MARK: The package's index arithmetic (`countsIndexForValue`, `valueFromIndex`, ...)

@@ -18,9 +18,12 @@ final class FixedHistogramTests: XCTestCase {
                 fixed.record(value)
                 reference.record(value)
             }
-            for p in [50.0, 90, 95, 99, 0.5, 99.9, Double(seeded.next() % 99_999 + 1) / 1000] {
+            let percentiles = [0.5, 50.0, 90, 95, 99, 99.9, Double(seeded.next() % 99_999 + 1) / 1000]
+            for p in percentiles {
                 XCTAssertEqual(fixed.valueAtPercentile(p), reference.valueAtPercentile(p), "round \(round), p\(p), \(count) values")
             }
+            let ascending = percentiles.sorted()
+            XCTAssertEqual(fixed.valuesAtPercentiles(ascending), ascending.map { reference.valueAtPercentile($0) }, "round \(round)")
         }
     }
 
