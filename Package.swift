@@ -37,7 +37,7 @@ let package = Package(
         // Pure, deterministic analysis: model, statistics and diagnostics.
         .target(
             name: "QTraceAnalysis",
-            dependencies: ["QTraceFormat"],
+            dependencies: ["QTraceFormat", .product(name: "Histogram", package: "hdrhistogram-swift")],
             swiftSettings: fuzzed
         ),
         // Terminal rendering of the analysis: the tables of `qtrace stats`, `diff` and `check`.
@@ -97,7 +97,7 @@ let package = Package(
                           linkerSettings: libFuzzer ? [.unsafeFlags(["-sanitize=fuzzer"])] : []),
         .testTarget(name: "QTraceFuzzingTests", dependencies: ["QTraceFuzzing", "QTraceFormat"]),
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
-        // The hdrhistogram package: the reference that FixedHistogram's percentiles must match.
+        // The hdrhistogram package directly: DurationRecorderTests compare with it.
         .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText", "QTraceFuzzing",
                                                                 .product(name: "Histogram", package: "hdrhistogram-swift")]),
         .testTarget(
