@@ -50,10 +50,14 @@ struct DurationRecorder {
     private static let layout = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: histogramCeiling,
                                                   numberOfSignificantValueDigits: .three)
 
+    /// Stands in for a recorder's histogram until it needs one: copies share its counts, so a
+    /// recorder that never passes `sortedLimit` allocates none.
+    private static let unused = Histogram<UInt64>(numberOfSignificantValueDigits: .three)
+
     private var values: [UInt64] = []
-    /// Made when more than `sortedLimit` values came; kept (cleared) by `reset`. A class:
-    /// mutating a struct through an optional copies it.
-    private var histogram: HistogramBox?
+    /// In use once more than `sortedLimit` values came (non-optional, not in a class: mutating
+    /// through an optional copies it, through a class costs an exclusivity check per value).
+    private var histogram = DurationRecorder.unused
     private var usesHistogram = false
     private var count = 0
     private var total: UInt64 = 0
@@ -66,7 +70,7 @@ struct DurationRecorder {
         if ns < minValue { minValue = ns }
         if ns > maxValue { maxValue = ns }
         if usesHistogram {
-            histogram!.histogram.record(Swift.min(ns, Self.histogramCeiling))
+            histogram.record(Swift.min(ns, Self.histogramCeiling))
             return
         }
         values.append(ns)
@@ -76,9 +80,9 @@ struct DurationRecorder {
     private mutating func moveIntoHistogram() {
         // Sized for the ceiling at once: growing it value by value (auto-resize) runs the
         // library's unspecialised generic append, which cost more than all the recording.
-        let box = histogram ?? HistogramBox()
-        for v in values { box.histogram.record(Swift.min(v, Self.histogramCeiling)) }
-        histogram = box
+        histogram = Histogram(lowestDiscernibleValue: 1, highestTrackableValue: Self.histogramCeiling,
+                              numberOfSignificantValueDigits: .three)
+        for v in values { histogram.record(Swift.min(v, Self.histogramCeiling)) }
         usesHistogram = true
         values.removeAll(keepingCapacity: true)
     }
@@ -92,7 +96,7 @@ struct DurationRecorder {
         let sorted = usesHistogram ? [] : values.sorted()
         guard usesHistogram || count > Self.exactLimit else { return DurationStats(sorted: sorted[...]) }
         let percentiles: [Double] = [50, 90, 95, 99]
-        let hdr = usesHistogram ? percentiles.map { histogram!.histogram.valueAtPercentile($0) }
+        let hdr = usesHistogram ? percentiles.map { histogram.valueAtPercentile($0) }
             : Self.histogramPercentiles(percentiles, sorted: sorted)
         let at = hdr.map { Swift.min(Swift.max($0, minValue), maxValue) }
         var s = DurationStats()
@@ -124,13 +128,7 @@ struct DurationRecorder {
 
     mutating func reset() {
         values.removeAll(keepingCapacity: true)
-        if usesHistogram { histogram!.histogram.reset(); usesHistogram = false }
+        if usesHistogram { histogram.reset(); usesHistogram = false }
         count = 0; total = 0; minValue = .max; maxValue = 0
     }
-}
-
-/// The histogram of a recorder past `sortedLimit` values.
-private final class HistogramBox {
-    var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: DurationRecorder.histogramCeiling,
-                                      numberOfSignificantValueDigits: .three)
 }
