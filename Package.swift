@@ -97,7 +97,9 @@ let package = Package(
                           linkerSettings: libFuzzer ? [.unsafeFlags(["-sanitize=fuzzer"])] : []),
         .testTarget(name: "QTraceFuzzingTests", dependencies: ["QTraceFuzzing", "QTraceFormat"]),
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
-        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText", "QTraceFuzzing"]),
+        // The hdrhistogram package directly: DurationRecorderTests compare with it.
+        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText", "QTraceFuzzing",
+                                                                .product(name: "Histogram", package: "hdrhistogram-swift")]),
         .testTarget(
             name: "QTraceRecordTests",
             dependencies: [

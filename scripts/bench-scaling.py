@@ -23,6 +23,8 @@ over a few queues, so the event count stays comparable):
   pending    items pending at once       10k -> 160k (all enqueued before the first starts)
   depth      target-queue chain depth    16 -> 256 (items on every queue, the root suspended now and then)
   labels     queue label length          256 -> 4,096 bytes (1,000 queues)
+  open       interval begins with no end 8k -> 128k on the main thread (also times the
+             Perfetto export: its lanes were searched one by one, quadratic in open spans)
   processes  traces in one report        1 -> 16 (the items split between them; report only)
 
   scripts/bench-scaling.py QTRACE --combined queues=900000,groups=200000,suspend=200000 [--browser]
@@ -60,6 +62,7 @@ GROUP_CREATE, GROUP_ENTER, GROUP_LEAVE, GROUP_WAIT_BEGIN, GROUP_WAIT_END = 30, 3
 SEM_CREATE, SEM_WAIT_BEGIN, SEM_WAIT_END, SEM_SIGNAL = 40, 41, 42, 43
 SOURCE_CREATE, SOURCE_SET_TIMER, SOURCE_SET_HANDLER = 50, 51, 52
 SOURCE_HANDLER_BEGIN, SOURCE_HANDLER_END = 54, 55
+MARK, INTERVAL_BEGIN, INTERVAL_END = 70, 71, 72
 KIND_ASYNC, KIND_GROUP_ASYNC = 1, 6
 FOREVER = 2**64 - 1  # a dispatch_time_t without timeout
 
@@ -297,6 +300,14 @@ def gen_labels(w, n, items):
     w.items(items, queues)
 
 
+def gen_open(w, n, items):
+    """n QTrace intervals begun on the main thread and never ended: each overlaps all the
+    others, so every one needs a lane (or the overflow track) of its own."""
+    for k in range(n):
+        w.t.record(MAIN_TID, INTERVAL_BEGIN, 0, (k + 1,), "open")
+    w.items(items)
+
+
 DIMENSIONS = {
     # name: (generator, x1 size, what grows)
     "events": (gen_events, 100_000, "items"),
@@ -309,6 +320,7 @@ DIMENSIONS = {
     "pending": (gen_pending, 10_000, "pending items"),
     "depth": (gen_depth, 16, "target depth"),
     "labels": (gen_labels, 256, "label bytes"),
+    "open": (gen_open, 8_000, "open intervals"),
     "processes": (None, 1, "processes"),
 }
 
@@ -340,7 +352,7 @@ def measure(command, timeout, out):
     usage = out / "time.txt"
     start = time.monotonic()
     # A session of its own: on a timeout the whole group goes (time and qtrace).
-    process = subprocess.Popen(["/usr/bin/time", "-o", str(usage), "-f", "%M", *command], stdout=subprocess.DEVNULL,
+    process = subprocess.Popen(["/usr/bin/time", "-o", str(usage), "-f", "%U %S %M", *command], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, start_new_session=True)
     try:
         _, stderr = process.communicate(timeout=timeout)
@@ -351,16 +363,33 @@ def measure(command, timeout, out):
     elapsed = time.monotonic() - start
     if process.returncode != 0:
         sys.exit("failed: %s\n%s" % (" ".join(command), stderr.decode(errors="replace")))
-    return elapsed, int(usage.read_text().split()[-1]) / 1024
+    user, system, rss = usage.read_text().split()[-3:]
+    return elapsed, int(rss) / 1024, float(user) + float(system)
 
 
 def fmt(result, previous):
     if result is None:
         return "timeout", "", ""
-    seconds, mib = result
+    seconds, mib = result[:2]
     if previous is None:
         return "%.2f s" % seconds, "%.0f MiB" % mib, ""
     return "%.2f s" % seconds, "%.0f MiB" % mib, "x%.1f / x%.1f" % (seconds / max(previous[0], 1e-3), mib / previous[1])
+
+
+def compare_export(args, paths, out, new, previous):
+    """The baseline binary's Perfetto export of the same trace: its CPU time, its growth over
+    the previous step, and the new binary's CPU time as a fraction of it (measured in the same
+    run, so the machine's load cancels out as far as it can)."""
+    old = measure([args.baseline, "export", *paths, "--format", "perfetto", "-o", str(out / "export-base.pftrace")],
+                  args.timeout, out)
+    if old is None:
+        print("|   baseline export | timeout (> %.0f s) |" % args.timeout, flush=True)
+        return None
+    growth = "x%.1f" % (old[2] / max(previous[2], 1e-3)) if previous else ""
+    versus = "%.3f" % (new[2] / max(old[2], 1e-3)) if new else "–"
+    print("|   CPU s: baseline export %.2f %s, this one %.2f, this / baseline %s |" % (
+        old[2], growth, new[2] if new else float("nan"), versus), flush=True)
+    return old
 
 
 def run_combined(args):
@@ -419,6 +448,10 @@ def main():
     parser.add_argument("--timeout", type=float, default=300, help="seconds before a run counts as too slow")
     parser.add_argument("--out", help="directory for the traces and outputs (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the traces")
+    parser.add_argument("--perfetto", action="store_true",
+                        help="also time `qtrace export --format perfetto` (always done for `open`)")
+    parser.add_argument("--baseline", help="another qtrace binary: for `open`, its export is timed on the same traces "
+                        "and the ratios printed side by side")
     parser.add_argument("--combined", help="one trace of several dimensions: queues=N,groups=N,suspend=N")
     parser.add_argument("--browser", action="store_true", help="with --combined: open the report in headless Chromium")
     args = parser.parse_args()
@@ -431,10 +464,11 @@ def main():
             sys.exit("unknown dimension %s (known: %s)" % (dim, ", ".join(DIMENSIONS)))
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="qtrace-scaling-"))
     out.mkdir(parents=True, exist_ok=True)
-    print("| dimension | size | events | stats --json | RSS | ratio (time / RSS) | report | RSS | ratio (time / RSS) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| dimension | size | events | stats --json | RSS | ratio (time / RSS) | report | RSS | ratio (time / RSS) "
+          "| perfetto export | RSS | ratio (time / RSS) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for dim in dims:
-        previous_stats = previous_report = None
+        previous_stats = previous_report = previous_perfetto = previous_baseline = None
         for step in range(args.steps):
             n = DIMENSIONS[dim][1] * 4 ** step
             paths, events = write_traces(dim, n, args.items, out)
@@ -442,11 +476,18 @@ def main():
             if dim != "processes":
                 stats = measure([args.qtrace, "stats", "--json", paths[0], "-o", str(out / "stats.json")], args.timeout, out)
             report = measure([args.qtrace, "report", *paths, "-o", str(out / "report.html")], args.timeout, out)
+            perfetto = None
+            if args.perfetto or dim == "open":
+                perfetto = measure([args.qtrace, "export", *paths, "--format", "perfetto", "-o", str(out / "export.pftrace")],
+                                   args.timeout, out)
             s = fmt(stats, previous_stats) if dim != "processes" else ("–", "", "")
             r = fmt(report, previous_report)
-            print("| %s | %s %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                dim, "{:,}".format(n), DIMENSIONS[dim][2], "{:,}".format(events), *s, *r), flush=True)
-            previous_stats, previous_report = stats, report
+            p = fmt(perfetto, previous_perfetto) if args.perfetto or dim == "open" else ("–", "", "")
+            print("| %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                dim, "{:,}".format(n), DIMENSIONS[dim][2], "{:,}".format(events), *s, *r, *p), flush=True)
+            previous_stats, previous_report, previous_perfetto = stats, report, perfetto
+            if args.baseline and dim == "open":
+                previous_baseline = compare_export(args, paths, out, perfetto, previous_baseline)
             if not args.keep:
                 for path in paths:
                     os.unlink(path)

@@ -39,13 +39,29 @@ extension RuleContext {
 
     /// The code site that enqueued most items onto each of `queues` (one pass over the items).
     func feedingSites(_ queues: Set<Int>) -> [Int: Int] {
-        var counts: [Int: [Int: Int]] = [:]
-        for item in model.items {
-            guard let qi = item.queue, let s = item.site, queues.contains(qi) else { continue }
-            counts[qi, default: [:]][s, default: 0] += 1
-        }
         // Most items, then the lowest site index: deterministic.
-        return counts.mapValues { bySite in bySite.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
+        siteCounts(of: queues).mapValues { bySite in bySite.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
+    }
+
+    /// Items per site of each of `queues`, counted in a flat (queue, site) table when it is
+    /// small, else in one dictionary keyed by the pair: a set lookup and two nested
+    /// dictionaries per item were 9% of `stats` on a million items over 400 queues.
+    private func siteCounts(of queues: Set<Int>) -> [Int: [Int: Int]] {
+        var slot = [Int](repeating: -1, count: model.queues.count)
+        let wanted = queues.filter { slot.indices.contains($0) }.sorted()
+        for (k, qi) in wanted.enumerated() { slot[qi] = k }
+        let siteCount = model.sites.count
+        var table = wanted.count * siteCount <= 1 << 20 ? [Int](repeating: 0, count: wanted.count * siteCount) : []
+        var pairs: [Int: Int] = [:]
+        for item in model.items where item.queueIndex >= 0 && Int(item.queueIndex) < slot.count {
+            guard slot[Int(item.queueIndex)] >= 0, let s = item.site else { continue }
+            let k = slot[Int(item.queueIndex)]
+            if !table.isEmpty && s < siteCount { table[k * siteCount + s] += 1 } else { pairs[k << 32 | s, default: 0] += 1 }
+        }
+        var counts: [Int: [Int: Int]] = [:]
+        for (i, count) in table.enumerated() where count > 0 { counts[wanted[i / siteCount], default: [:]][i % siteCount] = count }
+        for (key, count) in pairs { counts[wanted[key >> 32], default: [:]][key & 0xFFFF_FFFF, default: 0] += count }
+        return counts
     }
 
     /// A backlog is unbounded when it grows over the queue's run: the least backlog of the

@@ -279,17 +279,19 @@ public enum Analysis {
         // Every event makes at most one item: the items go straight into the model's array.
         let items = [WorkItem](unsafeUninitializedCapacity: file.eventCount + 16) { buffer, initialized in
             builder.items.adopt(buffer)
-            file.forEachEvent { event in
-                builder.consume(event)
-                count &+= 1
-                if count & mask == 0 { progress?(count) }
+            Phases.time("decode and model (merge, consume)") {
+                file.forEachEvent { event in
+                    builder.consume(event)
+                    count &+= 1
+                    if count & mask == 0 { progress?(count) }
+                }
             }
-            builder.closeOpenState()
+            Phases.time("model: close open state, resolve sites") { builder.closeOpenState() }
             initialized = builder.items.count
         }
         builder.items = UnsafeTable()
         builder.model.items = items
-        return builder.finishModel()
+        return Phases.time("model: finish (names, sched, samples)") { builder.finishModel() }
     }
 
     /// Model, statistics and findings of a trace file.

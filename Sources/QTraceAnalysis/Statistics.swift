@@ -41,12 +41,21 @@ public struct TraceStatistics: Sendable, Codable {
         events = model.eventCount
         items = model.items.count
         itemsWithoutQueue = model.items.reduce(0) { $0 + ($1.queueIndex < 0 ? 1 : 0) }
-        queues = QueueStats.all(model)
+        let queues = Phases.time("statistics: queues") { QueueStats.all(model) }
+        self.queues = queues
         queueTree = QueueTreeNode.forest(model, queues)
-        threads = ThreadStats.all(model)
+        let threads = Phases.time("statistics: threads") { ThreadStats.all(model) }
+        self.threads = threads
         threadCounts = ThreadCountStats(model)
         mainThread = MainThreadStats(model, itemsRun: threads.map(\.items))
         mainThread.mainQueueItems = mainThread.mainQueue.map { queues[$0].items - queues[$0].pendingAtEnd } ?? 0
+        Phases.time("statistics: objects, overhead, sched, cpu") { addObjects(model) }
+        (sites, waitSites, tasks, actors) = Phases.time("statistics: code sites, tasks, actors") {
+            (CodeStats.all(model), WaitSiteStats.all(model), TaskSummary(model), ActorStats.all(model))
+        }
+    }
+
+    private mutating func addObjects(_ model: TraceModel) {
         sources = model.sources.indices.map { SourceStats(model, $0) }
         groups = model.groups.indices.map { GroupStats(model, $0) }
         semaphores = SemaphoreStats.all(model)
@@ -54,10 +63,6 @@ public struct TraceStatistics: Sendable, Codable {
         overhead = OverheadStats(model)
         sched = SchedStatistics(model)
         cpu = CPUStatistics(model)
-        sites = CodeStats.all(model)
-        waitSites = WaitSiteStats.all(model)
-        tasks = TaskSummary(model)
-        actors = ActorStats.all(model)
     }
 }
 

@@ -271,7 +271,8 @@ extension PerfettoExportState {
     }
 
     /// Spans `0..<count` on child tracks of their threads titled `title` ("title 2", ... when
-    /// some overlap); `name` gives a span's string number.
+    /// some overlap, at most `maxSpanLanes`; spans beyond share one more track, `writeOverflow`);
+    /// `name` gives a span's string number.
     private func writeSpans(title: String, count: Int, thread: (Int) -> Int, start: [Int64], end: [Int64],
                             name: (Int) -> Int) throws {
         let byThread = Buckets(count: input.threads.count, items: count, key: thread)
@@ -279,18 +280,37 @@ extension PerfettoExportState {
             var members = byThread.members(t)
             guard !members.isEmpty else { continue }
             members.sort { start[Int($0)] < start[Int($1)] }
-            for (k, lane) in Lanes.assign(members, start: start, end: end, maxLanes: .max).enumerated() {
+            let placed = Lanes.place(members, start: start, end: end, maxLanes: PerfettoExporter.maxSpanLanes)
+            for (k, lane) in placed.lanes.enumerated() {
                 let track = try childTrack(of: threadTrack[t], name: k == 0 ? title : "\(title) \(k + 1)")
                 var sequence = try stream.sequence(track: track)
                 for row in lane {
-                    let spanName = name(Int(row))
-                    try stream.event(&sequence, at: start[Int(row)]) { e, s in
-                        e.uint(PF.Event.type, PF.Event.sliceBegin)
-                        e.uint(PF.Event.nameIID, s.iid(.eventName, spanName))
-                    }
+                    try spanBegin(&sequence, at: start[Int(row)], name: name(Int(row)))
                     try self.end(&sequence, at: end[Int(row)])
                 }
             }
+            guard !placed.overflow.isEmpty else { continue }
+            try writeOverflow(placed.overflow, title: title, under: threadTrack[t], start: start, end: end, name: name)
+        }
+    }
+
+    /// Spans that found no lane, on one track, named so that a reader knows their ends were
+    /// cut where the next one starts (one track per lane cost the viewer a row each: 490,800
+    /// open intervals made as many tracks).
+    private func writeOverflow(_ spans: [Int32], title: String, under parent: UInt64, start: [Int64], end: [Int64],
+                               name: (Int) -> Int) throws {
+        let label = "\(title) (overflow: \(spans.count) more beyond \(PerfettoExporter.maxSpanLanes) lanes, cut at the next start)"
+        var sequence = try stream.sequence(track: try childTrack(of: parent, name: label))
+        for (row, cut) in zip(spans, Lanes.cutEnds(spans, start: start, end: end)) {
+            try spanBegin(&sequence, at: start[Int(row)], name: name(Int(row)))
+            try self.end(&sequence, at: cut)
+        }
+    }
+
+    private func spanBegin(_ sequence: inout PerfettoSequence, at time: Int64, name: Int) throws {
+        try stream.event(&sequence, at: time) { e, s in
+            e.uint(PF.Event.type, PF.Event.sliceBegin)
+            e.uint(PF.Event.nameIID, s.iid(.eventName, name))
         }
     }
 }
@@ -320,24 +340,4 @@ struct Buckets {
     }
 
     func members(_ key: Int) -> [Int32] { Array(rows[offsets[key]..<offsets[key + 1]]) }
-}
-
-enum Lanes {
-    /// Spans (sorted by start) in lanes: each goes to the first lane whose last span has
-    /// ended by its start; spans that find none of `maxLanes` free are left out.
-    static func assign(_ spans: [Int32], start: [Int64], end: [Int64], maxLanes: Int) -> [[Int32]] {
-        var lanes: [[Int32]] = []
-        var laneEnd: [Int64] = []
-        for row in spans {
-            let i = Int(row)
-            if let k = laneEnd.firstIndex(where: { $0 <= start[i] }) {
-                lanes[k].append(row)
-                laneEnd[k] = end[i]
-            } else if lanes.count < maxLanes {
-                lanes.append([row])
-                laneEnd.append(end[i])
-            }
-        }
-        return lanes
-    }
 }

@@ -26,6 +26,9 @@ struct PerfettoExporter {
     /// track (they stay on their threads; the backlog counter counts every pending item).
     static let maxRunningLanes = 32
     static let maxPendingLanes = 8
+    /// Lanes of a thread's intervals, blocked time or scheduler states: spans beyond share one
+    /// overflow track (a viewer's row per lane would make 490,800 never-ended intervals as many rows).
+    static let maxSpanLanes = 32
 
     func write(to out: any ByteSink) throws -> PerfettoExportSummary {
         let state = PerfettoExportState(input: input, out: out, compress: compress)

@@ -82,7 +82,7 @@ func analyseTrace(_ process: TraceInput, command: String) throws -> AnalysisResu
 func openTrace(_ path: String, named name: String? = nil, command: String) throws -> TraceFile {
     let file: TraceFile
     do {
-        file = try TraceFile(path: path)
+        file = try Phases.time("open: header, chunk table, validation") { try TraceFile(path: path) }
     } catch {
         throw fail(command, "cannot read trace '\(name ?? path)': \(error)")
     }
@@ -97,14 +97,23 @@ func openTrace(_ path: String, named name: String? = nil, command: String) throw
 func analyse(_ file: TraceFile, command: String) -> AnalysisResult {
     let progress = ProgressLine.shared
     progress.phase("analysing", total: file.eventCount)
+    if Phases.enabled { timeDecodeAlone(file) }
     var model = Analysis.buildModel(file: file, progressEvery: 1 << 20) { progress.events($0) }
     progress.phase("symbolizing")
-    symbolize(&model, command: command)
+    Phases.time("symbolize") { symbolize(&model, command: command) }
     progress.phase("computing statistics")
-    let statistics = TraceStatistics(model: model)
+    let statistics = Phases.time("statistics (total)") { TraceStatistics(model: model) }
     progress.phase("looking for findings")
-    let findings = Diagnostics.findings(model: model, statistics: statistics)
+    let findings = Phases.time("findings") { Diagnostics.findings(model: model, statistics: statistics) }
     return AnalysisResult(model: model, statistics: statistics, findings: findings)
+}
+
+/// With QTRACE_PHASES=1: one extra pass that only merges and decodes the events, so that the
+/// decoder's share of "decode and model" can be told from the model builder's (the two run
+/// interleaved, event by event). It is not part of a normal run.
+private func timeDecodeAlone(_ file: TraceFile) {
+    var count = 0
+    Phases.time("decode alone (extra pass, not in the run)") { file.forEachEvent { _ in count &+= 1 } }
 }
 
 /// A trace (a .qtrace file or an LTTng trace directory: process `pid`, or its only one) or a

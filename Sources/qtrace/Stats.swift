@@ -119,10 +119,14 @@ struct Stats: ParsableCommand {
     private func writeSummary(_ process: TraceInput) throws {
         let result = try analyseTrace(process, command: "stats")
         ProgressLine.shared.phase("writing the summary")
-        let summary = AnalysisSummary(result: result, tracePath: process.source, generator: "qtrace \(qtraceVersion)")
-        try writeOutputFile(output ?? "-", command: "stats") { file in
-            try summary.writeJSON { data in try data.withUnsafeBytes { try file.write($0) } }
-            try file.write("\n")
+        let summary = Phases.time("summary: build") {
+            AnalysisSummary(result: result, tracePath: process.source, generator: "qtrace \(qtraceVersion)")
+        }
+        try Phases.time("summary: JSON encoding and writing") {
+            try writeOutputFile(output ?? "-", command: "stats") { file in
+                try summary.writeJSON { data in try data.withUnsafeBytes { try file.write($0) } }
+                try file.write("\n")
+            }
         }
         ProgressLine.shared.finish()
     }

@@ -31,11 +31,11 @@ final class CLITests: XCTestCase {
         if let dir { try? FileManager.default.removeItem(at: dir) }
     }
 
-    func run(_ args: [String]) throws -> Run {
+    func run(_ args: [String], environment extra: [String: String] = [:]) throws -> Run {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.qtrace!)
         p.arguments = args
-        var env = ProcessInfo.processInfo.environment
+        var env = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
         env["COLUMNS"] = "100"
         p.environment = env
         let out = Pipe(), err = Pipe()
@@ -45,6 +45,22 @@ final class CLITests: XCTestCase {
         let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// QTRACE_PHASES=1 (scripts/bench-phases.py) adds phase times on stderr and changes nothing else.
+    func testPhaseTimesGoToStderrOnly() throws {
+        let path = try writeTrace()
+        let plain = try run(["stats", "--json", path], environment: ["QTRACE_PHASES": "0"])
+        let timed = try run(["stats", "--json", path], environment: ["QTRACE_PHASES": "1"])
+        XCTAssertEqual(timed.status, 0, timed.stderr)
+        XCTAssertEqual(timed.stdout, plain.stdout)
+        XCTAssertFalse(plain.stderr.contains("qtrace phase:"))
+        let phases = timed.stderr.split(separator: "\n").filter { $0.hasPrefix("qtrace phase: ") }
+        for name in ["open: header, chunk table, validation", "decode and model (merge, consume)", "statistics (total)", "findings",
+                     "summary: JSON encoding and writing"] {
+            XCTAssertTrue(phases.contains { $0.hasPrefix("qtrace phase: \(name)\t") }, name)
+        }
+        for line in phases { XCTAssertEqual(line.split(separator: "\t").count, 3, String(line)) }
     }
 
     /// A trace with a serial queue (waits 0...2.4 ms), an evil label and a 130 ms main item.

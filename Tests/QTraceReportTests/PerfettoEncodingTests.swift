@@ -1,4 +1,4 @@
-// The Perfetto export's building blocks: the protobuf writer's wire format, queue lanes, and
+// The Perfetto export's building blocks: the protobuf writer's wire format (lanes: PerfettoLaneTests), and
 // a synthetic report with hostile labels exported and decoded with Perfetto's protos.
 import Foundation
 import XCTest
@@ -26,13 +26,6 @@ final class PerfettoEncodingTests: XCTestCase {
         XCTAssertEqual(Array(b.bytes.prefix(9)), [0x0A, 0xD0, 0x01, 0x1A, 0xCB, 0x01, 0x12, 0xC8, 0x01])
         XCTAssertEqual(Array(b.bytes.suffix(2)), [0x20, 0x01])
         XCTAssertEqual(b.count, 3 + 208)
-    }
-
-    func testLanesNeverOverlapAndRespectTheCap() {
-        // Four spans, the first three overlapping at time 5.
-        let start: [Int64] = [0, 1, 2, 10], end: [Int64] = [10, 6, 7, 12]
-        XCTAssertEqual(Lanes.assign([0, 1, 2, 3], start: start, end: end, maxLanes: 8), [[0, 3], [1], [2]])
-        XCTAssertEqual(Lanes.assign([0, 1, 2, 3], start: start, end: end, maxLanes: 2), [[0, 3], [1]])
     }
 
     func testHostileLabelsAreDataAndEveryItemIsASlice() throws {

@@ -1,0 +1,82 @@
+// DurationRecorder reads percentiles of up to 64k values from the sorted values, the way the
+// HDR histogram would read them, and uses the histogram only beyond: checked here against
+// the hdrhistogram package itself, as the recorder used it for every count above 512, on
+// values over the whole range (zeros, repeats and values above the histogram's ceiling).
+import Histogram
+import XCTest
+@testable import QTraceAnalysis
+
+final class DurationRecorderTests: XCTestCase {
+    func testPercentilesAreTheHistogramsAtEveryCount() {
+        var seeded = Seeded(state: 24)
+        let limit = DurationRecorder.sortedLimit
+        for count in [1, 2, 100, 512, 513, 700, 2_500, 9_999, limit, limit + 1, limit + 5_000] {
+            let values = (0..<count).map { _ in randomValue(&seeded) }
+            var recorder = DurationRecorder()
+            for v in values { recorder.record(v) }
+            XCTAssertEqual(recorder.stats, reference(values), "\(count) values")
+        }
+    }
+
+    func testManyRandomSetsAgainstTheHistogram() {
+        var seeded = Seeded(state: 7)
+        for round in 0..<40 {
+            let values = (0..<(513 + Int(seeded.next() % 4000))).map { _ in randomValue(&seeded) }
+            var recorder = DurationRecorder()
+            for v in values { recorder.record(v) }
+            XCTAssertEqual(recorder.stats, reference(values), "round \(round)")
+        }
+    }
+
+    func testAResetRecorderIsANewOne() {
+        var seeded = Seeded(state: 3)
+        var recorder = DurationRecorder()
+        for _ in 0..<(DurationRecorder.sortedLimit + 10) { recorder.record(randomValue(&seeded)) }
+        recorder.reset()
+        let values = (0..<1_000).map { _ in randomValue(&seeded) }
+        for v in values { recorder.record(v) }
+        XCTAssertEqual(recorder.stats, reference(values))
+    }
+
+    /// What the recorder answered before it kept sorted values: exact up to 512 values, else
+    /// the histogram's percentiles (values clamped to its ceiling) within the exact min and max.
+    private func reference(_ values: [UInt64]) -> DurationStats {
+        guard values.count > DurationRecorder.exactLimit else { return DurationStats(sorted: values.sorted()[...]) }
+        var histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: DurationRecorder.histogramCeiling,
+                                          numberOfSignificantValueDigits: .three)
+        for v in values { histogram.record(Swift.min(v, DurationRecorder.histogramCeiling)) }
+        let (least, greatest) = (values.min()!, values.max()!)
+        func at(_ p: Double) -> UInt64 { Swift.min(Swift.max(histogram.valueAtPercentile(p), least), greatest) }
+        var s = DurationStats()
+        s.count = values.count
+        s.minNs = least
+        s.maxNs = greatest
+        s.totalNs = values.reduce(0, &+)
+        s.meanNs = s.totalNs / UInt64(values.count)
+        (s.p50Ns, s.p90Ns, s.p95Ns, s.p99Ns) = (at(50), at(90), at(95), at(99))
+        return s
+    }
+
+    /// Log-uniform up to 2^46 (beyond the ceiling now and then), with zeros and repeats.
+    private func randomValue(_ seeded: inout Seeded) -> UInt64 {
+        switch seeded.next() % 20 {
+        case 0: return 0
+        case 1: return 1_000
+        default:
+            let bits = seeded.next() % 47
+            return bits == 0 ? 1 : seeded.next() % (UInt64(1) << bits)
+        }
+    }
+}
+
+/// SplitMix64: the same values on every run.
+private struct Seeded {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
