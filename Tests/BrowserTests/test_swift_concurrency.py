@@ -42,12 +42,3 @@ def test_actor_lane_shows_its_visits_and_waits(driver, fixtures_dir):
     report.js("window.qtrace.draw()")
     assert report.severe_logs() == []
 
-
-def test_header_facts_stay_inside_the_window_at_1600px(driver, fixtures_dir):
-    """The run facts wrap instead of running off the right edge (issue 26: OVERHEAD was cut)."""
-    driver.set_window_size(1600, 1000)
-    report = recorded_report(driver, fixtures_dir, "real-async-stacks")
-    edges = report.js("""
-        const width = document.documentElement.clientWidth;
-        return [...document.querySelectorAll('#run-facts > div')].map((d) => [d.getBoundingClientRect().right, width]);""")
-    assert edges and all(right <= width + 0.5 for right, width in edges), edges
