@@ -373,6 +373,7 @@ void qt_recorder_after_fork_child(void) {
     t->tid = 0;
     t->held_count = 0;
     t->last_noted_queue = NULL;
+    t->last_noted_entry = NULL;
     t->ring_chunk = 0;
     pthread_mutex_init(&g_rec.lock, NULL);
     qt_ring_after_fork_child();

@@ -63,6 +63,7 @@ typedef struct {
     // their first word, so the next enqueue reuses the slot this thread last ran.
     void *slot_free;
     uint32_t slot_free_count;
+    void *last_noted_entry; // last_noted_queue's entry in the queue table
 } qt_thread_t;
 
 /// qt_thread_t.site's flag: the cached site is a Swift closure's (its capture must match too).

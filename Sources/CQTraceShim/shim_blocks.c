@@ -5,9 +5,12 @@
 #include "shim_internal.h"
 
 /// Reads a slot and gives it back to this thread's cache before the item runs: the item may
-/// enqueue again from its body and take the same, still cached, slot.
-static inline void slot_take(qt_thread_t *t, qt_slot_t *s, void **work, void **ctx, uint64_t *id, void **queue) {
-    *work = s->work; *ctx = s->ctx; *id = s->id; *queue = s->queue;
+/// enqueue again from its body and take the same, still cached, slot. The next item of the
+/// same queue (slot_chain) will likely run right after this one: its slot is prefetched.
+static inline void slot_take(qt_thread_t *t, qt_slot_t *s, void **work, void **ctx, uint64_t *id) {
+    qt_slot_t *next = __atomic_load_n(&s->next, __ATOMIC_RELAXED);
+    if (next) __builtin_prefetch(next);
+    *work = s->work; *ctx = s->ctx; *id = s->id;
     slot_release(t, s);
 }
 
@@ -24,27 +27,27 @@ static inline __attribute__((always_inline)) void run_item(qt_thread_t *t, uint6
 }
 
 void tramp_async_block(void *p) {
-    void *work, *ctx, *queue; uint64_t id;
+    void *work, *ctx; uint64_t id;
     qt_thread_t *t = &qt_tls;
-    slot_take(t, p, &work, &ctx, &id, &queue);
-    run_item(t, id, queue, work, ctx, 1);
+    slot_take(t, p, &work, &ctx, &id);
+    run_item(t, id, QT_HELD_CURRENT, work, ctx, 1);
     _Block_release(work);
 }
 
 void tramp_async_fn(void *p) {
-    void *work, *ctx, *queue; uint64_t id;
+    void *work, *ctx; uint64_t id;
     qt_thread_t *t = &qt_tls;
-    slot_take(t, p, &work, &ctx, &id, &queue);
-    run_item(t, id, queue, work, ctx, 0);
+    slot_take(t, p, &work, &ctx, &id);
+    run_item(t, id, QT_HELD_CURRENT, work, ctx, 0);
 }
 
 void tramp_sync_block(void *p) {
-    qt_slot_t *s = p;
+    qt_sync_slot_t *s = p;
     run_item(&qt_tls, s->id, s->queue, s->work, NULL, 1);
 }
 
 void tramp_sync_fn(void *p) {
-    qt_slot_t *s = p;
+    qt_sync_slot_t *s = p;
     run_item(&qt_tls, s->id, s->queue, s->work, s->ctx, 0);
 }
 

@@ -111,7 +111,8 @@ static inline unsigned qt_caller_flags(void *ra) {
 
 // ---- object tables: pointer -> facts, lock-free open addressing (shim_queues.c) ----
 
-typedef struct { uintptr_t key; uint64_t a, b; } qt_entry_t;
+/// `last` is the queue table's: the context slot last enqueued onto the queue (see slot_chain).
+typedef struct { uintptr_t key; uint64_t a, b; void *last; } qt_entry_t;
 
 #define QT_TABLE_SIZE 16384
 QT_HIDDEN extern qt_entry_t g_queues[QT_TABLE_SIZE];     // queue -> (attrs | QT_Q_KNOWN, target)
@@ -171,7 +172,7 @@ static inline void note_queue(qt_thread_t *t, void *q) {
     // Submitters usually target the same queue again and again: skip the table lookup then.
     if (QT_LIKELY(q == t->last_noted_queue && q != NULL)) return;
     qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 0);
-    if (QT_LIKELY(e && (e->a & QT_Q_KNOWN))) { t->last_noted_queue = q; return; }
+    if (QT_LIKELY(e && (e->a & QT_Q_KNOWN))) { t->last_noted_queue = q; t->last_noted_entry = e; return; }
     if (q) note_queue_slow(t, q);
 }
 
@@ -183,12 +184,15 @@ static inline void note_queue(qt_thread_t *t, void *q) {
 // thread that ran its item, and that thread's next enqueue (a reply, a next step) takes it
 // again while it is still in the cache: the slots in use are about the pending items.
 
-typedef struct {
+typedef struct qt_slot {
     void *work;         // block or function; the next free slot while in a cache
     void *ctx;          // function context
     uint64_t id;        // item id | kind << 56
-    void *queue;
+    struct qt_slot *next; // the slot enqueued after this one onto the same queue (a hint)
 } qt_slot_t;
+
+/// A sync item's context, on the caller's stack: the queue it holds while it runs is known.
+typedef struct { void *work; void *ctx; uint64_t id; void *queue; } qt_sync_slot_t;
 
 /// Free slots a thread keeps; beyond it, a batch goes to the shared pool (a thread that
 /// only runs items must not hoard what a thread that only submits needs).
@@ -207,6 +211,18 @@ static inline qt_slot_t *slot_alloc(qt_thread_t *t) {
     t->slot_free = s->work;
     t->slot_free_count--;
     return s;
+}
+
+/// Links `s` behind the slot last enqueued onto the queue just noted. Items of a queue mostly
+/// run in the order they were enqueued, so the trampoline running one prefetches the next
+/// one's slot, which is otherwise a cache miss when many items are pending (their slots were
+/// written long ago). Only a hint: slots are never freed, and a stale link (a slot reused, a
+/// race between submitters) only prefetches the wrong line.
+static inline void slot_chain(qt_thread_t *t, void *q, qt_slot_t *s) {
+    __atomic_store_n(&s->next, NULL, __ATOMIC_RELAXED);
+    if (QT_UNLIKELY(q != t->last_noted_queue || t->last_noted_entry == NULL)) return;
+    qt_slot_t *prev = __atomic_exchange_n(&((qt_entry_t *)t->last_noted_entry)->last, s, __ATOMIC_RELAXED);
+    if (prev) __atomic_store_n(&prev->next, s, __ATOMIC_RELAXED);
 }
 
 static inline void slot_release(qt_thread_t *t, qt_slot_t *s) {
@@ -321,8 +337,8 @@ static inline __attribute__((always_inline)) void *enqueue_async(qt_thread_t *t,
     }
     s->work = work;
     s->ctx = ctx;
-    s->queue = q;
-    __atomic_store_n(&s->id, id | ((uint64_t)kind << 56), __ATOMIC_RELAXED);
+    s->id = id | ((uint64_t)kind << 56);
+    slot_chain(t, q, s);
     *trampoline = is_block ? tramp_async_block : tramp_async_fn;
     return s;
 }
