@@ -17,7 +17,7 @@
 //
 // The files, by role: shim_resolve.c (the real functions, code ranges), shim_blocks.c (item
 // trampolines, wrapper blocks), shim_submit.c (async/sync/after/apply, deadlock detection),
-// shim_queues.c (queues, object tables, DispatchWorkItem), shim_groups.c (groups,
+// shim_queues.c (queues, object tables, DispatchWorkItem), shim_slots.c (function items' context slots), shim_groups.c (groups,
 // semaphores), shim_once.c (dispatch_once waits), shim_sources.c (sources, Dispatch I/O), shim_threads.c (threads, annotations,
 // process life cycle), shim_exec.c (exec: the trace ends where the image is replaced), shim_foundation.c (Foundation's
 // operations, read through shim_swift_call.S). Helpers that hot paths inline stay `static inline` here.
