@@ -221,7 +221,12 @@ static inline qt_slot_t *slot_alloc(qt_thread_t *t) {
 static inline void slot_chain(qt_thread_t *t, void *q, qt_slot_t *s) {
     __atomic_store_n(&s->next, NULL, __ATOMIC_RELAXED);
     if (QT_UNLIKELY(q != t->last_noted_queue || t->last_noted_entry == NULL)) return;
-    qt_slot_t *prev = __atomic_exchange_n(&((qt_entry_t *)t->last_noted_entry)->last, s, __ATOMIC_RELAXED);
+    // A load and a store, not an exchange: a locked instruction would wait for this thread's
+    // pending stores (trace records, the slot) to drain. Two submitters racing here lose a
+    // link, i.e. one prefetch.
+    qt_entry_t *e = t->last_noted_entry;
+    qt_slot_t *prev = __atomic_load_n((qt_slot_t **)&e->last, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->last, (void *)s, __ATOMIC_RELAXED);
     if (prev) __atomic_store_n(&prev->next, s, __ATOMIC_RELAXED);
 }
 
