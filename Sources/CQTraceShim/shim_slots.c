@@ -1,7 +1,8 @@
 // Context slots of function items (and of blocks that cannot carry their id): per-thread LIFO
 // caches (shim_internal.h: slot_alloc, slot_release) refilled from and spilled to a shared
 // pool of batches. A slot is never freed: slots in use plus cached are bounded by the
-// pending items' peak plus QT_SLOT_CACHE_MAX per thread.
+// pending items' peak plus QT_SLOT_CACHE_MAX per thread (a thread that ends without the
+// shim's exit hook keeps its cache: at most 128 KiB).
 #include "shim_internal.h"
 
 #include <sys/mman.h>
@@ -71,6 +72,9 @@ qt_slot_t *slot_refill(qt_thread_t *t) {
     return head;
 }
 
+/// Gives the QT_SLOT_BATCH slots this thread freed last to the pool: walking them is cheap
+/// (they are cached), and the thread that takes them likely finds them in the shared L3.
+/// Spilling the older rest instead measured 2-10% slower on the starfish load.
 void slot_spill(qt_thread_t *t) {
     qt_slot_t *head = t->slot_free, *last = head;
     for (uint32_t i = 1; i < QT_SLOT_BATCH; i++) last = last->work;
