@@ -23,7 +23,15 @@ gate reads the control file's word, nothing is recorded); recording into a 4 MiB
 ring (`qtrace record --ring 4M`: chunks are reused, so the ring is overwritten many times over);
 and normal recording.
 
-Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed]
+`--starfish` runs libdispatch's starfish pattern instead (scripts/bench-starfish.c, built here
+with the toolchain's clang: 1000 serial queues targeting one concurrent queue, each pinging
+all the others, 2,001,000 items with up to ~1M pending), once with `dispatch_async_f` and once
+with blocks, untraced and traced alternating on all CPUs, and prints the medians of the
+child's CPU time (user + system, os.wait4) per item, the traced/untraced ratio, and the
+traced cost of a function item against a block item. Only the shim is needed (BIN_DIR's, or
+`--shim` ones); no fixture.
+
+Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed | --starfish]
 (make bench builds release first)
 """
 import argparse
@@ -48,6 +56,9 @@ def parse_args():
     parser.add_argument("--breakdown", action="store_true", help="where the cost of an empty item goes")
     parser.add_argument("--armed", "--modes", action="store_true",
                         help="armed but off and a 4 MiB ring next to untraced and recording")
+    parser.add_argument("--starfish", action="store_true",
+                        help="libdispatch's starfish pattern with function and block items")
+    parser.add_argument("--queues", type=int, default=1000, help="starfish: number of queues")
     return parser.parse_args()
 
 
@@ -72,6 +83,8 @@ def main():
     fixtures = os.path.join(bin_dir, "qtrace-fixtures")
     shims = [("traced", os.path.join(bin_dir, "libqtrace-shim.so"))]
     shims += [(f"traced ({os.path.basename(path)})", path) for path in args.shim]
+    if args.starfish:
+        return starfish(args.rounds, args.queues, shims)
     for path in [fixtures] + [path for _, path in shims]:
         if not os.path.exists(path):
             sys.exit(f"bench: {path} missing: run `make build CONFIG=release` first")
@@ -172,6 +185,73 @@ def armed(rounds, tmp, once, shim):
             row += f"{cpu:>13.1f} ({cpu / base:5.3f})"
         print(row, flush=True)
     os.unlink(control)
+
+
+def build_starfish(tmp):
+    """scripts/bench-starfish.c built with the toolchain's clang (blocks need -fblocks)."""
+    swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
+    toolchain = os.path.dirname(os.path.dirname(os.path.realpath(swift)))
+    clang = os.path.join(toolchain, "bin", "clang")
+    lib = os.path.join(toolchain, "lib", "swift", "linux")
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench-starfish.c")
+    out = os.path.join(tmp, "bench-starfish")
+    subprocess.run([clang, "-O2", "-fblocks", "-I" + os.path.join(toolchain, "lib", "swift"), "-o", out, source,
+                    "-L" + lib, "-ldispatch", "-lBlocksRuntime", "-Wl,-rpath," + lib], check=True)
+    return out
+
+
+def child_cpu(argv, env):
+    """(CPU seconds, user + system, of the child and all its threads; its standard output)."""
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.stdout.close()
+    if status != 0:
+        sys.exit(f"bench: {argv} failed ({status})")
+    return usage.ru_utime + usage.ru_stime, out
+
+
+def starfish(rounds, queues, shims):
+    """The starfish pattern with `_f` and block items, untraced and traced alternating."""
+    for _, path in shims:
+        if not os.path.exists(path):
+            sys.exit(f"bench: {path} missing: run `make shim` first")
+    tmp = tempfile.mkdtemp(prefix="qtrace-starfish-")
+    try:
+        program = build_starfish(tmp)
+        items = queues * (2 * queues + 1)
+        trace = os.path.join(tmp, "starfish.qtrace")
+        base_env = {k: v for k, v in os.environ.items() if not k.startswith("QTRACE") and k != "LD_PRELOAD"}
+        results = {}
+        for _ in range(rounds):
+            for mode in ("f", "block"):
+                for label, path in [("untraced", None)] + shims:
+                    env = dict(base_env, **({"LD_PRELOAD": path, "QTRACE_OUTPUT": trace} if path else {}))
+                    cpu, _ = child_cpu([program, mode, str(queues)], env)
+                    results.setdefault((mode, label), []).append(cpu * 1e9 / items)
+                    if os.path.exists(trace):
+                        os.unlink(trace)
+        print_starfish(rounds, queues, items, shims, results)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def print_starfish(rounds, queues, items, shims, results):
+    med = {key: statistics.median(values) for key, values in results.items()}
+    print(f"starfish: {queues} queues, {items:,} items, {rounds} rounds, all CPUs, medians of CPU ns per item")
+    print(f"{'items':<8}{'shim':>14}{'untraced':>11}{'traced':>11}{'ratio':>8}{'added':>9}")
+    for mode in ("f", "block"):
+        plain = med[(mode, "untraced")]
+        for label, _ in shims:
+            traced = med[(mode, label)]
+            name = "this" if label == "traced" else label[8:-1][:13]
+            print(f"{'_f' if mode == 'f' else 'block':<8}{name:>14}{plain:>11.1f}{traced:>11.1f}"
+                  f"{traced / plain:>8.3f}{traced - plain:>+9.1f}")
+    for label, _ in shims:
+        f, b = med[("f", label)], med[("block", label)]
+        af, ab = f - med[("f", "untraced")], b - med[("block", "untraced")]
+        name = "this" if label == "traced" else label[8:-1]
+        print(f"{name}: traced _f / traced block per item {f / b:.3f}; added ns per item _f {af:+.1f}, block {ab:+.1f}")
 
 
 if __name__ == "__main__":

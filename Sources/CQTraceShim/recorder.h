@@ -59,6 +59,11 @@ typedef struct {
     uint32_t chain_site;
     uint64_t chain_key;
     uintptr_t chain_code;
+    // Free context slots of function items (shim_slots.c): a LIFO list linked through
+    // their first word, so the next enqueue reuses the slot this thread last ran.
+    void *slot_free;
+    uint32_t slot_free_count;
+    void *last_noted_entry; // last_noted_queue's entry in the queue table
 } qt_thread_t;
 
 /// qt_thread_t.site's flag: the cached site is a Swift closure's (its capture must match too).

@@ -1,17 +1,17 @@
 // Item trampolines and the Blocks ABI: what libdispatch calls instead of the user's work.
-// The trampolines run an item between START and END records (context slots from the ring,
+// The trampolines run an item between START and END records (context slots (shim_slots.c),
 // or a plain block's heap copy carrying its id); the wrapper blocks' copy/dispose helpers
 // retain and release the user's block they wrap.
 #include "shim_internal.h"
 
-qt_slot_t *g_ring;
-
-static inline void slot_take(qt_slot_t *s, void **work, void **ctx, uint64_t *id, void **queue) {
-    *work = s->work; *ctx = s->ctx; *id = s->id; *queue = s->queue;
-    if (QT_LIKELY((uintptr_t)s - (uintptr_t)g_ring < (uintptr_t)QT_RING_SIZE * sizeof(qt_slot_t)))
-        __atomic_store_n(&s->id, 0, __ATOMIC_RELEASE);
-    else
-        free(s);
+/// Reads a slot and gives it back to this thread's cache before the item runs: the item may
+/// enqueue again from its body and take the same, still cached, slot. The next item of the
+/// same queue (slot_chain) will likely run right after this one: its slot is prefetched.
+static inline void slot_take(qt_thread_t *t, qt_slot_t *s, void **work, void **ctx, uint64_t *id) {
+    qt_slot_t *next = __atomic_load_n(&s->next, __ATOMIC_RELAXED);
+    if (next) __builtin_prefetch(next);
+    *work = s->work; *ctx = s->ctx; *id = s->id;
+    slot_release(t, s);
 }
 
 /// Runs a work item on this thread between START and END records.
@@ -27,25 +27,27 @@ static inline __attribute__((always_inline)) void run_item(qt_thread_t *t, uint6
 }
 
 void tramp_async_block(void *p) {
-    void *work, *ctx, *queue; uint64_t id;
-    slot_take(p, &work, &ctx, &id, &queue);
-    run_item(&qt_tls, id, queue, work, ctx, 1);
+    void *work, *ctx; uint64_t id;
+    qt_thread_t *t = &qt_tls;
+    slot_take(t, p, &work, &ctx, &id);
+    run_item(t, id, QT_HELD_CURRENT, work, ctx, 1);
     _Block_release(work);
 }
 
 void tramp_async_fn(void *p) {
-    void *work, *ctx, *queue; uint64_t id;
-    slot_take(p, &work, &ctx, &id, &queue);
-    run_item(&qt_tls, id, queue, work, ctx, 0);
+    void *work, *ctx; uint64_t id;
+    qt_thread_t *t = &qt_tls;
+    slot_take(t, p, &work, &ctx, &id);
+    run_item(t, id, QT_HELD_CURRENT, work, ctx, 0);
 }
 
 void tramp_sync_block(void *p) {
-    qt_slot_t *s = p;
+    qt_sync_slot_t *s = p;
     run_item(&qt_tls, s->id, s->queue, s->work, NULL, 1);
 }
 
 void tramp_sync_fn(void *p) {
-    qt_slot_t *s = p;
+    qt_sync_slot_t *s = p;
     run_item(&qt_tls, s->id, s->queue, s->work, s->ctx, 0);
 }
 

@@ -9,7 +9,7 @@
 //   libdispatch (qt_tls.depth > 0), is internal and passed through unrecorded.
 // - Work items are re-submitted through the `_f` variants, so no allocation is added per
 //   item: a plain block's own heap copy is the context and carries the item id; functions
-//   take a context slot from a ring. Blocks made by dispatch_block_create (DispatchWorkItem,
+//   take a context slot from a per-thread cache. Blocks made by dispatch_block_create (DispatchWorkItem,
 //   which carry barrier/QoS flags libdispatch reads from the block) are never re-wrapped:
 //   their inner block is wrapped when they are created instead.
 // - Nothing here references libdispatch or BlocksRuntime symbols directly (weak or dlsym):
@@ -17,7 +17,7 @@
 //
 // The files, by role: shim_resolve.c (the real functions, code ranges), shim_blocks.c (item
 // trampolines, wrapper blocks), shim_submit.c (async/sync/after/apply, deadlock detection),
-// shim_queues.c (queues, object tables, DispatchWorkItem), shim_groups.c (groups,
+// shim_queues.c (queues, object tables, DispatchWorkItem), shim_slots.c (function items' context slots), shim_groups.c (groups,
 // semaphores), shim_once.c (dispatch_once waits), shim_sources.c (sources, Dispatch I/O), shim_threads.c (threads, annotations,
 // process life cycle), shim_exec.c (exec: the trace ends where the image is replaced), shim_foundation.c (Foundation's
 // operations, read through shim_swift_call.S), shim_sites.c (code sites, the module map),
@@ -114,7 +114,8 @@ static inline unsigned qt_caller_flags(void *ra) {
 
 // ---- object tables: pointer -> facts, lock-free open addressing (shim_queues.c) ----
 
-typedef struct { uintptr_t key; uint64_t a, b; } qt_entry_t;
+/// `last` is the queue table's: the context slot last enqueued onto the queue (see slot_chain).
+typedef struct { uintptr_t key; uint64_t a, b; void *last; } qt_entry_t;
 
 #define QT_TABLE_SIZE 16384
 QT_HIDDEN extern qt_entry_t g_queues[QT_TABLE_SIZE];     // queue -> (attrs | QT_Q_KNOWN, target)
@@ -174,29 +175,68 @@ static inline void note_queue(qt_thread_t *t, void *q) {
     // Submitters usually target the same queue again and again: skip the table lookup then.
     if (QT_LIKELY(q == t->last_noted_queue && q != NULL)) return;
     qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 0);
-    if (QT_LIKELY(e && (e->a & QT_Q_KNOWN))) { t->last_noted_queue = q; return; }
+    if (QT_LIKELY(e && (e->a & QT_Q_KNOWN))) { t->last_noted_queue = q; t->last_noted_entry = e; return; }
     if (q) note_queue_slow(t, q);
 }
 
-// ---- context slots: a ring instead of malloc per item (shim_blocks.c) ----
+// ---- context slots: per-thread LIFO caches, as libdispatch's continuations (shim_slots.c) ----
+// A function item's slot is written at enqueue and read when the item runs. Taken from a
+// ring indexed by the item id, slots streamed through 32 MiB whatever the number of pending
+// items, so the read at run time missed the cache (libdispatch's starfish pattern: a third of
+// the traced program's samples on that one load). A slot now goes back to the cache of the
+// thread that ran its item, and that thread's next enqueue (a reply, a next step) takes it
+// again while it is still in the cache: the slots in use are about the pending items.
 
-typedef struct {
-    void *work;         // block or function
+typedef struct qt_slot {
+    void *work;         // block or function; the next free slot while in a cache
     void *ctx;          // function context
-    uint64_t id;        // item id | kind << 56; 0 = free slot
-    void *queue;
+    uint64_t id;        // item id | kind << 56
+    struct qt_slot *next; // the slot enqueued after this one onto the same queue (a hint)
 } qt_slot_t;
 
-#define QT_RING_BITS 20
-#define QT_RING_SIZE (1u << QT_RING_BITS)
-QT_HIDDEN extern qt_slot_t *g_ring;
+/// A sync item's context, on the caller's stack: the queue it holds while it runs is known.
+typedef struct { void *work; void *ctx; uint64_t id; void *queue; } qt_sync_slot_t;
 
-static inline qt_slot_t *slot_alloc(uint64_t id) {
-    if (QT_LIKELY(g_ring != NULL)) {
-        qt_slot_t *s = &g_ring[id & (QT_RING_SIZE - 1)];
-        if (QT_LIKELY(__atomic_load_n(&s->id, __ATOMIC_ACQUIRE) == 0)) return s;
-    }
-    return malloc(sizeof(qt_slot_t));  // the ring slot is still taken by an old pending item
+/// Free slots a thread keeps; beyond it, a batch goes to the shared pool (a thread that
+/// only runs items must not hoard what a thread that only submits needs).
+#define QT_SLOT_CACHE_MAX 4096
+#define QT_SLOT_BATCH 1024
+
+QT_HIDDEN qt_slot_t *slot_refill(qt_thread_t *t);
+QT_HIDDEN void slot_spill(qt_thread_t *t);
+QT_HIDDEN void slot_thread_exit(qt_thread_t *t);
+QT_HIDDEN void slot_after_fork_child(void);
+
+/// A free slot, or NULL when there is no memory for one.
+static inline qt_slot_t *slot_alloc(qt_thread_t *t) {
+    qt_slot_t *s = t->slot_free;
+    if (QT_UNLIKELY(s == NULL)) return slot_refill(t);
+    t->slot_free = s->work;
+    t->slot_free_count--;
+    return s;
+}
+
+/// Links `s` behind the slot last enqueued onto the queue just noted. Items of a queue mostly
+/// run in the order they were enqueued, so the trampoline running one prefetches the next
+/// one's slot, which is otherwise a cache miss when many items are pending (their slots were
+/// written long ago). Only a hint: slots are never freed, and a stale link (a slot reused, a
+/// race between submitters) only prefetches the wrong line.
+static inline void slot_chain(qt_thread_t *t, void *q, qt_slot_t *s) {
+    __atomic_store_n(&s->next, NULL, __ATOMIC_RELAXED);
+    if (QT_UNLIKELY(q != t->last_noted_queue || t->last_noted_entry == NULL)) return;
+    // A load and a store, not an exchange: a locked instruction would wait for this thread's
+    // pending stores (trace records, the slot) to drain. Two submitters racing here lose a
+    // link, i.e. one prefetch.
+    qt_entry_t *e = t->last_noted_entry;
+    qt_slot_t *prev = __atomic_load_n((qt_slot_t **)&e->last, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->last, (void *)s, __ATOMIC_RELAXED);
+    if (prev) __atomic_store_n(&prev->next, s, __ATOMIC_RELAXED);
+}
+
+static inline void slot_release(qt_thread_t *t, qt_slot_t *s) {
+    s->work = t->slot_free;
+    t->slot_free = s;
+    if (QT_UNLIKELY(++t->slot_free_count > QT_SLOT_CACHE_MAX)) slot_spill(t);
 }
 
 #define QT_ID_MASK ((1ull << 56) - 1)
@@ -295,7 +335,7 @@ static inline __attribute__((always_inline)) void *enqueue_async(qt_thread_t *t,
         if (QT_LIKELY(tag_block(work, copy, id))) { *trampoline = tagged_trampoline(kind); return copy; }
         work = copy;
     }
-    qt_slot_t *s = slot_alloc(id);
+    qt_slot_t *s = slot_alloc(t);
     if (QT_UNLIKELY(!s)) {
         // No memory for a slot: the item still runs, unrecorded, and is counted as dropped.
         qt_count_dropped(QT_START);
@@ -305,8 +345,8 @@ static inline __attribute__((always_inline)) void *enqueue_async(qt_thread_t *t,
     }
     s->work = work;
     s->ctx = ctx;
-    s->queue = q;
-    __atomic_store_n(&s->id, id | ((uint64_t)kind << 56), __ATOMIC_RELAXED);
+    s->id = id | ((uint64_t)kind << 56);
+    slot_chain(t, q, s);
     *trampoline = is_block ? tramp_async_block : tramp_async_fn;
     return s;
 }

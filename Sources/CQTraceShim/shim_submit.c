@@ -81,7 +81,7 @@ static inline __attribute__((always_inline)) void submit_async(qt_thread_t *t, u
 static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, unsigned kind, unsigned flags8, void *q, void *work, void *ctx,
                                                              int is_block, void *ra, void (*real_f)(void *, void *, qt_fn_t)) {
     uint64_t id = qt_next_id(t);
-    qt_slot_t s = { work, ctx, id | ((uint64_t)kind << 56), q };
+    qt_sync_slot_t s = { work, ctx, id | ((uint64_t)kind << 56), q };
     note_queue(t, q);
     check_deadlock(t, q, 1, kind == QT_KIND_BARRIER_SYNC || kind == QT_KIND_BARRIER_ASYNC_AND_WAIT);
     uint32_t site = is_block ? qt_block_site(t, work, ra) : qt_function_site(t, work, ra);

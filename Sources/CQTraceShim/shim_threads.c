@@ -34,6 +34,7 @@ static void thread_exit_destructor(void *kind) {
     if (t->pos) qt_rec1(t, QT_THREAD_EXIT, 0, 0, 0);
     if ((uintptr_t)kind == 1) qt_ring_workers_changed(-1);
     qt_ring_thread_exit(t);
+    slot_thread_exit(t);
 }
 
 int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg) {
@@ -98,6 +99,7 @@ static void after_fork_child(void) {
     g_process_pid = getpid();
     qt_recorder_after_fork_child();
     qt_sites_after_fork_child();
+    slot_after_fork_child();
 }
 
 static void at_exit(void) { qtrace_finish(); }
@@ -139,9 +141,6 @@ __attribute__((constructor)) static void qt_init(void) {
     // both be present: only the copy that the dynamic linker resolves dispatch_async to
     // records; the other just forwards.
     if (dlsym(RTLD_DEFAULT, "dispatch_async") != (void *)qt_own_dispatch_async) return;
-    void *ring = mmap(NULL, (size_t)QT_RING_SIZE * sizeof(qt_slot_t), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    g_ring = ring == MAP_FAILED ? NULL : ring;
     pthread_key_create(&g_thread_exit_key, thread_exit_destructor);
     pthread_atfork(NULL, NULL, after_fork_child);
     atexit(at_exit);
