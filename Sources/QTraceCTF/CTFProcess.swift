@@ -51,9 +51,12 @@ struct ProcessAccumulator {
 
     /// Trace time of a clock value; the first one seen becomes time 0 if no qtrace:process
     /// event came first.
+    /// (A hostile trace's clock values may be 2^64 apart: the difference is taken in UInt64,
+    /// where it fits whenever ns is the later, and clamped to the embedded reader's 2^50 bound.)
     mutating func time(of ns: Int64) -> UInt64 {
         if originNs == nil { originNs = ns }
-        return ns > originNs! ? UInt64(ns - originNs!) : 0
+        guard ns > originNs! else { return 0 }
+        return Swift.min(UInt64(bitPattern: ns &- originNs!), 1 << 50)
     }
 
     mutating func setProcessFacts(_ facts: ProcessFacts, at ns: Int64) {
