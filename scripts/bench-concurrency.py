@@ -16,6 +16,7 @@ import argparse
 import os
 import re
 import select
+import shutil
 import signal
 import statistics
 import subprocess
@@ -101,6 +102,11 @@ def main():
     qtrace, fixtures, tmp, env = record_setup(args.bin, "qtrace-bench-concurrency-")
     micro(qtrace, fixtures, tmp, env, args.rounds)
     if args.server:
+        if not shutil.which("wrk"):
+            sys.exit("bench: --server needs wrk: apt-get install wrk")
+        if not os.path.exists(args.server):
+            sys.exit(f"bench: {args.server} missing: build it with `swift build --package-path Tests/Fixtures/real-nio-server "
+                     "--scratch-path .build-real/real-nio-server`")
         server_bench(qtrace, args.server, tmp, env, args.rounds)
 
 
