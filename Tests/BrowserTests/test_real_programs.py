@@ -285,8 +285,9 @@ def _load(port, client, answers):
         connection.close()
 
 
-def _serve_and_load(argv, env):
-    """Starts the server (its own process group), loads it, stops it by PID (SIGTERM); returns
+def _serve_and_load(argv, env, load=None):
+    """Starts the server (its own process group), loads it with CLIENTS threads running
+    `load(port, client, answers)` (default: _load), stops it by PID (SIGTERM); returns
     (exit status, stdout, stderr, answers, seconds of load)."""
     server = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True)
@@ -297,7 +298,7 @@ def _serve_and_load(argv, env):
         match = re.match(r"listening on (\d+)", line)
         assert match, f"server did not start: {line!r} {server.stderr.read() if server.poll() is not None else ''}"
         answers = []
-        clients = [threading.Thread(target=_load, args=(int(match.group(1)), c, answers)) for c in range(CLIENTS)]
+        clients = [threading.Thread(target=load or _load, args=(int(match.group(1)), c, answers)) for c in range(CLIENTS)]
         started = time.monotonic()
         for c in clients:
             c.start()

@@ -15,13 +15,8 @@ the offline packages), the tests are skipped with the build's error.
 """
 import http.client
 import json
-import pathlib
 import re
-import select
-import signal
 import subprocess
-import threading
-import time
 
 import pytest
 
@@ -29,7 +24,7 @@ import test_real_programs as real
 from test_real_programs import tools  # noqa: F401 (the module's fixture, shared)
 
 SOURCE = real.FIXTURES / "real-nio-server" / "Sources" / "hb-server" / "main.swift"
-REQUESTS_PER_CLIENT, CLIENTS = 40, 4
+REQUESTS_PER_CLIENT = 40
 ALL_ROUTES = ("plain", "group", "blocking", "count")
 CLEAN_ROUTES = ("plain", "group", "count")
 
@@ -56,33 +51,6 @@ def _load(port, routes, client, answers):
         connection.close()
 
 
-def _serve(argv, env, routes):
-    """Starts the server in its own process group, sends the bounded load, stops it by PID
-    (SIGTERM); returns (status, stdout, stderr, answers)."""
-    server = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True)
-    try:
-        ready, _, _ = select.select([server.stdout], [], [], 300)
-        assert ready, "the server printed nothing for 300 s"
-        line = server.stdout.readline()
-        match = re.match(r"listening on (\d+)", line)
-        assert match, f"server did not start: {line!r}"
-        answers = []
-        clients = [threading.Thread(target=_load, args=(int(match.group(1)), routes, c, answers)) for c in range(CLIENTS)]
-        for c in clients:
-            c.start()
-        for c in clients:
-            c.join(300)
-        server.send_signal(signal.SIGTERM)
-        out, err = server.communicate(timeout=300)
-        return server.returncode, line + out, err, answers
-    finally:
-        if server.poll() is None:
-            import os
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-
-
 def _stats_json(tools, trace, cache):
     out = subprocess.run([tools["qtrace"], "stats", "--json", str(trace)],
                          env=dict(real._clean_env(), XDG_CACHE_HOME=str(cache)), capture_output=True, text=True, timeout=600)
@@ -104,9 +72,11 @@ def hummingbird(tools, server_binary, tmp_path_factory):
     runs = {}
     for name, routes in (("all", ALL_ROUTES), ("clean", CLEAN_ROUTES)):
         trace = work / f"{name}.qtrace"
-        status, out, err, answers = _serve(real._record_argv(tools, trace, [server_binary]), real._record_env(tools), routes)
+        status, _, err, answers, _ = real._serve_and_load(
+            real._record_argv(tools, trace, [server_binary]), real._record_env(tools),
+            load=lambda port, client, answers, routes=routes: _load(port, routes, client, answers))
         assert status == 0, err[-3000:]
-        assert len(answers) == REQUESTS_PER_CLIENT * CLIENTS and all(code == 200 for _, code, _ in answers), answers[:5]
+        assert len(answers) == REQUESTS_PER_CLIENT * real.CLIENTS and all(code == 200 for _, code, _ in answers), answers[:5]
         runs[name] = {"trace": trace, "answers": answers, "summary": _stats_json(tools, trace, work)}
     real._write_report(tools, runs["all"]["trace"], {})
     return runs
