@@ -285,8 +285,7 @@ void qt_sites_after_fork_child(void) {
 }
 
 uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uintptr_t capture, uintptr_t ra) {
-    // A job's capture is its async stack (shim_async.c): part of the key, never a closure.
-    if (code_kind == QT_CODE_JOB) return qt_job_stack_site(t, code, capture, ra);
+    // (Jobs have their own lookup, keyed by their async stack: qt_job_stack_site.)
     // A Swift closure's block (generic thunk + closure) is keyed by its capture; a C block's
     // capture is data (a loop index, say) and must not split its site.
     qt_site_entry_t *e = capture ? site_find(code, capture, ra) : NULL;
@@ -301,8 +300,7 @@ uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uint
         is_closure = address_is_code(capture);
     }
     if (!is_closure) capture = 0;
-    // A job's submitter is the runtime's scheduler: no call site worth an unwind.
-    uintptr_t caller = code_kind == QT_CODE_JOB ? 0 : find_caller(ra);
+    uintptr_t caller = find_caller(ra);
     if (g_scan_count == 0 || (caller && !address_is_code(caller)) || !address_is_code(code)) rescan_modules();
     uint32_t id = site_insert(t, is_closure ? QT_CODE_SWIFT_CLOSURE : code_kind, code, capture, ra, caller,
                               is_closure, &e);
@@ -327,6 +325,8 @@ uint32_t qt_wait_site(qt_thread_t *t, uintptr_t ra) {
 
 // ---- Swift Concurrency: async stacks (shim_async.c) ----
 
+/// A job's site: keyed by (code, async stack, ra); no caller (its submitter is the runtime's
+/// scheduler: no call site worth an unwind).
 uint32_t qt_job_stack_site(qt_thread_t *t, uintptr_t code, uintptr_t stack, uintptr_t ra) {
     qt_site_entry_t *e = site_find(code, stack, ra);
     if (QT_LIKELY(e != NULL)) return e->id;

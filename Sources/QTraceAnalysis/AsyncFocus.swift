@@ -14,7 +14,7 @@ public struct CodeFocus: Sendable, Equatable {
 
     /// `--focus A,B` / QTRACE_FOCUS: comma-separated Swift module names.
     public init(list: String) {
-        self.init(modules: Set(list.split(separator: ",").map { String($0).trimmed }.filter { !$0.isEmpty }))
+        self.init(modules: Set(list.split(separator: ",").map { trimmedWhitespace(String($0)) }.filter { !$0.isEmpty }))
     }
 
     /// Modules of the toolchain: never the program, whatever their file paths say.
@@ -66,24 +66,6 @@ public struct CodeFocus: Sendable, Equatable {
 }
 
 extension CodeLocation {
-    /// Whether this code only forwards to other code (reabstraction thunks, partial-apply
-    /// forwarders, @objc/dispatch thunks): never a name.
-    public var isThunk: Bool {
-        guard let function else { return false }
-        var name = Substring(function)
-        var changed = true
-        while changed {
-            changed = false
-            for prefix in ["partial apply forwarder for ", "partial apply for ", "merged ", "specialized "]
-            where name.hasPrefix(prefix) {
-                name = name.dropFirst(prefix.count)
-                changed = true
-            }
-        }
-        return name.hasPrefix("reabstraction thunk") || name.hasPrefix("thunk for ") || name.hasPrefix("@objc thunk")
-            || name.hasPrefix("dispatch thunk") || name.hasPrefix("thunk ") || name.hasPrefix("generic specialization <") && name.contains(" thunk for ")
-    }
-
     /// "Name at File.swift:12", or the name alone.
     public var described: String { fileLine.map { "\(name) at \($0)" } ?? name }
 }
@@ -125,14 +107,5 @@ extension TraceModel {
 extension CodeLocation {
     init(unresolved address: UInt64) {
         self.init(function: nil, shortName: nil, file: nil, line: nil, module: "?", offset: address, status: "notSymbolized")
-    }
-}
-
-extension String {
-    var trimmed: String {
-        var s = Substring(self)
-        while s.first == " " { s = s.dropFirst() }
-        while s.last == " " { s = s.dropLast() }
-        return String(s)
     }
 }

@@ -20,11 +20,15 @@ public struct CodeLocation: Sendable, Codable, Equatable {
     public var status: String
     /// The Swift module the mangled name places it in ("App", "NIOCore"), nil for C code.
     public var swiftModule: String?
+    /// The code only forwards to other code (a reabstraction thunk, a partial-apply forwarder:
+    /// QTraceSymbols' ShortName.isThunk): never a name.
+    public var isThunk: Bool
 
     public init(function: String?, shortName: String?, file: String?, line: Int?, module: String, offset: UInt64,
-                status: String, swiftModule: String? = nil) {
+                status: String, swiftModule: String? = nil, isThunk: Bool = false) {
         self.function = function; self.shortName = shortName; self.file = file; self.line = line
         self.module = module; self.offset = offset; self.status = status; self.swiftModule = swiftModule
+        self.isThunk = isThunk
     }
 
     /// `App.swift:88` (basename), nil when the line is unknown.

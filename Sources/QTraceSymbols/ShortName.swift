@@ -34,14 +34,19 @@ public enum ShortName {
         return out + rest
     }
 
-    /// Whether a demangled name is a reabstraction thunk (e.g. the invoke function of a block made
-    /// from a Swift closure): the code it runs is elsewhere.
+    /// Whether a demangled name is a thunk (e.g. the invoke function of a block made from a
+    /// Swift closure, or a task's entry point: "partial apply for specialized thunk for
+    /// @escaping @isolated(any) … async () -> (@out A)"): the code it runs is elsewhere.
     public static func isThunk(_ demangled: String) -> Bool {
         var name = Substring(demangled)
-        _ = name.removePrefix("partial apply forwarder for ")
-        return name.hasPrefix("reabstraction thunk") || name.hasPrefix("thunk for ")
+        while let prefix = thunkWrappers.first(where: { name.hasPrefix($0) }) { name = name.dropFirst(prefix.count) }
+        return name.hasPrefix("reabstraction thunk") || name.hasPrefix("thunk ")
             || name.hasPrefix("@objc thunk") || name.hasPrefix("dispatch thunk")
+            || name.hasPrefix("generic specialization <") && name.contains(" thunk for ")
     }
+
+    /// How a thunk's name can start before saying it is one.
+    static let thunkWrappers = ["partial apply forwarder for ", "partial apply for ", "merged ", "specialized "]
 
     /// Shortens a demangled Swift name.
     static func swift(_ demangled: String) -> String {

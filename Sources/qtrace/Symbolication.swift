@@ -37,7 +37,8 @@ extension CodeLocation {
     init(_ symbol: SymbolInfo) {
         self.init(function: symbol.function, shortName: symbol.shortName, file: symbol.file,
                   line: symbol.line.flatMap { $0 > 0 ? $0 : nil }, module: symbol.module, offset: symbol.offset,
-                  status: symbol.status.rawValue, swiftModule: symbol.linkageName.flatMap(swiftModuleName))
+                  status: symbol.status.rawValue, swiftModule: symbol.linkageName.flatMap(swiftModuleName),
+                  isThunk: Symbolizer.isThunk(symbol))
     }
 }
 
