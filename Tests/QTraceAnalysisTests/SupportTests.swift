@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
@@ -161,6 +162,16 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(c.traceTime(500, now: 5), 0)                          // before the trace
         XCTAssertEqual(c.traceTime(0 &- 1_000_250, now: 5), 250)             // wall clock, negated
         XCTAssertEqual(c.traceTime((1 << 63) | 2_000, now: 5), 1_000)        // monotonic clock
+    }
+
+    /// The table the viewer's fmtDuration is held to as well (test_duration_format.py).
+    func testDurationFormatTable() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/duration-format.json")
+        struct Table: Decodable { struct Row: Decodable { let ns: UInt64; let text: String }; let durations: [Row] }
+        let table = try JSONDecoder().decode(Table.self, from: Data(contentsOf: url))
+        XCTAssertGreaterThan(table.durations.count, 10)
+        for row in table.durations { XCTAssertEqual(formatDuration(row.ns), row.text, "\(row.ns) ns") }
     }
 
     func testFormatting() {

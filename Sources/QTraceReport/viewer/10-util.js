@@ -15,21 +15,24 @@ function clear(node) {
   while (node.firstChild) node.removeChild(node.firstChild);
 }
 
-/** A duration in ns as "12.3 ms", with 3 significant digits. */
+/** A duration in ns as "12.3 ms", with 3 significant digits, rounded exactly as the CLI's
+ * formatDuration (QTraceAnalysis/Formatting.swift): both follow Tests/Fixtures/duration-format.json. */
 function fmtDuration(ns) {
   if (!isFinite(ns)) return "–";
   const a = Math.abs(ns);
-  if (a < 1e3) return `${round3(ns)} ns`;
+  if (a < 1e3) return `${Math.round(ns)} ns`;
   if (a < 1e6) return `${round3(ns / 1e3)} µs`;
   if (a < 1e9) return `${round3(ns / 1e6)} ms`;
   return `${round3(ns / 1e9)} s`;
 }
 
+/** Three significant digits, ties away from zero on the scaled value (13.35 -> 13.4), as Swift's
+ * `rounded()`; toFixed alone would round 13.35 (binary 13.3499…) down and disagree with the CLI. */
 function round3(x) {
   const a = Math.abs(x);
-  if (a >= 100) return x.toFixed(0);
-  if (a >= 10) return x.toFixed(1);
-  return x.toFixed(2);
+  const decimals = a >= 100 ? 0 : a >= 10 ? 1 : 2;
+  const scale = 10 ** decimals;
+  return (Math.sign(x) * Math.round(a * scale) / scale).toFixed(decimals);
 }
 
 /** A time since the start of the trace, with a precision that suits `step` ns. */

@@ -283,6 +283,8 @@ window.qtrace = Object.freeze({
       queues: agg.rows.map((r) => ({ queue: r.q, started: r.started, busy: r.busy })),
     };
   },
+  /** A duration in ns as the report prints it (tests hold it to the CLI's formatDuration). */
+  formatDuration: (ns) => fmtDuration(ns),
   /** The numbers the report shows, as rendered text (see shownFigures). */
   shownFigures: () => shownFigures(app),
   /** Reveals queue q's lane and shows its details: { title, facts } as rendered text. */
