@@ -31,6 +31,11 @@ public struct ActorVisit: Sendable, Equatable {
     public var waitNs: UInt64 = 0
     /// The code it ran on the actor (the hop's resume function).
     public var resume: UInt64
+
+    public init(actor: Int, taskID: UInt32, start: UInt64, end: UInt64, waitNs: UInt64 = 0, resume: UInt64) {
+        self.actor = actor; self.taskID = taskID; self.start = start; self.end = end
+        self.waitNs = waitNs; self.resume = resume
+    }
     public var runNs: UInt64 { end - start - waitNs }
 }
 
@@ -81,9 +86,10 @@ extension TraceModel {
             for (k, h) in hops.enumerated() {
                 let hop = actorHops[h]
                 guard let a = index[hop.executor],
-                      let end = visitEnd(hop, next: k + 1 < hops.count ? actorHops[hops[k + 1]] : nil, jobs: jobs,
-                                         taskOfJob: taskOfJob), end >= hop.time else { continue }
-                visits[a].append(ActorVisit(actor: a, taskID: taskID, start: hop.time, end: end, resume: hop.resume))
+                      let span = visitEnd(hop, next: k + 1 < hops.count ? actorHops[hops[k + 1]] : nil, jobs: jobs,
+                                          taskOfJob: taskOfJob), span.end >= hop.time else { continue }
+                visits[a].append(ActorVisit(actor: a, taskID: taskID, start: hop.time, end: span.end,
+                                            waitNs: span.queuedNs, resume: hop.resume))
             }
         }
         return visits.map(Self.withWaits)
@@ -93,17 +99,28 @@ extension TraceModel {
     /// a later job of the same task made that hop: then the task suspended on the actor (at an
     /// await, which frees the actor) when that job ended. A next hop made in a job of no task
     /// (the actor's own processing job, which ran the queued task) means the visit waited
-    /// and ran until it.
-    private func visitEnd(_ hop: ActorHop, next: ActorHop?, jobs: [Int: ThreadJobs], taskOfJob: [Int: Int]) -> UInt64? {
+    /// and ran until it. The main actor runs a task as the task's own job on the main queue:
+    /// a next hop made there means the visit waited in the main queue until that job started
+    /// (`queuedNs`) and ran until the hop.
+    private func visitEnd(_ hop: ActorHop, next: ActorHop?, jobs: [Int: ThreadJobs],
+                          taskOfJob: [Int: Int]) -> (end: UInt64, queuedNs: UInt64)? {
         let hopJob = jobs[hop.thread]?.job(at: hop.time)
         let hopJobEnd = hopJob.flatMap { items[$0].ended }
-        guard let next else { return hopJobEnd }
+        guard let next else { return hopJobEnd.map { ($0, 0) } }
         let nextJob = jobs[next.thread]?.job(at: next.time)
+        if let nextJob, nextJob != hopJob, isOnMainQueue(nextJob), !(hopJob.map(isOnMainQueue) ?? false),
+           let started = items[nextJob].started, started >= hop.time {
+            return (next.time, started - hop.time)
+        }
         if let hopJob, let nextJob, nextJob != hopJob, taskOfJob[hopJob] != nil, taskOfJob[nextJob] == taskOfJob[hopJob],
            let hopJobEnd, hopJobEnd <= next.time {
-            return hopJobEnd
+            return (hopJobEnd, 0)
         }
-        return next.time
+        return (next.time, 0)
+    }
+
+    private func isOnMainQueue(_ item: Int) -> Bool {
+        items[item].queue.map { queues[$0].kind == .main } ?? false
     }
 
     /// A serial actor runs one visit at a time: the part of a visit before the earlier ones
@@ -113,7 +130,9 @@ extension TraceModel {
         var freeAt: UInt64 = 0
         for v in sorted.indices {
             let visit = sorted[v]
-            if freeAt > visit.start { sorted[v].waitNs = Swift.min(freeAt, visit.end) - visit.start }
+            if freeAt > visit.start {
+                sorted[v].waitNs = Swift.max(visit.waitNs, Swift.min(freeAt, visit.end) - visit.start)
+            }
             freeAt = Swift.max(freeAt, visit.end)
         }
         return sorted
@@ -128,7 +147,8 @@ extension TraceModel {
             let outer = name.prefix { $0 != "<" }
             return String(outer.split(separator: ".").last ?? outer)
         }
-        if short == "MainActor" { return ("MainActor", type, true) }
+        // Swift 6.2+ hops to the main actor name its executor, DispatchMainExecutor.
+        if short == "MainActor" || short == "DispatchMainExecutor" { return ("MainActor", type, true) }
         return ((short ?? "actor") + " 0x" + String(address, radix: 16), type, false)
     }
 }

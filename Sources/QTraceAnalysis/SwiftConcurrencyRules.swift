@@ -55,6 +55,16 @@ struct ThreadJobs {
     }
 }
 
+extension TraceModel {
+    /// A Swift job that ran on a cooperative-pool thread: not the main actor's (the main queue's,
+    /// which a dispatchMain() program drains on a worker thread) and not on the main thread.
+    func isPoolJob(_ item: Int) -> Bool {
+        let job = items[item]
+        guard let t = job.thread, threads[t].kind != .main else { return false }
+        return job.queue.map { queues[$0].kind != .main } ?? true
+    }
+}
+
 extension RuleContext {
     /// `swift.blocking-in-async`: a Swift job blocked in a Dispatch wait, or ran a `sync` that
     /// held its thread, for at least `blockingInAsyncNs`. One finding per call site.
@@ -70,7 +80,8 @@ extension RuleContext {
             guard let threadJobs = jobs[t] else { continue }
             for b in thread.blocked {
                 let length = b.duration(traceEnd: model.endTime)
-                guard length >= Thresholds.blockingInAsyncNs, let job = threadJobs.job(at: b.start) else { continue }
+                guard length >= Thresholds.blockingInAsyncNs, let job = threadJobs.job(at: b.start),
+                      model.isPoolJob(job) else { continue }
                 held.append(Span(start: b.start, end: b.start + length))
                 // blockedWhat names the call site already.
                 blockingInAsync(job: job, task: taskOfJob[job], thread: t, start: b.start, length: length,
@@ -80,7 +91,7 @@ extension RuleContext {
         for (i, item) in model.items.enumerated() where item.kind.isSynchronous {
             guard let t = item.thread, model.threads[t].kind != .main, let start = item.enqueued ?? item.started,
                   let end = item.ended, end >= start, end - start >= Thresholds.blockingInAsyncNs,
-                  let job = jobs[t]?.job(at: start), job != i else { continue }
+                  let job = jobs[t]?.job(at: start), job != i, model.isPoolJob(job) else { continue }
             held.append(Span(start: start, end: end))
             let onto = item.queue.map { "sync onto \(q($0))" } ?? "a sync"
             blockingInAsync(job: job, task: taskOfJob[job], thread: t, start: start, length: end - start,
@@ -111,11 +122,11 @@ extension RuleContext {
     }
 
     /// `swift.long-job`: a job that ran `longJobNs` or more without suspending (time blocked
-    /// in Dispatch calls left out). One finding per code.
+    /// in Dispatch calls and, with --sched, time waiting for a CPU left out). One finding per code.
     mutating func longJobs(taskOfJob: [Int: Int]) {
         var blockedInThread: [Int: [BlockedInterval]] = [:]
         for (i, item) in model.items.enumerated() where item.flags.contains(.swiftConcurrency) {
-            guard let run = item.runTime, run >= Thresholds.longJobNs, let t = item.thread, model.threads[t].kind != .main,
+            guard let run = codeRunTime(i), run >= Thresholds.longJobNs, model.isPoolJob(i), let t = item.thread,
                   let start = item.started, let end = item.ended else { continue }
             if blockedInThread[t] == nil { blockedInThread[t] = model.threads[t].blocked }
             let blocked = blockedInThread[t]!.reduce(UInt64(0)) { sum, b in

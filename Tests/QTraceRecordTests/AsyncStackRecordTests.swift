@@ -135,6 +135,26 @@ extension AsyncStackRecordTests {
 }
 
 extension AsyncStackRecordTests {
+    /// A task hopping to the main actor of a dispatchMain() program, whose main queue worker
+    /// threads drain: the main executor is the actor "MainActor"; each visit runs from the hop
+    /// to the hop back (the 3 ms wait inside it is run time, the time before the main queue ran
+    /// it is wait); blocking the main actor is not blocking a cooperative-pool thread.
+    func testMainActorVisitsAreNotPoolJobs() throws {
+        let dir = Paths.tempDir("main-actor")
+        let (run, trace) = record([Paths.fixtures, "main-actor", "20"], in: dir)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.contains("frames=20"), run.stdout)
+        let s = try summary(trace, cache: dir)
+        let main = try XCTUnwrap(s.statistics.actors.first { $0.isMainActor }, "\(s.statistics.actors.map(\.name))")
+        XCTAssertEqual(main.name, "MainActor")
+        XCTAssertEqual(main.visits, 21, "20 frames and MainActor.run")
+        XCTAssertGreaterThanOrEqual(main.runNs, 20 * 3_000_000, "each frame waited 3 ms on the main actor")
+        let pool = s.findings.filter { ["swift.blocking-in-async", "swift.pool-starvation"].contains($0.id) }
+        XCTAssertEqual(pool.map(\.message), [])
+    }
+}
+
+extension AsyncStackRecordTests {
     /// real-async-stacks.html and real-actors.html for Tests/BrowserTests/test_swift_concurrency.py.
     func testWriteSwiftConcurrencyReportsForTheBrowserTests() throws {
         guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else {
@@ -151,10 +171,12 @@ extension AsyncStackRecordTests {
 
 extension AsyncStackRecordTests {
     /// A job that computes 250 ms of CPU time without suspending raises swift.long-job at its
-    /// closure; the same work cut by a sleep every 10 ms does not.
+    /// closure; the same work cut by a sleep every 10 ms does not. With --sched: on a loaded
+    /// machine a 10 ms slice can take over 100 ms of wall time, and only scheduler states tell
+    /// the time it waited for a CPU from the time it computed.
     func testLongJobWithoutSuspending() throws {
         let dir = Paths.tempDir("long-job")
-        let (run, trace) = record([Paths.fixtures, "long-job"], in: dir)
+        let (run, trace) = record([Paths.fixtures, "long-job"], in: dir, extraArgs: ["--sched"])
         XCTAssertEqual(run.status, 0, run.stderr)
         let s = try summary(trace, cache: dir)
         let long = s.findings.filter { $0.id == "swift.long-job" }

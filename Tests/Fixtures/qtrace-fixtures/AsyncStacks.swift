@@ -97,6 +97,26 @@ func actorCalls(callers: Int, contended: Bool) {
     done.wait()
 }
 
+/// A task that hops to the main actor `count` times while dispatchMain() lets worker threads
+/// drain the main queue: each visit blocks the main actor 3 ms in a semaphore wait (the main
+/// actor's own problem, not a cooperative-pool thread's).
+@MainActor private var framesRendered = 0
+
+@MainActor func renderFrame(_ gate: DispatchSemaphore) {
+    _ = gate.wait(timeout: .now() + .milliseconds(3))
+    framesRendered += 1
+}
+
+func mainActorFrames(_ count: Int) -> Never {
+    let gate = DispatchSemaphore(value: 0)
+    Task.detached {
+        for _ in 0..<count { await renderFrame(gate) }
+        await MainActor.run { print("frames=\(framesRendered)") }
+        exit(0)  // off the main actor: its last visit ends with the hop back
+    }
+    dispatchMain()
+}
+
 // MARK: - Benchmarks (scripts/bench-concurrency.py)
 
 /// `count` tiny child tasks (each returns its index), 1000 per TaskGroup: ns per task.

@@ -483,6 +483,7 @@ case "bench-tasks": benchTasks(args.count > 1 ? Int(args[1]) ?? 1_000_000 : 1_00
 case "bench-hops": benchHops(args.count > 1 ? Int(args[1]) ?? 1_000_000 : 1_000_000)
 case "operations": operations()
 case "actor-calls": actorCalls(callers: args.count > 1 ? Int(args[1]) ?? 100 : 100, contended: args.count > 2 && args[2] == "contended")
+case "main-actor": mainActorFrames(args.count > 1 ? Int(args[1]) ?? 20 : 20)
 case "task-sleep": taskSleepChildren(args.count > 1 ? Int(args[1]) ?? 10 : 10)
 case "task-group": codeSiteTasks(children: args.count > 1 ? Int(args[1]) ?? 4 : 4)
 case "deadlock": deadlock()
