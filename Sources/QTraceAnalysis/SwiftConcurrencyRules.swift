@@ -204,25 +204,6 @@ enum SpanCoverage {
     }
 }
 
-/// A continuation made (withCheckedContinuation / withUnsafeContinuation) or awaited.
-public struct ContinuationEvent: Sendable, Equatable {
-    public var time: UInt64
-    public var taskID: UInt32
-    /// Its context's address: a made and an awaited event of one continuation share it.
-    public var context: UInt64
-    public var awaited: Bool
-    /// Awaited while not resumed yet: the task suspends until someone resumes it.
-    public var suspends: Bool
-    /// Where it was made (model site index + 1; 0 unknown), on the made event.
-    var siteRaw: UInt32
-    public var site: Int? { siteRaw == 0 ? nil : Int(siteRaw) - 1 }
-
-    public init(time: UInt64, taskID: UInt32, context: UInt64, awaited: Bool, suspends: Bool, siteRaw: UInt32 = 0) {
-        self.time = time; self.taskID = taskID; self.context = context; self.awaited = awaited
-        self.suspends = suspends; self.siteRaw = siteRaw
-    }
-}
-
 extension RuleContext {
     /// `swift.continuation-never-resumed`: a task suspended on a continuation and showed no
     /// sign of life after it (no job, hop or continuation of its own) until the trace ended.
