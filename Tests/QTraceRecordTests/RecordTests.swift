@@ -220,7 +220,8 @@ final class RecordTests: XCTestCase {
     func testStressAccountsForEveryItem() throws {
         let dir = Paths.tempDir("stress")
         let submitted = 1_000_000
-        let (full, fullPath) = record([Paths.fixtures, "stress", "4", "250000"], in: dir, name: "full")
+        // A million items take ~10 s here, over 120 s under load average 14 (then killed: 137).
+        let (full, fullPath) = record([Paths.fixtures, "stress", "4", "250000"], in: dir, name: "full", timeout: 900)
         XCTAssertEqual(full.status, 0)
         XCTAssertTrue(full.stdout.contains("stress ran=\(submitted)"))
         let all = try TraceSummary(path: fullPath)
@@ -230,7 +231,7 @@ final class RecordTests: XCTestCase {
 
         // A 16 MiB cap: most items cannot be recorded, and the counters say how many.
         let (capped, cappedPath) = record([Paths.fixtures, "stress", "4", "250000"], in: dir, name: "capped",
-                                          extraArgs: ["--max-size", "16"])
+                                          extraArgs: ["--max-size", "16"], timeout: 900)
         XCTAssertEqual(capped.status, 0, "a full trace must not disturb the program")
         XCTAssertTrue(capped.stdout.contains("stress ran=\(submitted)"))
         let part = try TraceSummary(path: cappedPath)

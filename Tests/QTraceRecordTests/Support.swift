@@ -116,11 +116,12 @@ func buildCProgram(_ source: String, in dir: URL, extraFlags: [String] = [], fil
 }
 
 /// Records `argv` with `qtrace record` into `dir/name.qtrace`.
+/// `timeout` only guards against a hang: a loaded machine may need several times the usual.
 func record(_ argv: [String], in dir: URL, name: String = "trace", extraArgs: [String] = [],
-            environment: [String: String] = [:]) -> (RunResult, String) {
+            environment: [String: String] = [:], timeout: TimeInterval = 120) -> (RunResult, String) {
     let path = dir.appendingPathComponent("\(name).qtrace").path
     let result = runProgram([Paths.qtrace, "record", "--no-report", "-o", path] + extraArgs + ["--"] + argv,
-                     environment: ["QTRACE_SHIM": Paths.shim].merging(environment) { $1 })
+                     environment: ["QTRACE_SHIM": Paths.shim].merging(environment) { $1 }, timeout: timeout)
     return (result, path)
 }
 
