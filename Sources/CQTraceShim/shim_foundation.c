@@ -42,9 +42,9 @@ static qt_fnd_type_name_t (*g_type_name)(const void *, int);
 static void (*g_bridge_release)(uint64_t);
 static void (*g_release)(const void *);
 
-/// The closures' addresses from the library file's .symtab (left 0 when absent), read through
-/// a read-only mapping.
-static void find_closures(const char *path, uintptr_t base) {
+/// The addresses of `count` local symbols (`names`) from the library file's .symtab (each left
+/// 0 when absent), read through a read-only mapping. shim_runloop.c reads Timer's with it.
+void qt_find_local_symbols(const char *path, uintptr_t base, const char *const *names, uintptr_t *out, int count) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     struct stat st;
@@ -66,9 +66,9 @@ static void find_closures(const char *path, uintptr_t base) {
             if (syms[s].st_name >= strs->sh_size || syms[s].st_value == 0) continue;
             const char *name = file + strs->sh_offset + syms[s].st_name;
             size_t room = strs->sh_size - syms[s].st_name;
-            for (int c = 0; c < 2; c++)
-                if (strnlen(name, room) < room && strcmp(name, k_schedule_closures[c]) == 0)
-                    g_closures[c] = base + syms[s].st_value;
+            for (int c = 0; c < count; c++)
+                if (strnlen(name, room) < room && strcmp(name, names[c]) == 0)
+                    out[c] = base + syms[s].st_value;
         }
     }
 done:
@@ -87,7 +87,7 @@ static void resolve_foundation(void) {
         Dl_info info;
         if (g_name_getter && g_deps_getter && g_type_name && g_bridge_release && g_release &&
             dladdr(g_name_getter, &info) && info.dli_fname)
-            find_closures(info.dli_fname, (uintptr_t)info.dli_fbase);
+            qt_find_local_symbols(info.dli_fname, (uintptr_t)info.dli_fbase, k_schedule_closures, g_closures, 2);
         int ready = g_closures[0] || g_closures[1];
         __atomic_store_n(&g_state, ready ? QT_FND_READY : QT_FND_ABSENT, __ATOMIC_RELEASE);
     }

@@ -45,6 +45,8 @@ QT_HIDDEN void qt_actors_after_fork_child(void);
 /// shim_foundation.c: a starting DispatchWorkItem body that runs a Foundation Operation.
 QT_HIDDEN void qt_operation_started(qt_thread_t *t, uint64_t id, const void *body);
 QT_HIDDEN void qt_foundation_after_fork_child(void);
+/// The addresses of local symbols from a library file's .symtab (0 when absent; shim_foundation.c).
+QT_HIDDEN void qt_find_local_symbols(const char *path, uintptr_t base, const char *const *names, uintptr_t *out, int count);
 
 /// The JOB record of item `id` (written after its ENQUEUE).
 static inline void qt_rec_job(qt_thread_t *t, uint64_t id, const void *job, const qt_job_t *info) {
