@@ -10,8 +10,9 @@
 //   which records RUNLOOP_TIMER_FIRE (the fire date CF programmed for this fire) and
 //   SOURCE_HANDLER_END around the real one; RUNLOOP_TIMER at creation names its interval and
 //   its code: the closure the Timer holds (Timer._fire, read at its field offset).
-// __NSFireTimer and the field offset are local symbols, found in libFoundation's .symtab as
-// shim_foundation.c finds its closures. Without them, timers run unrecorded and unchanged.
+// __NSFireTimer and the field offset are local symbols of libFoundation's .symtab
+// (qt_foundation_symbol: one scan, shared with shim_foundation.c, the first time either needs
+// one). Without them, timers run unrecorded and unchanged.
 // CF timers with other callouts, and internal CF calls (direct, not through the PLT), are
 // not seen.
 #define _GNU_SOURCE
@@ -37,11 +38,6 @@ static struct {
 } cf;
 static pthread_once_t g_cf_once = PTHREAD_ONCE_INIT;
 
-static const char *const k_foundation_symbols[2] = {
-    "$s10Foundation13__NSFireTimer_4infoySo09CFRunLoopC3RefaSg_SvSgtFTo",
-    "$s10Foundation5TimerC5_fireyyACYbcvpWvd",
-};
-
 static void resolve_cf(void) {
     cf.perform_block = (void (*)(void *, const void *, void *))dlsym(RTLD_NEXT, "CFRunLoopPerformBlock");
     cf.timer_create = (void *(*)(const void *, double, double, unsigned long, long, qt_cf_timer_callout_t,
@@ -49,12 +45,9 @@ static void resolve_cf(void) {
     cf.get_main = (void *(*)(void))dlsym(RTLD_NEXT, "CFRunLoopGetMain");
     cf.get_current = (void *(*)(void))dlsym(RTLD_NEXT, "CFRunLoopGetCurrent");
     cf.next_fire_date = (double (*)(void *))dlsym(RTLD_NEXT, "CFRunLoopTimerGetNextFireDate");
-    Dl_info info;
-    if (cf.timer_create && cf.get_current && cf.next_fire_date && dladdr((void *)cf.timer_create, &info) && info.dli_fname) {
-        uintptr_t found[2] = { 0, 0 };
-        qt_find_local_symbols(info.dli_fname, (uintptr_t)info.dli_fbase, k_foundation_symbols, found, 2);
-        cf.fire_timer = found[0];
-        cf.fire_offset = found[1];
+    if (cf.timer_create && cf.get_current && cf.next_fire_date) {
+        cf.fire_timer = qt_foundation_symbol(QT_FND_SYM_FIRE_TIMER);
+        cf.fire_offset = qt_foundation_symbol(QT_FND_SYM_FIRE_OFFSET);
     }
 }
 
