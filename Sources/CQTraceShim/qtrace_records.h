@@ -107,6 +107,11 @@
     /* Continuations (1.7; arg: task id; flags8: 0 init, 1 await): the continuation's context, */ \
     /* at await its status (0 pending: the task suspends; 2 already resumed), at init its site. */ \
     QT_RECORD(CONTINUATION, 109, 3, "context,status,site", QT_NO_SITE, QT_NO_STRING) \
+    /* Foundation run loops (1.7, optional): a Foundation Timer made (interval ns, 0: one-shot; due: its */ \
+    /* first fire as a dispatch wall time; site: the closure it runs) and each fire (due: the */ \
+    /* date CF programmed for it), which ends with SOURCE_HANDLER_END of the timer. */ \
+    QT_RECORD(RUNLOOP_TIMER, 110, 4, "timer,interval,due,site", QT_NO_SITE, QT_NO_STRING) \
+    QT_RECORD(RUNLOOP_TIMER_FIRE, 111, 3, "timer,runloop,due", QT_NO_SITE, QT_NO_STRING) \
     /* Compact forms of ENQUEUE/START/END (1.2) for ids that fit 32 bits (the id is word 0's */ \
     /* arg): 24 + 16 + 16 bytes per item instead of 40 + 24 + 24 (every trace page is fresh */ \
     /* memory to fault in). ENQUEUE_C's word: queue bits 0..55 | kind << 56. */ \

@@ -20,11 +20,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/// Both closures of _addOperations (with and without a QoS) capture (self, op).
-static const char *const k_schedule_closures[2] = {
+/// Foundation's local symbols the shim uses, by QT_FND_SYM_*: both closures of _addOperations
+/// (with and without a QoS; they capture (self, op)), and for shim_runloop.c __NSFireTimer's C
+/// entry point and the variable holding Timer._fire's field offset.
+static const char *const k_local_symbols[QT_FND_SYMBOLS] = {
     "$s10Foundation14OperationQueueC14_addOperations_7barrierySayAA0B0CG_SbtFyycfU_TA",
     "$s10Foundation14OperationQueueC14_addOperations_7barrierySayAA0B0CG_SbtFyycfU0_TA",
+    "$s10Foundation13__NSFireTimer_4infoySo09CFRunLoopC3RefaSg_SvSgtFTo",
+    "$s10Foundation5TimerC5_fireyyACYbcvpWvd",
 };
+static uintptr_t g_local_symbols[QT_FND_SYMBOLS];
+static pthread_once_t g_local_symbols_once = PTHREAD_ONCE_INIT;
 /// The closure context (a Swift box): metadata, refcount, then the captures self and op.
 #define QT_OP_CONTEXT_WORD 3
 #define QT_OP_DEPS_MAX 64
@@ -36,15 +42,14 @@ typedef struct { const char *data; uintptr_t length; } qt_fnd_type_name_t;
 enum { QT_FND_UNKNOWN, QT_FND_READY, QT_FND_ABSENT };
 static int g_state = QT_FND_UNKNOWN;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static uintptr_t g_closures[2];
 static void *g_name_getter, *g_deps_getter;
 static qt_fnd_type_name_t (*g_type_name)(const void *, int);
 static void (*g_bridge_release)(uint64_t);
 static void (*g_release)(const void *);
 
-/// The closures' addresses from the library file's .symtab (left 0 when absent), read through
-/// a read-only mapping.
-static void find_closures(const char *path, uintptr_t base) {
+/// The addresses of `count` local symbols (`names`) from the library file's .symtab (each left
+/// 0 when absent), read through a read-only mapping.
+static void find_local_symbols(const char *path, uintptr_t base, const char *const *names, uintptr_t *out, int count) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     struct stat st;
@@ -66,13 +71,27 @@ static void find_closures(const char *path, uintptr_t base) {
             if (syms[s].st_name >= strs->sh_size || syms[s].st_value == 0) continue;
             const char *name = file + strs->sh_offset + syms[s].st_name;
             size_t room = strs->sh_size - syms[s].st_name;
-            for (int c = 0; c < 2; c++)
-                if (strnlen(name, room) < room && strcmp(name, k_schedule_closures[c]) == 0)
-                    g_closures[c] = base + syms[s].st_value;
+            for (int c = 0; c < count; c++)
+                if (strnlen(name, room) < room && strcmp(name, names[c]) == 0)
+                    out[c] = base + syms[s].st_value;
         }
     }
 done:
     munmap(map, size);
+}
+
+/// One scan of libFoundation's .symtab (~2.5 MB) for every local symbol, the first time one is
+/// needed (a work item starts, a Timer is made): a few ms, paid once per process.
+static void scan_local_symbols(void) {
+    void *anchor = dlsym(RTLD_DEFAULT, "$s10Foundation9OperationC4nameSSSgvg");  // any symbol of libFoundation
+    Dl_info info;
+    if (anchor && dladdr(anchor, &info) && info.dli_fname)
+        find_local_symbols(info.dli_fname, (uintptr_t)info.dli_fbase, k_local_symbols, g_local_symbols, QT_FND_SYMBOLS);
+}
+
+uintptr_t qt_foundation_symbol(int which) {
+    pthread_once(&g_local_symbols_once, scan_local_symbols);
+    return g_local_symbols[which];
 }
 
 /// Once, on the first DispatchWorkItem that starts: Foundation's getters, the closures.
@@ -84,11 +103,8 @@ static void resolve_foundation(void) {
         g_type_name = (qt_fnd_type_name_t(*)(const void *, int))dlsym(RTLD_DEFAULT, "swift_getTypeName");
         g_bridge_release = (void (*)(uint64_t))dlsym(RTLD_DEFAULT, "swift_bridgeObjectRelease");
         g_release = (void (*)(const void *))dlsym(RTLD_DEFAULT, "swift_release");
-        Dl_info info;
-        if (g_name_getter && g_deps_getter && g_type_name && g_bridge_release && g_release &&
-            dladdr(g_name_getter, &info) && info.dli_fname)
-            find_closures(info.dli_fname, (uintptr_t)info.dli_fbase);
-        int ready = g_closures[0] || g_closures[1];
+        int ready = g_name_getter && g_deps_getter && g_type_name && g_bridge_release && g_release &&
+                    (qt_foundation_symbol(QT_FND_SYM_SCHEDULE) || qt_foundation_symbol(QT_FND_SYM_SCHEDULE_QOS));
         __atomic_store_n(&g_state, ready ? QT_FND_READY : QT_FND_ABSENT, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&g_lock);
@@ -145,7 +161,7 @@ void qt_operation_started(qt_thread_t *t, uint64_t id, const void *body) {
     if (QT_UNLIKELY(state == QT_FND_UNKNOWN)) { resolve_foundation(); state = g_state; }
     if (state != QT_FND_READY) return;
     uintptr_t fn = qt_block_capture(body);
-    if (!fn || (fn != g_closures[0] && fn != g_closures[1])) return;
+    if (!fn || (fn != g_local_symbols[QT_FND_SYM_SCHEDULE] && fn != g_local_symbols[QT_FND_SYM_SCHEDULE_QOS])) return;
     const void *const *context = (const void *const *)((const uintptr_t *)body)[5];
     const void *op = context ? context[QT_OP_CONTEXT_WORD] : NULL;
     if (!op) return;

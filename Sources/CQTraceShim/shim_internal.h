@@ -20,7 +20,7 @@
 // shim_queues.c (queues, object tables, DispatchWorkItem), shim_slots.c (function items' context slots), shim_groups.c (groups,
 // semaphores), shim_once.c (dispatch_once waits), shim_sources.c (sources, Dispatch I/O), shim_threads.c (threads, annotations,
 // process life cycle), shim_exec.c (exec: the trace ends where the image is replaced), shim_foundation.c (Foundation's
-// operations, read through shim_swift_call.S), shim_sites.c (code sites, the module map),
+// operations, read through shim_swift_call.S), shim_runloop.c (Foundation's run loop timers and perform blocks), shim_sites.c (code sites, the module map),
 // shim_async.c (Swift jobs' tasks and async stacks), shim_actors.c and shim_continuations.c
 // (actor hops, continuations: entered from shim_swift_entries.S). Helpers that hot paths
 // inline stay `static inline` here.

@@ -45,6 +45,9 @@ QT_HIDDEN void qt_actors_after_fork_child(void);
 /// shim_foundation.c: a starting DispatchWorkItem body that runs a Foundation Operation.
 QT_HIDDEN void qt_operation_started(qt_thread_t *t, uint64_t id, const void *body);
 QT_HIDDEN void qt_foundation_after_fork_child(void);
+/// A local symbol of libFoundation (its .symtab, scanned once; 0 when absent): shim_foundation.c.
+enum { QT_FND_SYM_SCHEDULE, QT_FND_SYM_SCHEDULE_QOS, QT_FND_SYM_FIRE_TIMER, QT_FND_SYM_FIRE_OFFSET, QT_FND_SYMBOLS };
+QT_HIDDEN uintptr_t qt_foundation_symbol(int which);
 
 /// The JOB record of item `id` (written after its ENQUEUE).
 static inline void qt_rec_job(qt_thread_t *t, uint64_t id, const void *job, const qt_job_t *info) {

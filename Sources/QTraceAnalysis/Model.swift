@@ -60,9 +60,10 @@ public struct TraceModel: Sendable {
 // MARK: Queues
 
 public enum QueueKind: String, Sendable, Codable, CaseIterable {
-    case main, global, serial, concurrent, unknown
+    /// `runLoop`: a Foundation run loop (its perform blocks and timers), not a Dispatch queue.
+    case main, global, serial, concurrent, unknown, runLoop
     /// Runs one item at a time by itself (a concurrent queue can still be serialised by a target).
-    public var isSerial: Bool { self == .main || self == .serial }
+    public var isSerial: Bool { self == .main || self == .serial || self == .runLoop }
 }
 
 /// Where a queue entry came from.

@@ -167,6 +167,13 @@ extension ModelBuilder {
     mutating func sourceHandlerBegin(_ e: Event, thread t: Int32) {
         guard let s = source(address: e.a) else { return }
         let kind = HandlerKind(rawValue: UInt8(truncatingIfNeeded: e.arg)) ?? .event
+        let lateness = kind == .event ? timerLateness(source: s, data: e.b) : nil
+        beginHandlerRun(source: s, kind: kind, data: e.b, lateness: lateness, thread: t)
+    }
+
+    /// A handler run of source `s` (a Dispatch source, or a run loop's timer): a work item on
+    /// the source's queue.
+    mutating func beginHandlerRun(source s: Int, kind: HandlerKind, data: UInt64, lateness: Int64?, thread t: Int32) {
         var item = WorkItem(id: 0, kind: .unknown, origin: .sourceHandler)
         item.relatedIndex = Int32(s)
         item.queueIndex = idx(model.sources[s].queue)
@@ -176,7 +183,7 @@ extension ModelBuilder {
         let i = Int32(items.count)
         items.append(item)
 
-        var run = SourceHandlerRun(item: Int(i), kind: kind, data: e.b, merges: 0, delayNs: nil, latenessNs: nil,
+        var run = SourceHandlerRun(item: Int(i), kind: kind, data: data, merges: 0, delayNs: nil, latenessNs: nil,
                                    coalesced: false, afterSuspension: false)
         if kind == .event {
             let state = sourceState[s]
@@ -184,17 +191,17 @@ extension ModelBuilder {
             run.afterSuspension = state.suspendedSinceRun
             if let first = state.firstUnhandledMerge { run.delayNs = now - first }
             switch model.sources[s].type {
-            case .timer, .interval, .signal: run.coalesced = e.b > 1
+            case .timer, .interval, .signal: run.coalesced = data > 1
             case .dataAdd, .dataOr, .dataReplace: run.coalesced = state.mergesSinceRun > 1
             default: run.coalesced = false
             }
-            run.latenessNs = timerLateness(source: s, data: e.b)
+            run.latenessNs = lateness
             sourceState[s].mergesSinceRun = 0
             sourceState[s].firstUnhandledMerge = nil
             sourceState[s].suspendedSinceRun = sourceState[s].suspendCount > 0
         }
         model.sources[s].runs.append(run)
-        beginExecution(i, thread: t, kind: .handler, key: e.a)
+        beginExecution(i, thread: t, kind: .handler, key: model.sources[s].address)
     }
 
     /// Handler start minus the programmed time of the latest fire this run covers: fire k

@@ -89,6 +89,7 @@ extension ModelBuilder {
         switch e.arg & 0xFF {
         case 1: kind = .main
         case 2: kind = .global
+        case 4: kind = .runLoop
         default: kind = .unknown
         }
         var qos = QoSClass(rawValue: UInt8((e.arg >> 8) & 0xFF)) ?? .unspecified

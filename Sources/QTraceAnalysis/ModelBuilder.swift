@@ -123,7 +123,7 @@ public struct ModelBuilder {
         let t = thread(for: e.tid)
         switch e.type {
         case .queueCreate, .queueInfo, .setTarget, .groupCreate, .semCreate, .sourceCreate, .sourceSetTimer,
-             .sourceSetHandler, .ioCreate, .site, .module, .buildID, .asyncFrame, .actorType:
+             .sourceSetHandler, .ioCreate, .site, .module, .buildID, .asyncFrame, .actorType, .runLoopTimer:
             namingRecorded(e)
         case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
         case .threadExit: threadExited(t)
@@ -182,6 +182,7 @@ public struct ModelBuilder {
             model.continuations.append(ContinuationEvent(
                 time: now, taskID: e.arg, context: e.a, awaited: e.flags == 1, suspends: e.flags == 1 && e.b == 0,
                 siteRaw: e.flags == 0 ? siteID(e.c) : 0))
+        case .runLoopTimerFire: runLoopTimerFired(e, thread: t)
         case .actorHop:
             model.actorHops.append(ActorHop(time: now, thread: Int(t), taskID: e.arg, executor: e.a, metadata: e.d, resume: e.c))
         }
@@ -198,6 +199,7 @@ public struct ModelBuilder {
         case .groupCreate: _ = newGroup(address: e.a, createdAt: now)
         case .semCreate: semaphoreCreated(e)
         case .sourceCreate: sourceCreated(e)
+        case .runLoopTimer: runLoopTimerCreated(e)
         case .sourceSetTimer: sourceSetTimer(e)
         case .sourceSetHandler: sourceSetHandler(e)
         case .ioCreate: ioCreated(e)

@@ -43,6 +43,11 @@ public enum EventType: UInt8, Sendable, CaseIterable {
     /// runs the Operation at `b` (string: "Type<TAB>name", the name empty when nil);
     /// OPERATION_DEP says item `a`'s operation depended on the Operation at `b`.
     case operation = 107, operationDependency = 108
+    /// Foundation run loops: RUNLOOP_TIMER says a Foundation Timer `a` was made (`b` its
+    /// interval in ns, 0 for a one-shot; `c` its first fire as a dispatch time; `d` the site
+    /// of the closure it runs); RUNLOOP_TIMER_FIRE says timer `a` fires on run loop `b`, due at
+    /// `c` (a dispatch time). SOURCE_HANDLER_END of the timer ends the fire.
+    case runLoopTimer = 110, runLoopTimerFire = 111
 }
 
 /// SITE `flags8`: what the site's `code` address is.

@@ -67,6 +67,8 @@ extension EventType {
         case .operation: "operation"
         case .operationDependency: "operation_dep"
         case .continuation: "continuation"
+        case .runLoopTimer: "runloop_timer"
+        case .runLoopTimerFire: "runloop_timer_fire"
         }
     }
 
@@ -249,6 +251,7 @@ private struct EventFieldFormatter {
         case .actorHop, .actorType: formatActor()
         case .operation, .operationDependency: formatOperation()
         case .continuation: formatContinuation()
+        case .runLoopTimer, .runLoopTimerFire: formatRunLoopTimer()
         }
         appendSite()
         return parts.joined(separator: " ")
@@ -305,6 +308,18 @@ private struct EventFieldFormatter {
         if event.type == .operationDependency { pointer("dependency", event.b); return }
         pointer("operation", event.b)
         string("type_name")
+    }
+
+    private mutating func formatRunLoopTimer() {
+        pointer("timer", event.a)
+        if event.type == .runLoopTimerFire {
+            pointer("runloop", event.b)
+            field("due", TraceText.dispatchTime(event.c))
+            return
+        }
+        number("interval", event.b)
+        field("due", TraceText.dispatchTime(event.c))
+        number("site", event.d)
     }
 
     private mutating func formatContinuation() {
@@ -375,7 +390,7 @@ private struct EventFieldFormatter {
             if relative != 0 && relative != 128 { number("relpri", relative - 128) }
         case .queueInfo:
             pointer("queue", event.a)
-            named("kind", event.arg & 0xFF, [1: "main", 2: "global", 3: "other"])
+            named("kind", event.arg & 0xFF, [1: "main", 2: "global", 3: "other", 4: "run_loop"])
             string("label")
             qos(UInt8(truncatingIfNeeded: event.arg >> 8))
         case .setTarget:

@@ -108,8 +108,9 @@ struct RecordLayout {
             words = 2; hasString = false
         case .queueCreate, .operation: words = 2; hasString = true
         case .ioCreate: words = 3; hasString = true
-        case .enqueue, .applyBegin, .schedState, .cpuSample, .continuation: words = 3; hasString = false
-        case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite, .site, .job, .actorHop: words = 4; hasString = false
+        case .enqueue, .applyBegin, .schedState, .cpuSample, .continuation, .runLoopTimerFire: words = 3; hasString = false
+        case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite, .site, .job, .actorHop, .runLoopTimer:
+            words = 4; hasString = false
         case .module: words = 3; hasString = true
         case .buildID, .actorType: words = 1; hasString = true
         }

@@ -124,7 +124,7 @@ struct AnalysisReportBuilder {
         switch kind {
         case .main: .main
         case .global: .global
-        case .serial: .serial
+        case .serial, .runLoop: .serial
         case .concurrent, .unknown: .concurrent
         }
     }

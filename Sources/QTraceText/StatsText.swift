@@ -197,7 +197,9 @@ public enum StatsText {
         let (shown, hidden) = limited(stats.sourcesByRuns, limit)
         for s in shown {
             let src = model.sources[s.source]
-            table.add(["\(s.type) 0x" + String(src.address, radix: 16), s.queue.map { queueName(model.queues[$0]) } ?? "-",
+            // The code its handler runs names it best (a RunLoop Timer's closure); else its address.
+            let handler = src.eventHandlerSite.flatMap { model.sites[$0].codeIndex }.map { model.codes[$0].name }
+            table.add(["\(s.type) " + (handler ?? "0x" + String(src.address, radix: 16)), s.queue.map { queueName(model.queues[$0]) } ?? "-",
                        "\(s.eventRuns)", "\(s.coalescedRuns)", "\(s.maxData)", d(s.handlerRun.p50Ns, s.handlerRun.count),
                        d(s.delay.p99Ns, s.delay.count), d(s.lateness.p99Ns, s.lateness.count)])
         }

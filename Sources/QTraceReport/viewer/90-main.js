@@ -33,34 +33,57 @@ class App {
     $("run-command").textContent = meta.commandLine;
     $("run-command").title = meta.commandLine;
     const facts = $("run-facts");
-    const fact = (label, value, bad) => {
+    // `keep` ranks the facts: when the header is too narrow, the lowest go first (fitRunFacts).
+    const fact = (label, value, keep, bad) => {
       const div = el("div", bad ? "bad" : "");
+      div.dataset.keep = String(bad ? 100 : keep);
       div.appendChild(el("dt", null, label));
       const dd = el("dd", null, value);
       div.appendChild(dd);
       facts.appendChild(div);
       return dd;
     };
-    fact("duration", fmtDuration(meta.durationNs));
-    fact("items", fmtCount(this.m.n));
+    fact("duration", fmtDuration(meta.durationNs), 100);
+    fact("items", fmtCount(this.m.n), 90);
     // Threads seen, and the most alive at once (all processes together: the analysis' figure).
     const peak = meta.peakThreadsAlive >= 0 ? ` · peak ${fmtCount(meta.peakThreadsAlive)}` : "";
-    fact("threads", fmtCount(this.m.threads.length) + peak).title = "threads seen · most alive at once";
-    fact("queues", fmtCount(this.m.queues.length));
-    if (this.m.processes.length > 1) this.processesFact(fact("processes", ""));
-    else fact("pid", String(meta.pid));
-    fact("cpus", String(meta.ncpu));
-    fact("dropped", fmtCount(meta.droppedEvents) + (meta.dropReason ? `: ${meta.dropReason}` : ""), meta.droppedEvents > 0);
-    if (meta.invalidEvents > 0) fact("inconsistent trace", `${fmtCount(meta.invalidEvents)} events dropped`, true);
+    fact("threads", fmtCount(this.m.threads.length) + peak, 80).title = "threads seen · most alive at once";
+    fact("queues", fmtCount(this.m.queues.length), 50);
+    if (this.m.processes.length > 1) this.processesFact(fact("processes", "", 85));
+    else fact("pid", String(meta.pid), 30);
+    fact("cpus", String(meta.ncpu), 40);
+    fact("dropped", fmtCount(meta.droppedEvents) + (meta.dropReason ? `: ${meta.dropReason}` : ""), 25, meta.droppedEvents > 0);
+    if (meta.invalidEvents > 0) fact("inconsistent trace", `${fmtCount(meta.invalidEvents)} events dropped`, 100, true);
     if (meta.flightRecorder) {
       // A sentence, not a figure: cut to the header's width, whole on hover.
-      const window = fact("window", meta.flightRecorder);
+      const window = fact("window", meta.flightRecorder, 70);
       window.id = "flight-recorder-fact";
       window.parentElement.classList.add("long");
       window.title = meta.flightRecorder;
     }
-    if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`);
-    if (meta.qtraceVersion) fact("qtrace", meta.qtraceVersion);
+    if (meta.shimOverheadNs) fact("overhead", `${meta.shimOverheadNs.toFixed(1)} ns/event`, 20);
+    if (meta.qtraceVersion) fact("qtrace", meta.qtraceVersion, 10);
+    this.fitRunFacts();
+    new ResizeObserver(() => this.fitRunFacts()).observe(document.querySelector("header.topbar"));
+  }
+
+  /** Shows every fact that fits in one line of the header, leaving out the least useful first
+   * (those are listed on hover). Wrapping instead would make the header taller. */
+  fitRunFacts() {
+    const facts = $("run-facts");
+    const all = [...facts.children];
+    for (const div of all) div.classList.remove("left-out");
+    const overflows = () => facts.scrollWidth > facts.clientWidth + 0.5
+      || all.some((div) => !div.classList.contains("left-out") && div.getBoundingClientRect().right > window.innerWidth);
+    const byKeep = all.filter((div) => Number(div.dataset.keep) < 100)
+      .sort((a, b) => Number(a.dataset.keep) - Number(b.dataset.keep));
+    for (const div of byKeep) {
+      if (!overflows()) break;
+      div.classList.add("left-out");
+    }
+    const leftOut = all.filter((div) => div.classList.contains("left-out"));
+    facts.title = leftOut.length ? "Not shown: " + leftOut.map((div) =>
+      `${div.querySelector("dt").textContent} ${div.querySelector("dd").textContent}`).join(" · ") : "";
   }
 
   /** However many processes: their count, opening the list (the process picker). */

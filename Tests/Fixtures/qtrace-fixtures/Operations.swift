@@ -1,5 +1,6 @@
 // Foundation's OperationQueue, RunLoop and Thread (issue 26 item 5): the shim names each
-// Operation the queue runs (its `name`, else its type) and the operations it depended on.
+// Operation the queue runs (its `name`, else its type) and the operations it depended on, and
+// records the main run loop's timers and perform blocks.
 import Foundation
 
 /// An Operation subclass, named like a real importer's steps.
@@ -41,4 +42,26 @@ func operations() {
     thread.start()
     done.wait()
     print("thread done")
+}
+
+/// What the run loop scenario counts (its closures run on the main thread only).
+final class RunLoopCounts: @unchecked Sendable {
+    var ticks = 0, oneShots = 0, performed = 0
+}
+
+/// The main run loop's own work, which Foundation runs inside CoreFoundation, not through
+/// Dispatch: a repeating Timer that invalidates itself at its 5th fire, a one-shot Timer, and
+/// 3 `RunLoop.main.perform` blocks; the main thread runs the run loop until all have run.
+func runLoopWork() {
+    let counts = RunLoopCounts()
+    _ = Timer.scheduledTimer(withTimeInterval: 0.01, repeats: true) { timer in
+        counts.ticks += 1
+        if counts.ticks == 5 { timer.invalidate() }
+    }
+    _ = Timer.scheduledTimer(withTimeInterval: 0.005, repeats: false) { _ in counts.oneShots += 1 }
+    for _ in 0..<3 { RunLoop.main.perform { counts.performed += 1 } }
+    while counts.ticks < 5 || counts.oneShots < 1 || counts.performed < 3 {
+        RunLoop.main.run(until: Date(timeIntervalSinceNow: 0.05))
+    }
+    print("run loop: \(counts.ticks) ticks, \(counts.oneShots) one-shot, \(counts.performed) performed")
 }
