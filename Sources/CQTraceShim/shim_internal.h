@@ -78,7 +78,11 @@ QT_HIDDEN extern uintptr_t g_concurrency_lo, g_concurrency_hi; // libswift_Concu
 QT_HIDDEN extern void *g_special_invoke;                       // invoke function of DispatchWorkItem blocks
 QT_HIDDEN extern void *g_main_queue;
 QT_HIDDEN extern void *g_attr_concurrent;
-QT_HIDDEN extern const void *g_source_types[9];
+/// How many source types SOURCE_CREATE tells apart (QT_SOURCE_TYPE_LIST: 0 ..< count).
+#define QT_COUNT_VALUE(c_name, swift_name, value) +1
+enum { QT_SOURCE_TYPE_COUNT = 0 QT_SOURCE_TYPE_LIST(QT_COUNT_VALUE) };
+#undef QT_COUNT_VALUE
+QT_HIDDEN extern const void *g_source_types[QT_SOURCE_TYPE_COUNT];
 QT_HIDDEN extern pthread_once_t g_resolve_once;
 
 QT_HIDDEN void resolve_all(void);

@@ -5,7 +5,7 @@
 // ---- sources ----
 
 static uint32_t source_type_code(const void *type) {
-    for (uint32_t i = 1; i < 9; i++) if (type && type == g_source_types[i]) return i;
+    for (uint32_t i = 1; i < QT_SOURCE_TYPE_COUNT; i++) if (type && type == g_source_types[i]) return i;
     return 0;
 }
 
