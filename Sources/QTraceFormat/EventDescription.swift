@@ -2,73 +2,7 @@
 // messages elsewhere). Field names follow docs/trace-format.md.
 
 extension EventType {
-    /// The spec's name in lower case, e.g. `queue_create`.
-    public var name: String {
-        switch self {
-        case .threadStart: "thread_start"
-        case .threadExit: "thread_exit"
-        case .threadName: "thread_name"
-        case .queueCreate: "queue_create"
-        case .queueInfo: "queue_info"
-        case .setTarget: "set_target"
-        case .suspend: "suspend"
-        case .resume: "resume"
-        case .activate: "activate"
-        case .enqueue: "enqueue"
-        case .start: "start"
-        case .end: "end"
-        case .workItemCreate: "workitem_create"
-        case .workItemPerform: "workitem_perform"
-        case .applyBegin: "apply_begin"
-        case .applyEnd: "apply_end"
-        case .applyIterStart: "apply_iter_start"
-        case .applyIterEnd: "apply_iter_end"
-        case .groupCreate: "group_create"
-        case .groupEnter: "group_enter"
-        case .groupLeave: "group_leave"
-        case .groupWaitBegin: "group_wait_begin"
-        case .groupWaitEnd: "group_wait_end"
-        case .semCreate: "sem_create"
-        case .semWaitBegin: "sem_wait_begin"
-        case .semWaitEnd: "sem_wait_end"
-        case .semSignal: "sem_signal"
-        case .onceBegin: "once_begin"
-        case .onceEnd: "once_end"
-        case .sourceCreate: "source_create"
-        case .sourceSetTimer: "source_set_timer"
-        case .sourceSetHandler: "source_set_handler"
-        case .sourceCancel: "source_cancel"
-        case .sourceHandlerBegin: "source_handler_begin"
-        case .sourceHandlerEnd: "source_handler_end"
-        case .sourceMergeData: "source_merge_data"
-        case .ioCreate: "io_create"
-        case .ioRead: "io_read"
-        case .ioWrite: "io_write"
-        case .ioHandlerBegin: "io_handler_begin"
-        case .ioHandlerEnd: "io_handler_end"
-        case .ioBarrier: "io_barrier"
-        case .ioClose: "io_close"
-        case .ioCleanupBegin: "io_cleanup_begin"
-        case .ioCleanupEnd: "io_cleanup_end"
-        case .mark: "mark"
-        case .intervalBegin: "interval_begin"
-        case .intervalEnd: "interval_end"
-        case .deadlock: "deadlock"
-        case .schedState: "sched_state"
-        case .stackFrame: "stack_frame"
-        case .cpuSample: "cpu_sample"
-        case .site: "site"
-        case .module: "module"
-        case .buildID: "build_id"
-        case .job: "job"
-        case .asyncFrame: "async_frame"
-        case .actorHop: "actor_hop"
-        case .actorType: "actor_type"
-        case .operation: "operation"
-        case .operationDependency: "operation_dep"
-        case .continuation: "continuation"
-        }
-    }
+    // `name`, the spec's name in lower case (`queue_create`), is generated from the record list.
 
     /// Looks a type up by its spec name, case-insensitively (`enqueue`, `QUEUE_CREATE`,
     /// `queue-create`), or by its Swift case name (`queueCreate`).
@@ -107,12 +41,8 @@ extension ItemKind {
 extension EnqueueFlags {
     /// Set flags by name, comma-separated (`barrier,workItem`); empty when none.
     public var names: String {
-        var names: [String] = []
-        if contains(.barrier) { names.append("barrier") }
-        if contains(.workItem) { names.append("workItem") }
-        if contains(.function) { names.append("function") }
-        if contains(.swiftConcurrency) { names.append("swiftConcurrency") }
-        let unknown = rawValue & ~0x0F
+        var names = Self.named.filter { contains($0.option) }.map(\.name)
+        let unknown = subtracting(Self(Self.named.map(\.option))).rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.joined(separator: ",")
     }
@@ -144,13 +74,20 @@ extension Event {
     /// The code site id of an ENQUEUE, APPLY_BEGIN, SOURCE_SET_HANDLER or a wait end (format
     /// 1.4), nil when the record names none.
     public var siteID: UInt32? {
-        let word: UInt64
-        switch type {
-        case .enqueue, .applyBegin: word = d
-        case .sourceSetHandler, .groupWaitEnd, .semWaitEnd, .onceEnd: word = b
-        default: return nil
-        }
+        guard type.hasOptionalSiteWord else { return nil }
+        // The site word follows the payload words.
+        let word = payloadWord(type.payloadWordCount)
         return word == 0 || word > UInt32.max ? nil : UInt32(word)
+    }
+
+    /// Payload word `index` (0 to 3): `a` to `d`.
+    public func payloadWord(_ index: Int) -> UInt64 {
+        switch index {
+        case 0: a
+        case 1: b
+        case 2: c
+        default: d
+        }
     }
 
     /// ENQUEUE: `flags8` as options.
@@ -231,16 +168,16 @@ private struct EventFieldFormatter {
 
     mutating func format() -> String {
         switch event.type {
-        case .threadStart, .threadExit, .threadName: formatThread()
-        case .queueCreate, .queueInfo, .setTarget, .suspend, .resume, .activate: formatQueue()
+        case .threadStart, .threadName: formatThread()
+        case .queueCreate, .queueInfo: formatQueue()
         case .enqueue, .start, .end, .workItemCreate, .workItemPerform: formatItem()
         case .applyBegin, .applyEnd, .applyIterStart, .applyIterEnd: formatApply()
-        case .groupCreate, .groupEnter, .groupLeave, .groupWaitBegin, .groupWaitEnd: formatGroup()
+        case .groupWaitBegin, .groupWaitEnd: formatGroup()
         case .semCreate, .semWaitBegin, .semWaitEnd, .semSignal: formatSemaphore()
         case .onceBegin, .onceEnd: formatOnce()
         case .sourceCreate, .sourceSetTimer, .sourceSetHandler, .sourceCancel, .sourceHandlerBegin,
              .sourceHandlerEnd, .sourceMergeData: formatSource()
-        case .ioCreate, .ioRead, .ioWrite, .ioHandlerBegin, .ioHandlerEnd, .ioBarrier, .ioClose,
+        case .ioCreate, .ioRead, .ioWrite, .ioHandlerBegin, .ioHandlerEnd, .ioClose,
              .ioCleanupBegin, .ioCleanupEnd: formatIO()
         case .mark, .intervalBegin, .intervalEnd, .deadlock: formatAnnotation()
         case .schedState: formatSched()
@@ -249,6 +186,9 @@ private struct EventFieldFormatter {
         case .actorHop, .actorType: formatActor()
         case .operation, .operationDependency: formatOperation()
         case .continuation: formatContinuation()
+        // THREAD_EXIT, SET_TARGET, SUSPEND, RESUME, ACTIVATE, GROUP_CREATE/ENTER/LEAVE,
+        // IO_BARRIER, and any record type added to the list without a formatter of its own.
+        default: formatWords()
         }
         appendSite()
         return parts.joined(separator: " ")
@@ -265,6 +205,12 @@ private struct EventFieldFormatter {
 
     private mutating func named(_ name: String, _ value: UInt32, _ names: [UInt32: String]) {
         field(name, names[value] ?? String(value))
+    }
+
+    /// Every payload word under the list's name, in hex, then the string.
+    private mutating func formatWords() {
+        for (index, name) in event.type.payloadWordNames.enumerated() { pointer(name, event.payloadWord(index)) }
+        if event.type.hasString { string("string") }
     }
 
     /// The optional site word of the 1.4 item, wait and handler records.
@@ -378,11 +324,7 @@ private struct EventFieldFormatter {
             named("kind", event.arg & 0xFF, [1: "main", 2: "global", 3: "other"])
             string("label")
             qos(UInt8(truncatingIfNeeded: event.arg >> 8))
-        case .setTarget:
-            pointer("object", event.a)
-            pointer("target", event.b)
-        default:
-            pointer("object", event.a)
+        default: break
         }
     }
 
@@ -516,7 +458,7 @@ private struct EventFieldFormatter {
             number("cleanup", event.a)
             if event.arg != 0 { number("error", event.arg) }
         case .ioCleanupEnd: number("cleanup", event.a)
-        default: pointer("channel", event.a)
+        default: break
         }
     }
 
