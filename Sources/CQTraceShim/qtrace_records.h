@@ -130,6 +130,35 @@
     /* ENQUEUE_C with a code site (1.4): queue bits 0..47 | kind << 48 | site << 52. */ \
     QT_RECORD(ENQUEUE_CS, compactSiteEnqueueType, 123, 1, "queue_kind_site", QT_NO_SITE, QT_NO_STRING)
 
+/// THREAD_START `arg`: which thread it is.
+#define QT_THREAD_KIND_LIST(QT_VALUE) \
+    QT_VALUE(QT_THREAD_KIND_MAIN, main, 0) \
+    QT_VALUE(QT_THREAD_KIND_WORKER, worker, 1) /* A Dispatch worker: libdispatch created it. */ \
+    QT_VALUE(QT_THREAD_KIND_OTHER, other, 2) /* Any other thread of a process that traces Dispatch. */
+
+/// QUEUE_INFO `arg` bits 0..7: the queue first seen without its creation.
+#define QT_QUEUE_INFO_KIND_LIST(QT_VALUE) \
+    QT_VALUE(QT_QUEUE_INFO_MAIN, main, 1) \
+    QT_VALUE(QT_QUEUE_INFO_GLOBAL, global, 2) /* A global concurrent (root) queue. */ \
+    QT_VALUE(QT_QUEUE_INFO_OTHER, other, 3)
+
+/// SOURCE_SET_HANDLER / SOURCE_HANDLER_BEGIN / SOURCE_HANDLER_END `arg`: which handler.
+#define QT_HANDLER_LIST(QT_VALUE) \
+    QT_VALUE(QT_HANDLER_EVENT, event, 0) \
+    QT_VALUE(QT_HANDLER_CANCEL, cancel, 1) \
+    QT_VALUE(QT_HANDLER_REGISTRATION, registration, 2)
+
+/// DEADLOCK `arg`: the call that would wait for the queue its thread is running.
+#define QT_DEADLOCK_KIND_LIST(QT_VALUE) \
+    /* dispatch_sync onto a queue the thread is running (or a serial queue it targets). */ \
+    QT_VALUE(QT_DEADLOCK_SYNC, sync, 1) \
+    QT_VALUE(QT_DEADLOCK_APPLY, apply, 2) /* dispatch_apply onto it. */
+
+/// CONTINUATION `flags8`: which step of the continuation the record is.
+#define QT_CONTINUATION_STEP_LIST(QT_VALUE) \
+    QT_VALUE(QT_CONTINUATION_MADE, made, 0) /* swift_continuation_init: `c` is the call's site. */ \
+    QT_VALUE(QT_CONTINUATION_AWAITED, awaited, 1) /* swift_continuation_await: `b` is the status. */
+
 /// SITE flags8: what the site's code address is.
 #define QT_CODE_LIST(QT_VALUE) \
     QT_VALUE(QT_CODE_NONE, none, 0) /* No code (a blocking call: only the caller is known). */ \
@@ -207,6 +236,11 @@
 
 /// The value sets above: (list, Swift type, its raw type, a Swift enum or an OptionSet).
 #define QT_VALUE_SET_LIST(QT_VALUE_SET) \
+    QT_VALUE_SET(QT_THREAD_KIND_LIST, ThreadStartKind, UInt32, QT_ENUM) \
+    QT_VALUE_SET(QT_QUEUE_INFO_KIND_LIST, QueueInfoKind, UInt32, QT_ENUM) \
+    QT_VALUE_SET(QT_HANDLER_LIST, SourceHandlerKind, UInt32, QT_ENUM) \
+    QT_VALUE_SET(QT_DEADLOCK_KIND_LIST, DeadlockKind, UInt32, QT_ENUM) \
+    QT_VALUE_SET(QT_CONTINUATION_STEP_LIST, ContinuationStep, UInt8, QT_ENUM) \
     QT_VALUE_SET(QT_CODE_LIST, SiteCodeKind, UInt8, QT_ENUM) \
     QT_VALUE_SET(QT_KIND_LIST, ItemKind, UInt32, QT_ENUM) \
     QT_VALUE_SET(QT_EF_LIST, EnqueueFlags, UInt8, QT_OPTIONS) \

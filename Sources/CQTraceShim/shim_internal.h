@@ -162,9 +162,9 @@ static inline void note_queue_slow(qt_thread_t *t, void *q) {
     qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 1);
     if (!e || (e->a & QT_Q_KNOWN)) return;
     const char *label = label_of(q);
-    uint32_t kind = 3, bits = 0;
-    if (q == g_main_queue) kind = 1;
-    else if (strncmp(label, "com.apple.root.", 15) == 0) { kind = 2; bits = QT_Q_CONCURRENT | QT_Q_GLOBAL; }
+    uint32_t kind = QT_QUEUE_INFO_OTHER, bits = 0;
+    if (q == g_main_queue) kind = QT_QUEUE_INFO_MAIN;
+    else if (strncmp(label, "com.apple.root.", 15) == 0) { kind = QT_QUEUE_INFO_GLOBAL; bits = QT_Q_CONCURRENT | QT_Q_GLOBAL; }
     int relpri = 0;
     unsigned qos = real.queue_get_qos_class ? real.queue_get_qos_class(q, &relpri) : 0;
     e->b = 0;

@@ -207,6 +207,12 @@ private struct EventFieldFormatter {
         field(name, names[value] ?? String(value))
     }
 
+    /// A value of one of the record list's value sets by its case name (`kind=worker`), an
+    /// unknown one as its number.
+    private mutating func value<Value: RawRepresentable>(_ name: String, _ raw: Value.RawValue, as _: Value.Type) {
+        field(name, Value(rawValue: raw).map { String(describing: $0) } ?? "\(raw)")
+    }
+
     /// Every payload word under the list's name, in hex, then the string.
     private mutating func formatWords() {
         for (index, name) in event.type.payloadWordNames.enumerated() { pointer(name, event.payloadWord(index)) }
@@ -255,9 +261,10 @@ private struct EventFieldFormatter {
 
     private mutating func formatContinuation() {
         number("task", event.arg)
-        field("op", event.flags == 1 ? "await" : "init")
+        let awaited = event.flags == ContinuationStep.awaited.rawValue
+        field("op", awaited ? "await" : "init")
         pointer("context", event.a)
-        named("status", UInt32(truncatingIfNeeded: event.b), event.flags == 1 ? [0: "pending", 1: "awaited", 2: "resumed"] : [:])
+        named("status", UInt32(truncatingIfNeeded: event.b), awaited ? [0: "pending", 1: "awaited", 2: "resumed"] : [:])
         number("site", event.c)
     }
 
@@ -301,7 +308,7 @@ private struct EventFieldFormatter {
     private mutating func formatThread() {
         switch event.type {
         case .threadStart:
-            named("kind", event.arg, [0: "main", 1: "worker", 2: "other"])
+            value("kind", event.arg, as: ThreadStartKind.self)
             number("creator", Int64(bitPattern: event.a))
         case .threadName: string("name")
         default: break
@@ -321,7 +328,7 @@ private struct EventFieldFormatter {
             if relative != 0 && relative != 128 { number("relpri", relative - 128) }
         case .queueInfo:
             pointer("queue", event.a)
-            named("kind", event.arg & 0xFF, [1: "main", 2: "global", 3: "other"])
+            value("kind", event.arg & 0xFF, as: QueueInfoKind.self)
             string("label")
             qos(UInt8(truncatingIfNeeded: event.arg >> 8))
         default: break
@@ -412,7 +419,6 @@ private struct EventFieldFormatter {
 
     private mutating func formatSource() {
         pointer("source", event.a)
-        let handlers: [UInt32: String] = [0: "event", 1: "cancel", 2: "registration"]
         switch event.type {
         case .sourceCreate:
             field("type", SourceType(rawValue: event.arg)?.name ?? String(event.arg))
@@ -423,9 +429,9 @@ private struct EventFieldFormatter {
             field("start", TraceText.dispatchTime(event.b))
             number("interval", event.c)
             number("leeway", event.d)
-        case .sourceSetHandler, .sourceHandlerEnd: named("handler", event.arg, handlers)
+        case .sourceSetHandler, .sourceHandlerEnd: value("handler", event.arg, as: SourceHandlerKind.self)
         case .sourceHandlerBegin:
-            named("handler", event.arg, handlers)
+            value("handler", event.arg, as: SourceHandlerKind.self)
             number("data", event.b)
         case .sourceMergeData: number("value", event.b)
         default: break
@@ -470,7 +476,7 @@ private struct EventFieldFormatter {
             string("name")
         case .intervalEnd: number("interval", event.a)
         default:
-            named("kind", event.arg, [1: "sync", 2: "apply"])
+            value("kind", event.arg, as: DeadlockKind.self)
             pointer("queue", event.a)
             pointer("held", event.b)
         }

@@ -18,7 +18,9 @@ final class RecordListTests: XCTestCase {
         let names = recordListConstants.map(\.name)
         XCTAssertEqual(Set(names).count, names.count, "a constant is generated twice")
         for name in ["QT_KIND_BARRIER_ASYNC_AND_WAIT", "QT_EF_CONCURRENCY", "QT_CODE_SWIFT_CLOSURE", "QT_ONCE_WAITED",
-                     "QT_SOURCE_TYPE_INTERVAL", "QT_FLAG_DROPPED_RING_BUSY", "QT_SNAPSHOT_EXPLOSION", "QT_ENQUEUE_CS"] {
+                     "QT_SOURCE_TYPE_INTERVAL", "QT_FLAG_DROPPED_RING_BUSY", "QT_SNAPSHOT_EXPLOSION", "QT_ENQUEUE_CS",
+                     "QT_THREAD_KIND_WORKER", "QT_QUEUE_INFO_GLOBAL", "QT_HANDLER_REGISTRATION", "QT_DEADLOCK_APPLY",
+                     "QT_CONTINUATION_AWAITED"] {
             XCTAssertTrue(names.contains(name), "\(name) is not compared")
         }
     }
@@ -30,6 +32,10 @@ final class RecordListTests: XCTestCase {
         XCTAssertEqual(EnqueueFlags(rawValue: 0x1B).names, "barrier,workItem,swiftConcurrency,0x10")
         XCTAssertEqual(TraceHeaderFlags.replacedByExec.rawValue, 1 << 4)
         XCTAssertEqual(SnapshotReason.threadExplosion.description, "thread explosion detected")
+        // The dump names a value of a value set by its case, an unknown one by its number.
+        XCTAssertEqual(Event(type: .threadStart, time: 0, tid: 1, arg: 1, a: 7).fieldsDescription, "kind=worker creator=7")
+        XCTAssertEqual(Event(type: .threadStart, time: 0, tid: 1, arg: 9, a: 7).fieldsDescription, "kind=9 creator=7")
+        XCTAssertEqual(Event(type: .deadlock, time: 0, tid: 1, arg: 2, a: 1, b: 2).fieldsDescription, "kind=apply queue=0x1 held=0x2")
     }
 
     /// A record type the dump has no formatter for still shows every word under its list name.
