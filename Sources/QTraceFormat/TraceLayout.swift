@@ -109,12 +109,11 @@ struct RecordLayout {
     var writtenWords: Int { words + (hasOptionalSite ? 1 : 0) }
 
     init(_ type: EventType) {
-        let schema = RecordSchema.of(type)
         self.type = type
         compact = nil
-        words = schema.words
-        hasString = schema.hasString
-        hasOptionalSite = schema.hasOptionalSite
+        words = type.payloadWordCount
+        hasString = type.hasString
+        hasOptionalSite = type.hasOptionalSiteWord
     }
 
     init(compact: CompactItemRecord) {
@@ -163,13 +162,7 @@ enum CompactItemRecord: CaseIterable {
 }
 
 extension EventType {
-    /// Number of u64 payload words before the optional site word and the string (see the
-    /// record tables).
-    public var payloadWordCount: Int { RecordSchema.of(self).words }
+    // payloadWordCount, hasOptionalSiteWord and hasString are generated.
     /// The payload words' names, in order, as docs/trace-format.md and `qtrace dump` call them.
     public var payloadWordNames: [String] { RecordSchema.of(self).wordNames }
-    /// Whether format 1.4 appends an optional site word after the payload words.
-    public var hasOptionalSiteWord: Bool { RecordSchema.of(self).hasOptionalSite }
-    /// Whether records of this type end with a string.
-    public var hasString: Bool { RecordSchema.of(self).hasString }
 }

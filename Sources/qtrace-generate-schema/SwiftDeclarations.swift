@@ -26,7 +26,29 @@ enum SwiftDeclarations {
         lines += ["}", "", "extension EventType {", "    /// The spec's name in lower case, e.g. `queue_create`.",
                   "    public var name: String {", "        switch self {"]
         lines += list.records.map { "        case .\($0.swiftName): \"\($0.cName.lowercased())\"" }
-        return lines + ["        }", "    }", "}", ""]
+        lines += ["        }", "    }"]
+        lines += layoutAccessors(list.records)
+        return lines + ["}", ""]
+    }
+
+    /// The layout as switches (tables once compiled), not lookups in `RecordSchema.all`: the
+    /// writer and `siteID` ask per event.
+    private static func layoutAccessors(_ records: [RecordEntry]) -> [String] {
+        var lines = ["    /// Number of u64 payload words before the optional site word and the string.",
+                     "    public var payloadWordCount: Int {", "        switch self {"]
+        lines += records.map { "        case .\($0.swiftName): \($0.words)" }
+        lines += ["        }", "    }"]
+        for (name, doc, flag) in [
+            ("hasOptionalSiteWord", "Whether format 1.4 appends an optional site word after the payload words.", \RecordEntry.hasOptionalSite),
+            ("hasString", "Whether records of this type end with a string.", \RecordEntry.hasString),
+        ] {
+            let cases = records.filter { $0[keyPath: flag] }.map { "." + $0.swiftName }
+            lines += ["    /// \(doc)", "    public var \(name): Bool {"]
+            lines += cases.isEmpty ? ["        false"]
+                : ["        switch self {", "        case \(cases.joined(separator: ", ")): true", "        default: false", "        }"]
+            lines.append("    }")
+        }
+        return lines
     }
 
     private static func compactTypes(_ records: [RecordEntry]) -> [String] {
