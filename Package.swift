@@ -32,8 +32,13 @@ let package = Package(
         ),
         // Small C helpers for the Swift side (TSC, process spawning) without interposing.
         .target(name: "CQTraceSys"),
-        // Reading (and, for tests, writing) the embedded trace format.
-        .target(name: "QTraceFormat", dependencies: ["CQTraceSys"], swiftSettings: fuzzed),
+        // Reading (and, for tests, writing) the embedded trace format. Its EventType, record
+        // layouts and value enums are generated at build time from the record list,
+        // Sources/CQTraceShim/qtrace_records.h, by the GenerateRecordSchema plugin (into the
+        // build directory: nothing generated is committed).
+        .target(name: "QTraceFormat", dependencies: ["CQTraceSys"], swiftSettings: fuzzed, plugins: ["GenerateRecordSchema"]),
+        .plugin(name: "GenerateRecordSchema", capability: .buildTool(), dependencies: ["qtrace-generate-schema"]),
+        .executableTarget(name: "qtrace-generate-schema"),
         // Pure, deterministic analysis: model, statistics and diagnostics.
         .target(
             name: "QTraceAnalysis",
@@ -96,7 +101,10 @@ let package = Package(
         .executableTarget(name: "qtrace-fuzz", dependencies: ["QTraceFuzzing"], swiftSettings: fuzzed,
                           linkerSettings: libFuzzer ? [.unsafeFlags(["-sanitize=fuzzer"])] : []),
         .testTarget(name: "QTraceFuzzingTests", dependencies: ["QTraceFuzzing", "QTraceFormat"]),
-        .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
+        // The tests compare each C constant of the record list (CQTraceRecords: the header
+        // alone, no shim linked in) with the Swift value generated from it.
+        .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat", "CQTraceRecords"], plugins: ["GenerateRecordSchema"]),
+        .systemLibrary(name: "CQTraceRecords", path: "Tests/CQTraceRecords"),
         // The hdrhistogram package directly: DurationRecorderTests compare with it.
         .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText", "QTraceFuzzing",
                                                                 .product(name: "Histogram", package: "hdrhistogram-swift")]),

@@ -68,9 +68,6 @@ static void sibling_path(const char *out, const char *suffix) {
     snprintf(g_rec.path, sizeof g_rec.path, "%.*s.%d%s.qtrace", (int)(has_ext ? n - ne : n), out, (int)getpid(), suffix);
 }
 
-/// Header flags bit 4: the process replaced its image (exec) where the trace ends.
-#define QT_FLAG_EXEC (1ull << 4)
-
 /// 1 when `path` is a trace this process wrote before it exec'd (this image is a later one).
 static int written_before_exec(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -399,7 +396,7 @@ void qt_recorder_exec(int replacing) {
         qtrace_finish();
         __atomic_or_fetch(&g_rec.header->flags, QT_FLAG_EXEC, __ATOMIC_RELEASE);
     } else {
-        __atomic_and_fetch(&g_rec.header->flags, ~(1ull | QT_FLAG_EXEC), __ATOMIC_RELEASE);
+        __atomic_and_fetch(&g_rec.header->flags, ~(uint64_t)(QT_FLAG_FINALIZED | QT_FLAG_EXEC), __ATOMIC_RELEASE);
     }
 }
 

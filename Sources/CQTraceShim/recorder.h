@@ -14,23 +14,13 @@
 #define QT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define QT_HIDDEN __attribute__((visibility("hidden")))
 
-// The record types (QT_THREAD_START = 1, ...), their payload words and strings: one list,
-// shared with the Swift reader's tests and docs/trace-format.md.
+// The record types (QT_THREAD_START = 1, ...), their payload words and strings, and the values
+// their fields take (QT_KIND_*, QT_EF_*, QT_CODE_*, QT_FLAG_*, QT_SNAPSHOT_*, ...): one list,
+// from which the Swift reader's declarations are generated.
 #include "qtrace_records.h"
-
-/// SITE flags8: what the site's code address is.
-enum { QT_CODE_NONE = 0, QT_CODE_BLOCK = 1, QT_CODE_FUNCTION = 2, QT_CODE_SWIFT_CLOSURE = 3, QT_CODE_JOB = 4 };
 
 /// Site ids that fit the compact ENQUEUE (12 bits); larger ones use the full form.
 #define QT_SITE_COMPACT_MAX 4095u
-
-enum {
-    QT_KIND_ASYNC = 1, QT_KIND_SYNC = 2, QT_KIND_BARRIER_ASYNC = 3, QT_KIND_BARRIER_SYNC = 4,
-    QT_KIND_AFTER = 5, QT_KIND_GROUP_ASYNC = 6, QT_KIND_GROUP_NOTIFY = 7, QT_KIND_ASYNC_AND_WAIT = 8,
-    QT_KIND_BARRIER_ASYNC_AND_WAIT = 9, QT_KIND_WORKITEM_NOTIFY = 10,
-};
-
-enum { QT_EF_BARRIER = 1, QT_EF_WORKITEM = 2, QT_EF_FUNCTION = 4, QT_EF_CONCURRENCY = 8 };
 
 #define QT_MAX_STRING 4096
 #define QT_HELD_MAX 16
@@ -216,9 +206,6 @@ static inline void qt_rec_end(qt_thread_t *t, uint64_t id) {
 }
 
 #endif // QTRACE_LTTNG
-
-/// Why a flight-recorder snapshot was written (the header's snapshot_reason).
-enum { QT_SNAPSHOT_REQUEST = 1, QT_SNAPSHOT_DEADLOCK = 2, QT_SNAPSHOT_EXPLOSION = 3, QT_SNAPSHOT_EXIT = 4 };
 
 #ifdef QTRACE_LTTNG
 // An LTTng session has its own flight recorder (lttng snapshot): nothing to do here.

@@ -11,18 +11,7 @@
 #define QT_HEADER_SIZE 4096u
 #define QT_DEFAULT_CHUNK (64u * 1024u)
 #define QT_CHUNK_MAGIC 0x4B484351u
-// Header flags (docs/trace-format.md). Bit 0: finalized by the process.
-#define QT_FLAG_FINALIZED 1ull
-// Bits 2 and 3: why events were dropped.
-#define QT_FLAG_DROPPED_DISK_FULL (1ull << 2)
-#define QT_FLAG_DROPPED_SIZE_CAP (1ull << 3)
-/// Bit 5: a flight-recorder ring (chunks are reused: read them in claim_seq order).
-#define QT_FLAG_RING (1ull << 5)
-/// Bit 6: a snapshot of a ring, written while the program ran.
-#define QT_FLAG_SNAPSHOT (1ull << 6)
-/// Bit 7: events were dropped because every ring chunk was being written (more writing
-/// threads than the ring has chunks).
-#define QT_FLAG_DROPPED_RING_BUSY (1ull << 7)
+// Header flags: QT_FLAG_* in qtrace_records.h.
 
 /// The header as laid out in docs/trace-format.md.
 typedef struct {

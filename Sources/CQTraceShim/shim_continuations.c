@@ -51,7 +51,7 @@ void *qt_continuation_init(uintptr_t context, uintptr_t flags, uintptr_t ra) {
     // The caller is the program's function that made the continuation (withCheckedContinuation
     // is inlined into it): a site per call site, found once.
     uint32_t site = qt_wait_site(t, ra);
-    qt_rec3(t, QT_CONTINUATION, 0, current_task_id(), context, 0, site);
+    qt_rec3(t, QT_CONTINUATION, QT_CONTINUATION_MADE, current_task_id(), context, 0, site);
     return real_init;
 }
 
@@ -60,6 +60,6 @@ void *qt_continuation_await(uintptr_t context) {
     qt_thread_t *t = &qt_tls;
     if (!QT_RECORDING || t->depth != 0 || context == 0) return real_await;
     uint64_t status = __atomic_load_n(&((const uint64_t *)context)[QT_CONTINUATION_WORD_STATUS], __ATOMIC_ACQUIRE);
-    qt_rec3(t, QT_CONTINUATION, 1, current_task_id(), context, status, 0);
+    qt_rec3(t, QT_CONTINUATION, QT_CONTINUATION_AWAITED, current_task_id(), context, status, 0);
     return real_await;
 }

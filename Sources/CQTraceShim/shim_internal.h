@@ -78,7 +78,11 @@ QT_HIDDEN extern uintptr_t g_concurrency_lo, g_concurrency_hi; // libswift_Concu
 QT_HIDDEN extern void *g_special_invoke;                       // invoke function of DispatchWorkItem blocks
 QT_HIDDEN extern void *g_main_queue;
 QT_HIDDEN extern void *g_attr_concurrent;
-QT_HIDDEN extern const void *g_source_types[9];
+/// How many source types SOURCE_CREATE tells apart (QT_SOURCE_TYPE_LIST: 0 ..< count).
+#define QT_COUNT_VALUE(c_name, swift_name, value) +1
+enum { QT_SOURCE_TYPE_COUNT = 0 QT_SOURCE_TYPE_LIST(QT_COUNT_VALUE) };
+#undef QT_COUNT_VALUE
+QT_HIDDEN extern const void *g_source_types[QT_SOURCE_TYPE_COUNT];
 QT_HIDDEN extern pthread_once_t g_resolve_once;
 
 QT_HIDDEN void resolve_all(void);
@@ -158,9 +162,9 @@ static inline void note_queue_slow(qt_thread_t *t, void *q) {
     qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 1);
     if (!e || (e->a & QT_Q_KNOWN)) return;
     const char *label = label_of(q);
-    uint32_t kind = 3, bits = 0;
-    if (q == g_main_queue) kind = 1;
-    else if (strncmp(label, "com.apple.root.", 15) == 0) { kind = 2; bits = QT_Q_CONCURRENT | QT_Q_GLOBAL; }
+    uint32_t kind = QT_QUEUE_INFO_OTHER, bits = 0;
+    if (q == g_main_queue) kind = QT_QUEUE_INFO_MAIN;
+    else if (strncmp(label, "com.apple.root.", 15) == 0) { kind = QT_QUEUE_INFO_GLOBAL; bits = QT_Q_CONCURRENT | QT_Q_GLOBAL; }
     int relpri = 0;
     unsigned qos = real.queue_get_qos_class ? real.queue_get_qos_class(q, &relpri) : 0;
     e->b = 0;

@@ -11,9 +11,6 @@
 /// libdispatch's DLOCK_ONCE_DONE (src/shims/lock.h): the predicate of a finished once.
 #define QT_ONCE_DONE (~0l)
 
-/// ONCE_END arg bits.
-enum { QT_ONCE_RAN = 1, QT_ONCE_WAITED = 2 };
-
 /// The context the real dispatch_once_f gets instead of the user's: the initializer runs on
 /// the calling thread if it runs at all, so a flag on the caller's stack tells whether it did.
 typedef struct {

@@ -14,7 +14,7 @@ uintptr_t g_concurrency_lo, g_concurrency_hi;
 void *g_special_invoke;
 void *g_main_queue;
 void *g_attr_concurrent;
-const void *g_source_types[9];
+const void *g_source_types[QT_SOURCE_TYPE_COUNT];
 pthread_once_t g_resolve_once = PTHREAD_ONCE_INIT;
 
 static int find_code_ranges(struct dl_phdr_info *info, size_t size, void *data) {
@@ -34,10 +34,15 @@ static int find_code_ranges(struct dl_phdr_info *info, size_t size, void *data) 
     return 0;
 }
 
-static const char *const g_source_type_names[9] = {
-    NULL, "_dispatch_source_type_timer", "_dispatch_source_type_read", "_dispatch_source_type_write",
-    "_dispatch_source_type_signal", "_dispatch_source_type_data_add", "_dispatch_source_type_data_or",
-    "_dispatch_source_type_data_replace", "_dispatch_source_type_interval",
+static const char *const g_source_type_names[QT_SOURCE_TYPE_COUNT] = {
+    [QT_SOURCE_TYPE_TIMER] = "_dispatch_source_type_timer",
+    [QT_SOURCE_TYPE_READ] = "_dispatch_source_type_read",
+    [QT_SOURCE_TYPE_WRITE] = "_dispatch_source_type_write",
+    [QT_SOURCE_TYPE_SIGNAL] = "_dispatch_source_type_signal",
+    [QT_SOURCE_TYPE_DATA_ADD] = "_dispatch_source_type_data_add",
+    [QT_SOURCE_TYPE_DATA_OR] = "_dispatch_source_type_data_or",
+    [QT_SOURCE_TYPE_DATA_REPLACE] = "_dispatch_source_type_data_replace",
+    [QT_SOURCE_TYPE_INTERVAL] = "_dispatch_source_type_interval",
 };
 
 void resolve_all(void) {
@@ -49,7 +54,7 @@ void resolve_all(void) {
     g_special_invoke = special ? *special : NULL;
     g_main_queue = dlsym(RTLD_DEFAULT, "_dispatch_main_q");
     g_attr_concurrent = dlsym(RTLD_DEFAULT, "_dispatch_queue_attr_concurrent");
-    for (int i = 1; i < 9; i++) g_source_types[i] = dlsym(RTLD_DEFAULT, g_source_type_names[i]);
+    for (int i = 1; i < QT_SOURCE_TYPE_COUNT; i++) g_source_types[i] = dlsym(RTLD_DEFAULT, g_source_type_names[i]);
     dl_iterate_phdr(find_code_ranges, NULL);
     qt_sites_init();
     qt_recorder_set_main_queue((uint64_t)(uintptr_t)g_main_queue);

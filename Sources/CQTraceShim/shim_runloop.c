@@ -73,7 +73,7 @@ static void note_run_loop(qt_thread_t *t, void *rl) {
     int is_main = cf.get_main && cf.get_main() == rl;
     uint64_t words[1] = { (uint64_t)(uintptr_t)rl };
     qt_thread_t *m = qt_meta_begin(t);
-    qt_rec_string(m, QT_QUEUE_INFO, 4, words, 1, is_main ? "main run loop" : "run loop");
+    qt_rec_string(m, QT_QUEUE_INFO, QT_QUEUE_INFO_RUN_LOOP, words, 1, is_main ? "main run loop" : "run loop");
     qt_meta_end(m, t);
 }
 

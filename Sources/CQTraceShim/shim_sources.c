@@ -5,7 +5,7 @@
 // ---- sources ----
 
 static uint32_t source_type_code(const void *type) {
-    for (uint32_t i = 1; i < 9; i++) if (type && type == g_source_types[i]) return i;
+    for (uint32_t i = 1; i < QT_SOURCE_TYPE_COUNT; i++) if (type && type == g_source_types[i]) return i;
     return 0;
 }
 
@@ -62,27 +62,27 @@ static void set_handler(qt_thread_t *t, void *ra, uint32_t which, void *s, void 
 
 void dispatch_source_set_event_handler(void *s, void *block) {
     QT_PROLOGUE(dispatch_source_set_event_handler)
-    set_handler(t, ra, 0, s, block, NULL, real.source_set_event_handler, NULL);
+    set_handler(t, ra, QT_HANDLER_EVENT, s, block, NULL, real.source_set_event_handler, NULL);
 }
 void dispatch_source_set_event_handler_f(void *s, qt_fn_t fn) {
     QT_PROLOGUE(dispatch_source_set_event_handler_f)
-    set_handler(t, ra, 0, s, NULL, fn, real.source_set_event_handler, real.source_set_event_handler_f);
+    set_handler(t, ra, QT_HANDLER_EVENT, s, NULL, fn, real.source_set_event_handler, real.source_set_event_handler_f);
 }
 void dispatch_source_set_cancel_handler(void *s, void *block) {
     QT_PROLOGUE(dispatch_source_set_cancel_handler)
-    set_handler(t, ra, 1, s, block, NULL, real.source_set_cancel_handler, NULL);
+    set_handler(t, ra, QT_HANDLER_CANCEL, s, block, NULL, real.source_set_cancel_handler, NULL);
 }
 void dispatch_source_set_cancel_handler_f(void *s, qt_fn_t fn) {
     QT_PROLOGUE(dispatch_source_set_cancel_handler_f)
-    set_handler(t, ra, 1, s, NULL, fn, real.source_set_cancel_handler, real.source_set_cancel_handler_f);
+    set_handler(t, ra, QT_HANDLER_CANCEL, s, NULL, fn, real.source_set_cancel_handler, real.source_set_cancel_handler_f);
 }
 void dispatch_source_set_registration_handler(void *s, void *block) {
     QT_PROLOGUE(dispatch_source_set_registration_handler)
-    set_handler(t, ra, 2, s, block, NULL, real.source_set_registration_handler, NULL);
+    set_handler(t, ra, QT_HANDLER_REGISTRATION, s, block, NULL, real.source_set_registration_handler, NULL);
 }
 void dispatch_source_set_registration_handler_f(void *s, qt_fn_t fn) {
     QT_PROLOGUE(dispatch_source_set_registration_handler_f)
-    set_handler(t, ra, 2, s, NULL, fn, real.source_set_registration_handler, real.source_set_registration_handler_f);
+    set_handler(t, ra, QT_HANDLER_REGISTRATION, s, NULL, fn, real.source_set_registration_handler, real.source_set_registration_handler_f);
 }
 
 void dispatch_source_cancel(void *s) {

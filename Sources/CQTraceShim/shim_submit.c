@@ -33,7 +33,7 @@ static void report_deadlock(qt_thread_t *t, uint32_t kind, void *q, void *held) 
     int n = snprintf(msg, sizeof msg,
         "qtrace: deadlock: thread %d calls %s onto queue \"%.200s\" while running an item of \"%.200s\"; "
         "it will wait forever (use async, or do the work inline)\n",
-        (int)(t->tid ? t->tid : qt_gettid()), kind == 2 ? "dispatch_apply" : "dispatch_sync", label_of(q),
+        (int)(t->tid ? t->tid : qt_gettid()), kind == QT_DEADLOCK_APPLY ? "dispatch_apply" : "dispatch_sync", label_of(q),
         label_of(held));
     if (n > 0) { ssize_t w = write(2, msg, (size_t)(n < (int)sizeof msg ? n : (int)sizeof msg - 1)); (void)w; }
 }
@@ -83,7 +83,7 @@ static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, un
     uint64_t id = qt_next_id(t);
     qt_sync_slot_t s = { work, ctx, id | ((uint64_t)kind << 56), q };
     note_queue(t, q);
-    check_deadlock(t, q, 1, kind == QT_KIND_BARRIER_SYNC || kind == QT_KIND_BARRIER_ASYNC_AND_WAIT);
+    check_deadlock(t, q, QT_DEADLOCK_SYNC, kind == QT_KIND_BARRIER_SYNC || kind == QT_KIND_BARRIER_ASYNC_AND_WAIT);
     uint32_t site = is_block ? qt_block_site(t, work, ra) : qt_function_site(t, work, ra);
     qt_rec_enqueue_site(t, kind, flags8, id, q, 0, site);
     t->depth++;
@@ -115,7 +115,7 @@ static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, un
         QT_PROLOGUE(name)                                                                \
         if (!qt_is_user_call(t, ra)) { real.field(q, block); return; }                  \
         if (is_workitem(block)) {                                                        \
-            check_deadlock(t, q, 1, (flags8) & QT_EF_BARRIER);                           \
+            check_deadlock(t, q, QT_DEADLOCK_SYNC, (flags8) & QT_EF_BARRIER);            \
             enqueue_workitem(t, kind, flags8, q, block, 0);                              \
             t->depth++; real.field(q, block); t->depth--;                                \
             return;                                                                      \
@@ -198,7 +198,7 @@ static void tramp_apply(void *p, size_t i) {
 static void run_apply(qt_thread_t *t, size_t n, void *q, void *work, void *ctx, int is_block, void *ra) {
     qt_apply_ctx_t a = { work, ctx, qt_next_id(t), is_block };
     if (q) note_queue(t, q);
-    if (q) check_deadlock(t, q, 2, 0);
+    if (q) check_deadlock(t, q, QT_DEADLOCK_APPLY, 0);
     uint32_t site = is_block ? qt_block_site(t, work, ra) : qt_function_site(t, work, ra);
     qt_rec4(t, QT_APPLY_BEGIN, 0, 0, a.id, (uint64_t)(uintptr_t)q, (uint64_t)n, site);
     t->depth++;

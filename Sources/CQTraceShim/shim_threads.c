@@ -25,14 +25,14 @@ static void *thread_trampoline(void *p) {
     qt_thread_t *t = &qt_tls;
     qt_rec1(t, QT_THREAD_START, 0, start.kind, start.creator);
     pthread_setspecific(g_thread_exit_key, (void *)(uintptr_t)start.kind);
-    if (start.kind == 1) qt_ring_workers_changed(+1);
+    if (start.kind == QT_THREAD_KIND_WORKER) qt_ring_workers_changed(+1);
     return start.fn(start.arg);
 }
 
 static void thread_exit_destructor(void *kind) {
     qt_thread_t *t = &qt_tls;
     if (t->pos) qt_rec1(t, QT_THREAD_EXIT, 0, 0, 0);
-    if ((uintptr_t)kind == 1) qt_ring_workers_changed(-1);
+    if ((uintptr_t)kind == QT_THREAD_KIND_WORKER) qt_ring_workers_changed(-1);
     qt_ring_thread_exit(t);
     slot_thread_exit(t);
 }
@@ -48,7 +48,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(vo
     qt_thread_start_t *start = malloc(sizeof *start);
     if (!start) return real.pthread_create(thread, attr, fn, arg);
     qt_thread_t *t = &qt_tls;
-    *start = (qt_thread_start_t){ fn, arg, (uint64_t)(t->tid ? t->tid : qt_gettid()), from_dispatch ? 1u : 2u };
+    *start = (qt_thread_start_t){ fn, arg, (uint64_t)(t->tid ? t->tid : qt_gettid()), from_dispatch ? QT_THREAD_KIND_WORKER : QT_THREAD_KIND_OTHER };
     int rc = real.pthread_create(thread, attr, thread_trampoline, start);
     if (rc != 0) free(start);
     return rc;

@@ -2,75 +2,7 @@
 // messages elsewhere). Field names follow docs/trace-format.md.
 
 extension EventType {
-    /// The spec's name in lower case, e.g. `queue_create`.
-    public var name: String {
-        switch self {
-        case .threadStart: "thread_start"
-        case .threadExit: "thread_exit"
-        case .threadName: "thread_name"
-        case .queueCreate: "queue_create"
-        case .queueInfo: "queue_info"
-        case .setTarget: "set_target"
-        case .suspend: "suspend"
-        case .resume: "resume"
-        case .activate: "activate"
-        case .enqueue: "enqueue"
-        case .start: "start"
-        case .end: "end"
-        case .workItemCreate: "workitem_create"
-        case .workItemPerform: "workitem_perform"
-        case .applyBegin: "apply_begin"
-        case .applyEnd: "apply_end"
-        case .applyIterStart: "apply_iter_start"
-        case .applyIterEnd: "apply_iter_end"
-        case .groupCreate: "group_create"
-        case .groupEnter: "group_enter"
-        case .groupLeave: "group_leave"
-        case .groupWaitBegin: "group_wait_begin"
-        case .groupWaitEnd: "group_wait_end"
-        case .semCreate: "sem_create"
-        case .semWaitBegin: "sem_wait_begin"
-        case .semWaitEnd: "sem_wait_end"
-        case .semSignal: "sem_signal"
-        case .onceBegin: "once_begin"
-        case .onceEnd: "once_end"
-        case .sourceCreate: "source_create"
-        case .sourceSetTimer: "source_set_timer"
-        case .sourceSetHandler: "source_set_handler"
-        case .sourceCancel: "source_cancel"
-        case .sourceHandlerBegin: "source_handler_begin"
-        case .sourceHandlerEnd: "source_handler_end"
-        case .sourceMergeData: "source_merge_data"
-        case .ioCreate: "io_create"
-        case .ioRead: "io_read"
-        case .ioWrite: "io_write"
-        case .ioHandlerBegin: "io_handler_begin"
-        case .ioHandlerEnd: "io_handler_end"
-        case .ioBarrier: "io_barrier"
-        case .ioClose: "io_close"
-        case .ioCleanupBegin: "io_cleanup_begin"
-        case .ioCleanupEnd: "io_cleanup_end"
-        case .mark: "mark"
-        case .intervalBegin: "interval_begin"
-        case .intervalEnd: "interval_end"
-        case .deadlock: "deadlock"
-        case .schedState: "sched_state"
-        case .stackFrame: "stack_frame"
-        case .cpuSample: "cpu_sample"
-        case .site: "site"
-        case .module: "module"
-        case .buildID: "build_id"
-        case .job: "job"
-        case .asyncFrame: "async_frame"
-        case .actorHop: "actor_hop"
-        case .actorType: "actor_type"
-        case .operation: "operation"
-        case .operationDependency: "operation_dep"
-        case .continuation: "continuation"
-        case .runLoopTimer: "runloop_timer"
-        case .runLoopTimerFire: "runloop_timer_fire"
-        }
-    }
+    // `name`, the spec's name in lower case (`queue_create`), is generated from the record list.
 
     /// Looks a type up by its spec name, case-insensitively (`enqueue`, `QUEUE_CREATE`,
     /// `queue-create`), or by its Swift case name (`queueCreate`).
@@ -109,12 +41,8 @@ extension ItemKind {
 extension EnqueueFlags {
     /// Set flags by name, comma-separated (`barrier,workItem`); empty when none.
     public var names: String {
-        var names: [String] = []
-        if contains(.barrier) { names.append("barrier") }
-        if contains(.workItem) { names.append("workItem") }
-        if contains(.function) { names.append("function") }
-        if contains(.swiftConcurrency) { names.append("swiftConcurrency") }
-        let unknown = rawValue & ~0x0F
+        var names = Self.named.filter { contains($0.option) }.map(\.name)
+        let unknown = subtracting(Self(Self.named.map(\.option))).rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.joined(separator: ",")
     }
@@ -146,13 +74,20 @@ extension Event {
     /// The code site id of an ENQUEUE, APPLY_BEGIN, SOURCE_SET_HANDLER or a wait end (format
     /// 1.4), nil when the record names none.
     public var siteID: UInt32? {
-        let word: UInt64
-        switch type {
-        case .enqueue, .applyBegin: word = d
-        case .sourceSetHandler, .groupWaitEnd, .semWaitEnd, .onceEnd: word = b
-        default: return nil
-        }
+        guard type.hasOptionalSiteWord else { return nil }
+        // The site word follows the payload words.
+        let word = payloadWord(type.payloadWordCount)
         return word == 0 || word > UInt32.max ? nil : UInt32(word)
+    }
+
+    /// Payload word `index` (0 to 3): `a` to `d`.
+    public func payloadWord(_ index: Int) -> UInt64 {
+        switch index {
+        case 0: a
+        case 1: b
+        case 2: c
+        default: d
+        }
     }
 
     /// ENQUEUE: `flags8` as options.
@@ -233,16 +168,16 @@ private struct EventFieldFormatter {
 
     mutating func format() -> String {
         switch event.type {
-        case .threadStart, .threadExit, .threadName: formatThread()
-        case .queueCreate, .queueInfo, .setTarget, .suspend, .resume, .activate: formatQueue()
+        case .threadStart, .threadName: formatThread()
+        case .queueCreate, .queueInfo: formatQueue()
         case .enqueue, .start, .end, .workItemCreate, .workItemPerform: formatItem()
         case .applyBegin, .applyEnd, .applyIterStart, .applyIterEnd: formatApply()
-        case .groupCreate, .groupEnter, .groupLeave, .groupWaitBegin, .groupWaitEnd: formatGroup()
+        case .groupWaitBegin, .groupWaitEnd: formatGroup()
         case .semCreate, .semWaitBegin, .semWaitEnd, .semSignal: formatSemaphore()
         case .onceBegin, .onceEnd: formatOnce()
         case .sourceCreate, .sourceSetTimer, .sourceSetHandler, .sourceCancel, .sourceHandlerBegin,
              .sourceHandlerEnd, .sourceMergeData: formatSource()
-        case .ioCreate, .ioRead, .ioWrite, .ioHandlerBegin, .ioHandlerEnd, .ioBarrier, .ioClose,
+        case .ioCreate, .ioRead, .ioWrite, .ioHandlerBegin, .ioHandlerEnd, .ioClose,
              .ioCleanupBegin, .ioCleanupEnd: formatIO()
         case .mark, .intervalBegin, .intervalEnd, .deadlock: formatAnnotation()
         case .schedState: formatSched()
@@ -252,6 +187,9 @@ private struct EventFieldFormatter {
         case .operation, .operationDependency: formatOperation()
         case .continuation: formatContinuation()
         case .runLoopTimer, .runLoopTimerFire: formatRunLoopTimer()
+        // THREAD_EXIT, SET_TARGET, SUSPEND, RESUME, ACTIVATE, GROUP_CREATE/ENTER/LEAVE,
+        // IO_BARRIER, and any record type added to the list without a formatter of its own.
+        default: formatWords()
         }
         appendSite()
         return parts.joined(separator: " ")
@@ -268,6 +206,18 @@ private struct EventFieldFormatter {
 
     private mutating func named(_ name: String, _ value: UInt32, _ names: [UInt32: String]) {
         field(name, names[value] ?? String(value))
+    }
+
+    /// A value of one of the record list's value sets by its case name (`kind=worker`), an
+    /// unknown one as its number.
+    private mutating func value<Value: RawRepresentable>(_ name: String, _ raw: Value.RawValue, as _: Value.Type) {
+        field(name, Value(rawValue: raw).map { String(describing: $0) } ?? "\(raw)")
+    }
+
+    /// Every payload word under the list's name, in hex, then the string.
+    private mutating func formatWords() {
+        for (index, name) in event.type.payloadWordNames.enumerated() { pointer(name, event.payloadWord(index)) }
+        if event.type.hasString { string("string") }
     }
 
     /// The optional site word of the 1.4 item, wait and handler records.
@@ -324,9 +274,10 @@ private struct EventFieldFormatter {
 
     private mutating func formatContinuation() {
         number("task", event.arg)
-        field("op", event.flags == 1 ? "await" : "init")
+        let awaited = event.flags == ContinuationStep.awaited.rawValue
+        field("op", awaited ? "await" : "init")
         pointer("context", event.a)
-        named("status", UInt32(truncatingIfNeeded: event.b), event.flags == 1 ? [0: "pending", 1: "awaited", 2: "resumed"] : [:])
+        named("status", UInt32(truncatingIfNeeded: event.b), awaited ? [0: "pending", 1: "awaited", 2: "resumed"] : [:])
         number("site", event.c)
     }
 
@@ -370,7 +321,7 @@ private struct EventFieldFormatter {
     private mutating func formatThread() {
         switch event.type {
         case .threadStart:
-            named("kind", event.arg, [0: "main", 1: "worker", 2: "other"])
+            value("kind", event.arg, as: ThreadStartKind.self)
             number("creator", Int64(bitPattern: event.a))
         case .threadName: string("name")
         default: break
@@ -390,14 +341,10 @@ private struct EventFieldFormatter {
             if relative != 0 && relative != 128 { number("relpri", relative - 128) }
         case .queueInfo:
             pointer("queue", event.a)
-            named("kind", event.arg & 0xFF, [1: "main", 2: "global", 3: "other", 4: "run_loop"])
+            value("kind", event.arg & 0xFF, as: QueueInfoKind.self)
             string("label")
             qos(UInt8(truncatingIfNeeded: event.arg >> 8))
-        case .setTarget:
-            pointer("object", event.a)
-            pointer("target", event.b)
-        default:
-            pointer("object", event.a)
+        default: break
         }
     }
 
@@ -485,7 +432,6 @@ private struct EventFieldFormatter {
 
     private mutating func formatSource() {
         pointer("source", event.a)
-        let handlers: [UInt32: String] = [0: "event", 1: "cancel", 2: "registration"]
         switch event.type {
         case .sourceCreate:
             field("type", SourceType(rawValue: event.arg)?.name ?? String(event.arg))
@@ -496,9 +442,9 @@ private struct EventFieldFormatter {
             field("start", TraceText.dispatchTime(event.b))
             number("interval", event.c)
             number("leeway", event.d)
-        case .sourceSetHandler, .sourceHandlerEnd: named("handler", event.arg, handlers)
+        case .sourceSetHandler, .sourceHandlerEnd: value("handler", event.arg, as: SourceHandlerKind.self)
         case .sourceHandlerBegin:
-            named("handler", event.arg, handlers)
+            value("handler", event.arg, as: SourceHandlerKind.self)
             number("data", event.b)
         case .sourceMergeData: number("value", event.b)
         default: break
@@ -531,7 +477,7 @@ private struct EventFieldFormatter {
             number("cleanup", event.a)
             if event.arg != 0 { number("error", event.arg) }
         case .ioCleanupEnd: number("cleanup", event.a)
-        default: pointer("channel", event.a)
+        default: break
         }
     }
 
@@ -543,7 +489,7 @@ private struct EventFieldFormatter {
             string("name")
         case .intervalEnd: number("interval", event.a)
         default:
-            named("kind", event.arg, [1: "sync", 2: "apply"])
+            value("kind", event.arg, as: DeadlockKind.self)
             pointer("queue", event.a)
             pointer("held", event.b)
         }

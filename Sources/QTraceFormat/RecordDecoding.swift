@@ -33,10 +33,10 @@ struct RecordShape {
     enum Decode: UInt8 {
         case unknown
         case words0, words1, words2, words3, words4
-        case string0, string1, string2, string3
+        case string0, string1, string2, string3, string4
         case compactEnqueue, compactStart, compactEnd, compactSiteEnqueue
-        /// One or three words, then the optional site word when the record holds it.
-        case words1Site, words3Site
+        /// Zero to three words, then the optional site word when the record holds it.
+        case words0Site, words1Site, words2Site, words3Site
     }
 
     let decode: Decode
@@ -54,7 +54,7 @@ struct RecordShape {
     private init(decode: Decode, type: EventType, minLength: Int) {
         self.decode = decode; self.type = type; self.minLength = minLength
         isKnown = decode != .unknown
-        hasString = decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string3.rawValue
+        hasString = decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string4.rawValue
         isSpecial = !isKnown || hasString
     }
 
@@ -69,7 +69,9 @@ struct RecordShape {
         case (.start?, _): decode = .compactStart
         case (.end?, _): decode = .compactEnd
         case (.siteEnqueue?, _): decode = .compactSiteEnqueue
-        case (nil, false) where layout.hasOptionalSite: decode = layout.words == 1 ? .words1Site : .words3Site
+        // The record list allows any layout an Event holds (at most four words a...d, the site
+        // word included; no site word beside a string): each has its case.
+        case (nil, false) where layout.hasOptionalSite: decode = Decode(rawValue: Decode.words0Site.rawValue + UInt8(layout.words))!
         case (nil, false): decode = Decode(rawValue: Decode.words0.rawValue + UInt8(layout.words))!
         case (nil, true): decode = Decode(rawValue: Decode.string0.rawValue + UInt8(layout.words))!
         }
@@ -245,15 +247,23 @@ extension TraceBytes {
         case .string1: event.a = u64(payload); stringWords = 1
         case .string2: event.a = u64(payload); event.b = u64(payload &+ 8); stringWords = 2
         case .string3: event.a = u64(payload); event.b = u64(payload &+ 8); event.c = u64(payload &+ 16); stringWords = 3
+        case .string4:
+            event.a = u64(payload); event.b = u64(payload &+ 8); event.c = u64(payload &+ 16); event.d = u64(payload &+ 24)
+            stringWords = 4
         case .compactEnqueue:
             // The 32-bit id is the arg; the payload word is the queue with the kind on top.
             let word = u64(payload)
             event.a = word0 >> 32
             event.b = word & 0x00FF_FFFF_FFFF_FFFF
             event.arg = UInt32(truncatingIfNeeded: word >> 56)
+        case .words0Site:
+            if (word0 >> 16) & 0xFFFF >= 24 { event.a = u64(payload) }
         case .words1Site:
             event.a = u64(payload)
             if (word0 >> 16) & 0xFFFF >= 32 { event.b = u64(payload &+ 8) }
+        case .words2Site:
+            event.a = u64(payload); event.b = u64(payload &+ 8)
+            if (word0 >> 16) & 0xFFFF >= 40 { event.c = u64(payload &+ 16) }
         case .words3Site:
             event.a = u64(payload); event.b = u64(payload &+ 8); event.c = u64(payload &+ 16)
             if (word0 >> 16) & 0xFFFF >= 48 { event.d = u64(payload &+ 24) }

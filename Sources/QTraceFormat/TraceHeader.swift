@@ -1,34 +1,9 @@
 // The decoded file header and per-thread summary.
 
-/// Header `flags`.
-public struct TraceHeaderFlags: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt64
-    public init(rawValue: UInt64) { self.rawValue = rawValue }
-    /// Bit 4: the process replaced its image with exec() where the trace ends (with
-    /// finalizedByProcess: the shim finalized it just before the exec).
-    public static let replacedByExec = TraceHeaderFlags(rawValue: 1 << 4)
-    /// The traced process finalized the trace at exit (final_tsc/final_mono_ns are valid).
-    public static let finalizedByProcess = TraceHeaderFlags(rawValue: 1 << 0)
-    /// `qtrace record` finalized the trace after the process ended (exit status is valid).
-    public static let finalizedByRecorder = TraceHeaderFlags(rawValue: 1 << 1)
-    /// Events were dropped because the trace's file system was full.
-    public static let droppedDiskFull = TraceHeaderFlags(rawValue: 1 << 2)
-    /// Events were dropped because the trace reached its size cap (QTRACE_MAX_BYTES, --max-size).
-    public static let droppedSizeCap = TraceHeaderFlags(rawValue: 1 << 3)
-    /// A flight-recorder ring (`qtrace record --ring`): chunks were reused, so older events
-    /// were overwritten; chunks are read in claim order.
-    public static let ring = TraceHeaderFlags(rawValue: 1 << 5)
-    /// A snapshot of a ring, copied while the program ran.
-    public static let snapshot = TraceHeaderFlags(rawValue: 1 << 6)
-    /// Events were dropped because every chunk of the ring was being written (more threads
-    /// writing than the ring has chunks).
-    public static let droppedRingBusy = TraceHeaderFlags(rawValue: 1 << 7)
-}
+// TraceHeaderFlags and SnapshotReason are generated from Sources/CQTraceShim/qtrace_records.h
+// (the GenerateRecordSchema plugin).
 
-/// Why a flight-recorder snapshot was taken (the header's snapshot_reason).
-public enum SnapshotReason: UInt64, Sendable {
-    case request = 1, deadlock = 2, threadExplosion = 3, exit = 4
-
+extension SnapshotReason {
     public var description: String {
         switch self {
         case .request: "on request"

@@ -15,12 +15,8 @@ public enum TraceLayout {
     public static let samplesVersionMinor: UInt16 = 5
     /// Chunk tid of the samples stream (`qtrace record --cpu`): -1 is no OS thread either.
     public static let samplesStreamTid: Int32 = -1
-    /// Raw types of the compact ENQUEUE/START/END forms (format 1.2): each decodes to the
-    /// same `Event` as its full form (type + 100).
-    public static let compactEnqueueType: UInt8 = 120, compactStartType: UInt8 = 121, compactEndType: UInt8 = 122
-    /// The compact ENQUEUE with a code site (format 1.4): queue bits 0..47, kind bits 48..51,
-    /// site id bits 52..63.
-    public static let compactSiteEnqueueType: UInt8 = 123
+    // The raw types of the compact ENQUEUE/START/END forms (format 1.2; compactEnqueueType,
+    // ...) are generated from the record list, each decoding to its full form's `Event`.
     /// The minor version written by a shim that records code identity.
     public static let codeIdentityVersionMinor: UInt16 = 4
     /// The minor version written by a shim that records async stacks (ASYNC_FRAME).
@@ -67,8 +63,35 @@ public enum TraceLayout {
     }
 }
 
+/// One record type as Sources/CQTraceShim/qtrace_records.h lists it: the generated
+/// `RecordSchema.all` holds every type, the compact forms included.
+struct RecordSchema: Sendable {
+    let number: UInt8
+    /// The list's upper-case name, e.g. `QUEUE_CREATE`.
+    let name: String
+    /// The payload words' names, as docs/trace-format.md and `qtrace dump` call them.
+    let wordNames: [String]
+    /// A payload word added by format 1.4 after the others (the code site).
+    let hasOptionalSite: Bool
+    let hasString: Bool
+
+    var words: Int { wordNames.count }
+
+    /// The list's record types indexed by the raw type byte; nil for numbers it does not use.
+    static let byNumber: [RecordSchema?] = {
+        var table = [RecordSchema?](repeating: nil, count: 256)
+        for schema in all { table[Int(schema.number)] = schema }
+        return table
+    }()
+
+    /// The schema of a type of the list.
+    static func of(_ type: EventType) -> RecordSchema {
+        guard let schema = byNumber[Int(type.rawValue)] else { preconditionFailure("\(type) is not in the record list") }
+        return schema
+    }
+}
+
 /// How a known record type lays out its payload: `words` u64 values, then optionally a string.
-/// Mirrors Sources/CQTraceShim/qtrace_records.h (the source of truth; SchemaTests compares).
 struct RecordLayout {
     let type: EventType
     let words: Int
@@ -88,53 +111,25 @@ struct RecordLayout {
     init(_ type: EventType) {
         self.type = type
         compact = nil
-        switch type {
-        case .enqueue, .applyBegin, .sourceSetHandler, .groupWaitEnd, .semWaitEnd, .onceEnd: hasOptionalSite = true
-        default: hasOptionalSite = false
-        }
-        switch type {
-        case .threadExit: words = 0; hasString = false
-        case .threadName, .mark: words = 0; hasString = true
-        case .threadStart, .suspend, .resume, .activate, .start, .end, .workItemPerform, .applyEnd,
-             .applyIterStart, .applyIterEnd, .groupCreate, .groupEnter, .groupLeave, .groupWaitEnd,
-             .semWaitEnd, .semSignal, .sourceSetHandler, .sourceCancel, .sourceHandlerEnd,
-             .ioHandlerEnd, .ioBarrier, .ioClose, .ioCleanupBegin, .ioCleanupEnd, .intervalEnd,
-             .onceBegin, .onceEnd:
-            words = 1; hasString = false
-        case .queueInfo, .intervalBegin: words = 1; hasString = true
-        case .setTarget, .workItemCreate, .groupWaitBegin, .semCreate, .semWaitBegin,
-             .sourceHandlerBegin, .sourceMergeData, .ioHandlerBegin, .deadlock, .stackFrame, .asyncFrame,
-             .operationDependency:
-            words = 2; hasString = false
-        case .queueCreate, .operation: words = 2; hasString = true
-        case .ioCreate: words = 3; hasString = true
-        case .enqueue, .applyBegin, .schedState, .cpuSample, .continuation, .runLoopTimerFire: words = 3; hasString = false
-        case .sourceCreate, .sourceSetTimer, .ioRead, .ioWrite, .site, .job, .actorHop, .runLoopTimer:
-            words = 4; hasString = false
-        case .module: words = 3; hasString = true
-        case .buildID, .actorType: words = 1; hasString = true
-        }
+        words = type.payloadWordCount
+        hasString = type.hasString
+        hasOptionalSite = type.hasOptionalSiteWord
     }
 
     init(compact: CompactItemRecord) {
+        let schema = RecordSchema.byNumber[Int(compact.rawValue)]!
         self.compact = compact
-        hasString = false
-        hasOptionalSite = false
-        switch compact {
-        case .enqueue, .siteEnqueue: type = .enqueue; words = 1
-        case .start: type = .start; words = 0
-        case .end: type = .end; words = 0
-        }
+        type = compact.fullForm
+        words = schema.words
+        hasString = schema.hasString
+        hasOptionalSite = schema.hasOptionalSite
     }
 
     /// Layouts indexed by the raw type byte; nil for types this reader does not know.
     static let table: [RecordLayout?] = {
         var table = [RecordLayout?](repeating: nil, count: 256)
         for type in EventType.allCases { table[Int(type.rawValue)] = RecordLayout(type) }
-        table[Int(TraceLayout.compactEnqueueType)] = RecordLayout(compact: .enqueue)
-        table[Int(TraceLayout.compactStartType)] = RecordLayout(compact: .start)
-        table[Int(TraceLayout.compactEndType)] = RecordLayout(compact: .end)
-        table[Int(TraceLayout.compactSiteEnqueueType)] = RecordLayout(compact: .siteEnqueue)
+        for compact in CompactItemRecord.allCases { table[Int(compact.rawValue)] = RecordLayout(compact: compact) }
         return table
     }()
 }
@@ -143,13 +138,31 @@ struct RecordLayout {
 /// 32-bit id is word 0's arg; ENQUEUE_C's one payload word is the queue with the kind in its
 /// top byte; START_C's flags8 is the kind. `TraceBytes.decodeEvent` gives each its full
 /// form's event.
-enum CompactItemRecord {
+enum CompactItemRecord: CaseIterable {
     case enqueue, start, end, siteEnqueue
+
+    /// The record's raw type.
+    var rawValue: UInt8 {
+        switch self {
+        case .enqueue: TraceLayout.compactEnqueueType
+        case .start: TraceLayout.compactStartType
+        case .end: TraceLayout.compactEndType
+        case .siteEnqueue: TraceLayout.compactSiteEnqueueType
+        }
+    }
+
+    /// The type of the event it decodes to.
+    var fullForm: EventType {
+        switch self {
+        case .enqueue, .siteEnqueue: .enqueue
+        case .start: .start
+        case .end: .end
+        }
+    }
 }
 
 extension EventType {
-    /// Number of u64 payload words before the string (see the record tables).
-    public var payloadWordCount: Int { RecordLayout(self).words }
-    /// Whether records of this type end with a string.
-    public var hasString: Bool { RecordLayout(self).hasString }
+    // payloadWordCount, hasOptionalSiteWord and hasString are generated.
+    /// The payload words' names, in order, as docs/trace-format.md and `qtrace dump` call them.
+    public var payloadWordNames: [String] { RecordSchema.of(self).wordNames }
 }

@@ -109,7 +109,7 @@ public final class TraceWriter {
         }
         var words = (event.a, event.b, event.c, event.d)
         // The optional site word is written only when set, as by a shim that knows no site.
-        let siteWord = layout.hasOptionalSite ? (layout.words == 1 ? event.b : event.d) : 0
+        let siteWord = layout.hasOptionalSite ? event.payloadWord(layout.words) : 0
         let count = siteWord != 0 ? layout.writtenWords : layout.words
         try withUnsafeBytes(of: &words) { raw in
             let payload = UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt64.self), count: count)

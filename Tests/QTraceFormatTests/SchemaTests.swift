@@ -1,7 +1,9 @@
-// The record schema has one source, Sources/CQTraceShim/qtrace_records.h (the shim's C enum is
-// generated from it). These tests parse that header and fail when the Swift reader
-// (EventType, RecordLayout, TraceLayout's compact types, `qtrace dump`'s field names) or the
-// record tables of docs/trace-format.md say anything else about a record type.
+// The record schema has one source, Sources/CQTraceShim/qtrace_records.h: the shim's C enum and
+// the Swift declarations (EventType, the record layouts, TraceLayout's compact types) are
+// generated from it. These tests read that header with a parser of their own (a second
+// reading of the list beside the generator's) and fail when the Swift reader, `qtrace dump`'s
+// field names or the record tables of docs/trace-format.md say anything else about a record
+// type.
 import Foundation
 import XCTest
 @testable import QTraceFormat
@@ -9,6 +11,7 @@ import XCTest
 /// One QT_RECORD(...) entry of the header.
 struct SchemaRecord {
     let name: String
+    let swiftName: String
     let number: Int
     let words: Int
     let wordNames: [String]
@@ -28,11 +31,11 @@ enum Schema {
 
     /// The header's records, in list order.
     static func records() throws -> [SchemaRecord] {
-        let entry = #/QT_RECORD\(\s*(\w+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*,\s*(QT_\w+)\s*,\s*(QT_\w+)\s*\)/#
+        let entry = #/QT_RECORD\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\d+)\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*,\s*(QT_\w+)\s*,\s*(QT_\w+)\s*\)/#
         return try text(headerPath).matches(of: entry).map { match in
-            let (_, name, number, words, wordNames, site, string) = match.output
+            let (_, name, swiftName, number, words, wordNames, site, string) = match.output
             return SchemaRecord(
-                name: String(name), number: Int(number)!, words: Int(words)!,
+                name: String(name), swiftName: String(swiftName), number: Int(number)!, words: Int(words)!,
                 wordNames: wordNames.isEmpty ? [] : wordNames.split(separator: ",").map(String.init),
                 hasOptionalSite: site == "QT_OPT_SITE", hasString: string == "QT_STRING")
         }
@@ -63,6 +66,8 @@ final class SchemaTests: XCTestCase {
                 XCTFail("\(record.name) (\(record.number)) has no EventType"); continue
             }
             XCTAssertEqual(Int(type.rawValue), record.number, "\(record.name): number")
+            XCTAssertEqual(String(describing: type), record.swiftName, "\(record.name): Swift name")
+            XCTAssertEqual(type.payloadWordNames, record.wordNames, "\(record.name): word names")
             assertLayout(RecordLayout(type), matches: record)
         }
         let named = Set(records.map(\.name))
