@@ -2,6 +2,7 @@
 import QTraceAnalysis
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
 
 enum ReportGeneration {
     /// The report input of every process the paths name (.qtrace files, LTTng trace

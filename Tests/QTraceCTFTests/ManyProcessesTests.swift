@@ -6,6 +6,7 @@
 import Foundation
 @testable import qtrace
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class ManyProcessesTests: XCTestCase {

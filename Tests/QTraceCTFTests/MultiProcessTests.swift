@@ -6,6 +6,7 @@ import Foundation
 @testable import qtrace
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class MultiProcessTests: XCTestCase {

@@ -3,37 +3,37 @@
 // lane (running and pending rows, assigned greedily so that boxes in one row never overlap).
 
 /// Flags stored per item in the report.
-struct ItemFlags {
-    static let neverStarted: UInt8 = 1
-    static let neverFinished: UInt8 = 2
+package struct ItemFlags {
+    package static let neverStarted: UInt8 = 1
+    package static let neverFinished: UInt8 = 2
 }
 
 /// How many rows a lane shows at most; deeper nesting or wider concurrency shares the last row.
-enum Rows {
-    static let thread = 4
-    static let queueRunning = 8
-    static let queuePending = 3
+package enum Rows {
+    package static let thread = 4
+    package static let queueRunning = 8
+    package static let queuePending = 3
 }
 
-struct ItemLayout {
+package struct ItemLayout {
     /// Sorted row -> index in `ReportInput.items`.
-    let order: [Int32]
+    package let order: [Int32]
     /// Index in `ReportInput.items` -> sorted row.
-    let rank: [Int32]
+    package let rank: [Int32]
     /// Times in sorted order, with missing ones filled in (see `effectiveTimes`).
-    let enqueue: [Int64]
-    let start: [Int64]
-    let end: [Int64]
-    let flags: [UInt8]
-    let depth: [UInt8]
-    let runSlot: [UInt8]
-    let pendingSlot: [UInt8]
+    package let enqueue: [Int64]
+    package let start: [Int64]
+    package let end: [Int64]
+    package let flags: [UInt8]
+    package let depth: [UInt8]
+    package let runSlot: [UInt8]
+    package let pendingSlot: [UInt8]
     /// The last instant of the trace.
-    let traceEnd: Int64
+    package let traceEnd: Int64
 
     /// `processEnds`: per item, where its process's part of the timeline ends (see
     /// `processEnds(of:)`); empty, or `.max`, for the report's end.
-    init(_ items: ReportItems, traceEnd: Int64, processEnds: [Int64] = []) {
+    package init(_ items: ReportItems, traceEnd: Int64, processEnds: [Int64] = []) {
         let n = items.count
         var start = [Int64](repeating: 0, count: n)
         var end = [Int64](repeating: 0, count: n)
@@ -70,7 +70,7 @@ struct ItemLayout {
     /// In a report of several processes, the end of each item's process (its threads' latest
     /// end): an item still pending or running when its process exits, is killed or execs ends
     /// there, not at the end of a process that outlived it. Empty for one process.
-    static func processEnds(of input: ReportInput) -> [Int64] {
+    package static func processEnds(of input: ReportInput) -> [Int64] {
         guard input.processes.count > 1 else { return [] }
         var ends = [Int64](repeating: .max, count: input.processes.count)
         for thread in input.threads where ends.indices.contains(thread.process) {
@@ -84,7 +84,7 @@ struct ItemLayout {
 
     /// An item still pending at the end of the trace is drawn pending until the end; one
     /// still running, running until the end. Enqueue never comes after start.
-    static func effectiveTimes(_ items: ReportItems, _ i: Int, traceEnd: Int64)
+    package static func effectiveTimes(_ items: ReportItems, _ i: Int, traceEnd: Int64)
         -> (enqueue: Int64, start: Int64, end: Int64, flags: UInt8)
     {
         var flags: UInt8 = 0
@@ -104,7 +104,7 @@ struct ItemLayout {
         return (enqueue, start, end, flags)
     }
 
-    static func sortedByStart(_ start: [Int64]) -> [Int32] {
+    package static func sortedByStart(_ start: [Int64]) -> [Int32] {
         var order = (0..<Int32(start.count)).map { $0 }
         var sorted = true
         for i in start.indices.dropFirst() where start[i] < start[i - 1] {
@@ -124,7 +124,7 @@ struct ItemLayout {
 
     /// Depth of each item among the items of its group (thread) that are still running when it
     /// starts. Items must be sorted by begin.
-    static func nestingDepth(groups: [Int32], begin: [Int64], end: [Int64], maxRows: Int) -> [UInt8] {
+    package static func nestingDepth(groups: [Int32], begin: [Int64], end: [Int64], maxRows: Int) -> [UInt8] {
         var stacks = [[Int64]](repeating: [], count: Int(groups.max() ?? -1) + 1)
         var depth = [UInt8](repeating: 0, count: groups.count)
         for i in groups.indices where groups[i] >= 0 {
@@ -138,7 +138,7 @@ struct ItemLayout {
 
     /// The lowest row of its group (queue) free at the item's begin. Items must be sorted by
     /// begin or by end: either way a row's last end is at most the new begin when it is reused.
-    static func greedySlots(groups: [Int32], begin: [Int64], end: [Int64], maxRows: Int) -> [UInt8] {
+    package static func greedySlots(groups: [Int32], begin: [Int64], end: [Int64], maxRows: Int) -> [UInt8] {
         var rowEnds = [[Int64]](repeating: [], count: Int(groups.max() ?? -1) + 1)
         var slot = [UInt8](repeating: 0, count: groups.count)
         for i in groups.indices where groups[i] >= 0 && end[i] > begin[i] {

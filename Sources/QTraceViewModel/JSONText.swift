@@ -2,7 +2,7 @@
 // what JSON requires, so that the text can sit inside an HTML <script> element: a label like
 // `</script><script>alert(1)</script>` stays one inert JSON string.
 
-indirect enum JSONValue {
+package indirect enum JSONValue {
     case null
     case bool(Bool)
     case int(Int64)
@@ -11,16 +11,16 @@ indirect enum JSONValue {
     case array([JSONValue])
     case object([(String, JSONValue)])
 
-    static func int(_ value: Int) -> JSONValue { .int(Int64(value)) }
-    static func ints(_ values: [Int]) -> JSONValue { .array(values.map { .int(Int64($0)) }) }
+    package static func int(_ value: Int) -> JSONValue { .int(Int64(value)) }
+    package static func ints(_ values: [Int]) -> JSONValue { .array(values.map { .int(Int64($0)) }) }
 
-    func serialized() -> String {
+    package func serialized() -> String {
         var out = ""
         write(to: &out)
         return out
     }
 
-    func write(to out: inout String) {
+    package func write(to out: inout String) {
         switch self {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
@@ -47,13 +47,13 @@ indirect enum JSONValue {
     }
 
     /// Shortest text that reads back as the same Double (JSON has no NaN or infinity: null).
-    static func format(_ d: Double) -> String {
+    package static func format(_ d: Double) -> String {
         guard d.isFinite else { return "null" }
         if d == d.rounded(), abs(d) < 9.0e15 { return String(Int64(d)) }
         return "\(d)"
     }
 
-    static func writeString(_ s: String, to out: inout String) {
+    package static func writeString(_ s: String, to out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {
@@ -79,7 +79,7 @@ indirect enum JSONValue {
         out += "\""
     }
 
-    static func quoted(_ s: String) -> String {
+    package static func quoted(_ s: String) -> String {
         var out = ""
         writeString(s, to: &out)
         return out
@@ -87,7 +87,7 @@ indirect enum JSONValue {
 }
 
 /// Escapes text for HTML element content and attribute values.
-func htmlEscaped(_ s: String) -> String {
+package func htmlEscaped(_ s: String) -> String {
     var out = ""
     out.reserveCapacity(s.utf8.count)
     for c in s.unicodeScalars {

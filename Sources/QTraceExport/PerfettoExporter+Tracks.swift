@@ -1,5 +1,6 @@
 // The tracks of the Perfetto export and the events on them. Each track's events are written
 // on a sequence of their own in time order, so that every timestamp is a small delta.
+import QTraceViewModel
 
 extension PerfettoExportState {
     // MARK: Descriptors

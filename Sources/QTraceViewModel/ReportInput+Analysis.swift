@@ -333,7 +333,7 @@ struct AnalysisReportBuilder {
 }
 
 extension Array {
-    subscript(safe index: Int?) -> Element? {
+    package subscript(safe index: Int?) -> Element? {
         guard let index, index >= 0, index < count else { return nil }
         return self[index]
     }

@@ -3,6 +3,7 @@
 // it, a flow (s -> f) from each enqueue to the item's start, blocked intervals as slices,
 // counters (C) for thread counts and queue backlogs, and annotations and findings as
 // instant events (i). Timestamps are microseconds with nanosecond decimals.
+import QTraceViewModel
 
 struct ChromeTraceExporter {
     let input: ReportInput

@@ -3,7 +3,8 @@
 // of an exported thread with more open intervals than lanes.
 import Foundation
 import XCTest
-@testable import QTraceReport
+@testable import QTraceExport
+import QTraceViewModel
 import QTraceReportTestSupport
 
 final class PerfettoLaneTests: XCTestCase {
@@ -112,7 +113,7 @@ final class PerfettoLaneTests: XCTestCase {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("lanes.pftrace").path
-        _ = try ReportWriter.exportPerfetto(input, to: path)
+        _ = try TraceExport.perfetto(input, to: path)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts/perfetto-decode.py").path
         let decode = Process()

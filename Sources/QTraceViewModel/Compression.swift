@@ -2,19 +2,19 @@
 // DecompressionStream("deflate"), which expects exactly this zlib framing.
 import CZlib
 
-enum ReportCompressionError: Error, CustomStringConvertible {
+package enum ReportCompressionError: Error, CustomStringConvertible {
     case zlib(Int32)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .zlib(let code): "zlib failed with code \(code)"
         }
     }
 }
 
-enum Zlib {
+package enum Zlib {
     /// Compresses `bytes` into one zlib stream.
-    static func compress(_ bytes: [UInt8], level: Int32 = 6) throws -> [UInt8] {
+    package static func compress(_ bytes: [UInt8], level: Int32 = 6) throws -> [UInt8] {
         var bound = compressBound(uLong(bytes.count))
         var output = [UInt8](repeating: 0, count: Int(bound))
         let status = output.withUnsafeMutableBufferPointer { out in
@@ -28,7 +28,7 @@ enum Zlib {
     }
 
     /// Inflates one zlib stream whose inflated size is known (used by the tests).
-    static func decompress(_ bytes: [UInt8], expectedSize: Int) throws -> [UInt8] {
+    package static func decompress(_ bytes: [UInt8], expectedSize: Int) throws -> [UInt8] {
         var size = uLong(expectedSize)
         var output = [UInt8](repeating: 0, count: max(expectedSize, 1))
         let status = output.withUnsafeMutableBufferPointer { out in

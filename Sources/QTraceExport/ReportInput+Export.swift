@@ -1,5 +1,6 @@
 // How the exports (Chrome JSON, Perfetto) name processes and threads: the same for both, so
 // a thread is one track with one name whichever file a user opens.
+import QTraceViewModel
 
 extension ReportInput {
     /// The traced processes; a single-process input built by hand may list none.

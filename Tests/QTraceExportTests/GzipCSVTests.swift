@@ -3,7 +3,7 @@
 import CZlib
 import Foundation
 import XCTest
-@testable import QTraceTables
+@testable import QTraceExport
 
 final class GzipCSVTests: XCTestCase {
     func gunzip(_ path: String) throws -> String {

@@ -3,16 +3,16 @@
 // writes tens of millions of small messages, and appending their fields straight into one
 // byte array costs a few nanoseconds each (docs/perfetto.md, "Why a hand-written encoder").
 
-struct ProtoBuffer {
-    private(set) var bytes: [UInt8] = []
+public struct ProtoBuffer {
+    public private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+    public init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
-    var count: Int { bytes.count }
+    public var count: Int { bytes.count }
 
-    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
-    mutating func varint(_ value: UInt64) {
+    public mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -26,26 +26,26 @@ struct ProtoBuffer {
     }
 
     /// uint32/uint64/enum/bool fields.
-    mutating func uint(_ field: Int, _ value: UInt64) {
+    public mutating func uint(_ field: Int, _ value: UInt64) {
         tag(field, 0)
         varint(value)
     }
 
     /// int32/int64 fields (two's complement varint, as protobuf encodes them).
-    mutating func int(_ field: Int, _ value: Int64) {
+    public mutating func int(_ field: Int, _ value: Int64) {
         uint(field, UInt64(bitPattern: value))
     }
 
-    mutating func bool(_ field: Int, _ value: Bool) { uint(field, value ? 1 : 0) }
+    public mutating func bool(_ field: Int, _ value: Bool) { uint(field, value ? 1 : 0) }
 
-    mutating func fixed64(_ field: Int, _ value: UInt64) {
+    public mutating func fixed64(_ field: Int, _ value: UInt64) {
         tag(field, 1)
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func double(_ field: Int, _ value: Double) { fixed64(field, value.bitPattern) }
+    public mutating func double(_ field: Int, _ value: Double) { fixed64(field, value.bitPattern) }
 
-    mutating func string(_ field: Int, _ value: String) {
+    public mutating func string(_ field: Int, _ value: String) {
         var text = value
         text.withUTF8 { utf8 in
             tag(field, 2)
@@ -54,7 +54,7 @@ struct ProtoBuffer {
         }
     }
 
-    mutating func data(_ field: Int, _ value: UnsafeRawBufferPointer) {
+    public mutating func data(_ field: Int, _ value: UnsafeRawBufferPointer) {
         tag(field, 2)
         varint(UInt64(value.count))
         bytes.append(contentsOf: value)
@@ -62,7 +62,7 @@ struct ProtoBuffer {
 
     /// A nested message: `body` writes its fields; the length is filled in afterwards (one
     /// byte is reserved, the body moves when it turns out longer than 127 bytes).
-    mutating func message(_ field: Int, _ body: (inout ProtoBuffer) -> Void) {
+    public mutating func message(_ field: Int, _ body: (inout ProtoBuffer) -> Void) {
         tag(field, 2)
         let lengthAt = bytes.count
         bytes.append(0)

@@ -1,15 +1,17 @@
 import Foundation
 import XCTest
-@testable import QTraceReport
+@testable import QTraceExport
+import QTraceViewModel
 import QTraceReportTestSupport
 
 final class ChromeExportTests: XCTestCase {
     func testChromeJSONIsValidTraceEventJSON() throws {
         let input = SyntheticReport.make(items: 2000, threads: 4, queues: 9, seed: 9, hostile: true)
-        let dir = try temporaryDirectory()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("qtrace-chrome-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("trace.json").path
-        try ReportWriter.exportChromeJSON(input, to: path)
+        try TraceExport.chromeJSON(input, to: path)
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let root = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
         let events = try XCTUnwrap(root["traceEvents"] as? [[String: Any]])

@@ -2,7 +2,8 @@
 // a synthetic report with hostile labels exported and decoded with Perfetto's protos.
 import Foundation
 import XCTest
-@testable import QTraceReport
+@testable import QTraceExport
+import QTraceViewModel
 import QTraceReportTestSupport
 
 final class PerfettoEncodingTests: XCTestCase {
@@ -39,7 +40,7 @@ final class PerfettoEncodingTests: XCTestCase {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("synthetic.pftrace").path
-        let summary = try ReportWriter.exportPerfetto(input, to: path)
+        let summary = try TraceExport.perfetto(input, to: path)
         let started = (0..<input.items.count).filter { input.items.startNs[$0] >= 0 && input.items.thread[$0] >= 0 }.count
         XCTAssertEqual(summary.itemSlices, started)
 

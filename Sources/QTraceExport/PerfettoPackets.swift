@@ -3,6 +3,7 @@
 // a delta-encoded clock, default track) and the chunked, zlib-compressed packet stream.
 // docs/perfetto.md describes the file this produces.
 import Foundation
+import QTraceViewModel
 
 /// Field numbers of the Perfetto protos (protos/perfetto/trace/...) the export writes.
 enum PF {

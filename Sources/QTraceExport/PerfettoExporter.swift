@@ -7,6 +7,7 @@
 // QTrace API's marks and intervals, blocked time, `--sched` thread states and the findings.
 // Every figure comes from the `ReportInput` (the analysis): nothing is recomputed here.
 // docs/perfetto.md describes the layout.
+import QTraceViewModel
 
 /// What an export wrote (the tests compare it with the decoded file).
 public struct PerfettoExportSummary: Sendable {
