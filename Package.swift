@@ -78,12 +78,23 @@ let package = Package(
         .target(name: "QTraceSymbols"),
         // Annotation API for apps, and the linked-in recorder.
         .target(name: "QTrace", dependencies: ["CQTraceShim"]),
+        // What the command line runs, below its argument parsing and printing: the program as a
+        // child (ChildProcess), LTTng and perf sessions, flight-recorder rings found through /proc,
+        // trace arguments (TraceInputs), analysis with symbols, and report generation. It throws
+        // ArgumentParser's ValidationError and ExitCode, which the CLI prints unchanged.
+        .target(
+            name: "QTraceRecording",
+            dependencies: [
+                "QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceCTF", "QTraceSched",
+                "QTraceSymbols", "CQTraceSys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The command line: swift-argument-parser commands and their output.
         .executableTarget(
             name: "qtrace",
             dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceExport", "QTraceCTF", "QTraceSched",
-                "QTraceSymbols", "QTraceText", "CQTraceSys",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "QTraceRecording", "QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceExport",
+                "QTraceText", "CQTraceSys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The gallery: one executable, one scenario per argument.
@@ -110,14 +121,23 @@ let package = Package(
         .testTarget(name: "QTraceFuzzingTests", dependencies: ["QTraceFuzzing", "QTraceFormat"]),
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat"]),
         // The hdrhistogram package directly: DurationRecorderTests compare with it.
-        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText", "QTraceFuzzing",
+        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText",
+                                                                "QTraceAnalysisTestSupport",
                                                                 .product(name: "Histogram", package: "hdrhistogram-swift")]),
+        // Synthetic event streams (TraceScript, SyntheticWorkload) for the analysis' tests and
+        // the CLI's: test support, not part of the product.
+        .target(name: "QTraceAnalysisTestSupport", dependencies: ["QTraceAnalysis", "QTraceFormat"],
+                path: "Tests/QTraceAnalysisTestSupport"),
+        // The end-to-end tests run the executables (qtrace, the fixtures, the samples) as
+        // processes, never link them: `swift build --build-tests` builds every product.
         .testTarget(
             name: "QTraceRecordTests",
-            dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceText",
-                "qtrace", "qtrace-fixtures", "qtrace-linked-app", "qtrace-samples",
-            ]
+            dependencies: ["QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceText", "QTraceRecording"]
+        ),
+        // The recording library's tests, and the CLI's as a user runs it (the built qtrace binary).
+        .testTarget(
+            name: "QTraceRecordingTests",
+            dependencies: ["QTraceRecording", "QTraceFormat", "QTraceAnalysis", "QTraceAnalysisTestSupport", "QTraceFuzzing"]
         ),
         .testTarget(name: "QTraceSchedTests", dependencies: ["QTraceSched", "QTraceAnalysis", "QTraceFormat"]),
         // Synthetic reports (known codes, tasks, hostile labels) for the report's tests and the
@@ -128,7 +148,7 @@ let package = Package(
                                                               "QTraceFormat", "QTraceReportTestSupport"]),
         .testTarget(name: "QTraceExportTests", dependencies: ["QTraceExport", "QTraceViewModel", "QTraceReportTestSupport", "CZlib"]),
         .testTarget(name: "QTraceSymbolsTests", dependencies: ["QTraceSymbols"]),
-        .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "QTraceViewModel", "QTraceReport", "qtrace",
-                                                           "qtrace-fixtures"]),
+        .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "QTraceViewModel", "QTraceReport",
+                                                           "QTraceRecording"]),
     ]
 )

@@ -3,6 +3,7 @@ import ArgumentParser
 import QTraceFormat
 #if canImport(Glibc)
 import Glibc
+import QTraceRecording
 #endif
 
 struct Dump: ParsableCommand {

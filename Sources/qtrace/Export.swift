@@ -3,6 +3,7 @@ import ArgumentParser
 import Foundation
 import QTraceAnalysis
 import QTraceExport
+import QTraceRecording
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -3,6 +3,7 @@ import QTraceFormat
 @testable import QTraceAnalysis
 #if canImport(Glibc)
 import Glibc
+import QTraceAnalysisTestSupport
 #endif
 
 /// Through a real trace file: TraceWriter → TraceFile → Analysis.run(file:).

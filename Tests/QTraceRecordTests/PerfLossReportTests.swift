@@ -1,5 +1,5 @@
 // `record --sched` warns when perf dropped events: its report is found in perf script's stderr.
-@testable import qtrace
+@testable import QTraceRecording
 import XCTest
 
 final class PerfLossReportTests: XCTestCase {

@@ -10,15 +10,15 @@ import QTraceSched
 import Glibc
 #endif
 
-final class PerfSchedSession {
-    static let installHint = "apt-get install linux-perf"
+public final class PerfSchedSession {
+    public static let installHint = "apt-get install linux-perf"
     /// How long perf may take to start recording (it took ~5 s on a loaded 2-vCPU VM).
-    static let startTimeoutSeconds = 120.0
+    public static let startTimeoutSeconds = 120.0
 
-    let directory: String
-    let perfPid: pid_t
+    public let directory: String
+    public let perfPid: pid_t
     /// The record option this perf serves (`--sched`, `--cpu`): errors start with it.
-    let option: String
+    public let option: String
     /// perf was stopped and waited for (it must be, exactly once).
     private var reaped = false
 
@@ -29,14 +29,14 @@ final class PerfSchedSession {
     }
 
     /// `--sched`'s events: the scheduler's tracepoints.
-    static let schedEvents = ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-e", "sched:sched_wakeup_new"]
-    var dataPath: String { directory + "/perf.data" }
-    var errorPath: String { directory + "/perf.err" }
+    public static let schedEvents = ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-e", "sched:sched_wakeup_new"]
+    public var dataPath: String { directory + "/perf.data" }
+    public var errorPath: String { directory + "/perf.err" }
 
     /// Starts perf and returns once it is recording (its control FIFO acknowledged `enable`),
     /// or fails with one line saying why and how to fix it, before the program runs.
     /// `events`: perf record's event options (`--cpu` passes its sampling options).
-    static func start(option: String = "--sched", events: [String] = schedEvents) throws -> PerfSchedSession {
+    public static func start(option: String = "--sched", events: [String] = schedEvents) throws -> PerfSchedSession {
         guard let perf = findInPath("perf") else { throw ValidationError("\(option) needs perf, which is not installed: \(installHint)") }
         var template = Array("/tmp/qtrace-perf-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw ValidationError("\(option): cannot create a temporary directory: \(errnoText())") }
@@ -90,7 +90,7 @@ final class PerfSchedSession {
     }
 
     /// Stops perf (SIGINT, as Ctrl-C would) and waits for it to write its file.
-    func stop() throws {
+    public func stop() throws {
         stopPerf()
         guard FileManager.default.fileExists(atPath: dataPath) else { throw failure("perf wrote no data") }
     }
@@ -104,14 +104,14 @@ final class PerfSchedSession {
     }
 
     /// Stops perf if still running and removes its files (the run failed before its end).
-    func abandon() {
+    public func abandon() {
         stopPerf()
         cleanUp()
     }
 
     /// The scheduler records perf captured that involve one of `tids` (the machine's other
     /// threads are dropped while reading), in time order (`perf script`).
-    func records(involving tids: Set<Int32>) throws -> [PerfSchedRecord] {
+    public func records(involving tids: Set<Int32>) throws -> [PerfSchedRecord] {
         var records: [PerfSchedRecord] = []
         try script(["--ns", "-F", PerfScriptParser.fields]) { line in
             if let record = PerfScriptParser.parse(utf8: line), record.involves(tids) { records.append(record) }
@@ -122,7 +122,7 @@ final class PerfSchedSession {
 
     /// Runs `perf script` on the recording and hands each output line to `line` (without its
     /// newline); sets `lossReport`.
-    func script(_ arguments: [String], line: (ArraySlice<UInt8>) -> Void) throws {
+    public func script(_ arguments: [String], line: (ArraySlice<UInt8>) -> Void) throws {
         guard let perf = Self.findInPath("perf") else { throw ValidationError("\(option): perf disappeared: \(Self.installHint)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: perf)
@@ -161,13 +161,13 @@ final class PerfSchedSession {
     /// and lost M chunks!"), set by `records(involving:)`: states are then missing.
     private(set) var lossReport: String?
 
-    static func lossReport(in scriptErrors: String) -> String? {
+    public static func lossReport(in scriptErrors: String) -> String? {
         scriptErrors.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             .first { $0.contains("lost") && ($0.contains("chunks") || $0.contains("events")) }
     }
 
     /// Removes the temporary directory (perf.data included).
-    func cleanUp() { try? FileManager.default.removeItem(atPath: directory) }
+    public func cleanUp() { try? FileManager.default.removeItem(atPath: directory) }
 
     private func failure(_ what: String) -> ValidationError {
         let log = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
@@ -177,7 +177,7 @@ final class PerfSchedSession {
         return ValidationError("\(option): \(what)\(reason.map { ": \($0)" } ?? "") (perf needs \(needs))")
     }
 
-    static func findInPath(_ name: String) -> String? {
+    public static func findInPath(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         for dir in path.split(separator: ":") {
             let candidate = "\(dir)/\(name)"
@@ -216,12 +216,12 @@ final class PerfSchedSession {
 
 private func errnoText() -> String { String(cString: strerror(errno)) }
 
-extension Record {
+extension PerfSchedSession {
     /// Converts the session's records into each trace's scheduler stream: a trace gets the
     /// states of its own process's threads, between its start and its end.
     /// A failure here (after the program ran) is one line on stderr: the traces stay as they
     /// are, without scheduler data, and qtrace still exits with the program's status.
-    static func addSchedStreams(from session: PerfSchedSession, to traces: [String], quiet: Bool) {
+    public static func addSchedStreams(from session: PerfSchedSession, to traces: [String], quiet: Bool) {
         do {
             try convertSched(from: session, to: traces, quiet: quiet)
         } catch {

@@ -10,10 +10,10 @@ import Glibc
 /// The child to forward signals to (a signal handler cannot capture context).
 nonisolated(unsafe) private var forwardTarget: pid_t = 0
 
-enum ChildProcess {
+public enum ChildProcess {
     /// Runs `argv` with `environment` and returns its status: the exit code, or 128+N when it
     /// died of signal N. `started` is told the child's pid.
-    static func run(_ argv: [String], environment: [String: String], started: (pid_t) -> Void = { _ in }) throws -> Int32 {
+    public static func run(_ argv: [String], environment: [String: String], started: (pid_t) -> Void = { _ in }) throws -> Int32 {
         let pid = try spawn(argv, environment: environment, actions: nil)
         forwardTarget = pid
         started(pid)
@@ -27,7 +27,7 @@ enum ChildProcess {
 
     /// Starts `argv` with stdout and stderr into `outputPath` (created or truncated; stdin is
     /// /dev/null) and returns at once: `qtrace top` draws while it runs.
-    static func start(_ argv: [String], environment: [String: String], outputPath: String) throws -> RunningChild {
+    public static func start(_ argv: [String], environment: [String: String], outputPath: String) throws -> RunningChild {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -66,7 +66,7 @@ enum ChildProcess {
     }
 
     /// The exit code, or 128+N when the process died of signal N.
-    static func exitStatus(_ status: Int32) -> Int32 {
+    public static func exitStatus(_ status: Int32) -> Int32 {
         if qt_sys_wifexited(status) != 0 { return qt_sys_wexitstatus(status) }
         if qt_sys_wifsignaled(status) != 0 { return 128 + qt_sys_wtermsig(status) }
         return 1
@@ -101,14 +101,14 @@ private func shouldForward(code: Int, sender: pid_t, signal: Int32) -> Bool {
 }
 
 /// A child started by `ChildProcess.start`.
-final class RunningChild {
-    let pid: pid_t
+public final class RunningChild {
+    public let pid: pid_t
     private var status: Int32?
 
-    init(pid: pid_t) { self.pid = pid }
+    public init(pid: pid_t) { self.pid = pid }
 
     /// Reaps the child if it has exited (without waiting).
-    func hasExited() -> Bool {
+    public func hasExited() -> Bool {
         if status != nil { return true }
         var raw: Int32 = 0
         if waitpid(pid, &raw, WNOHANG) == pid { status = ChildProcess.exitStatus(raw) }
@@ -116,10 +116,10 @@ final class RunningChild {
     }
 
     /// Ctrl-C for the program (the q key of `qtrace top`).
-    func interrupt() { if status == nil { kill(pid, SIGINT) } }
+    public func interrupt() { if status == nil { kill(pid, SIGINT) } }
 
     /// Waits for the exit; its status.
-    func wait() -> Int32 {
+    public func wait() -> Int32 {
         var raw: Int32 = 0
         while status == nil {
             if waitpid(pid, &raw, 0) == pid { status = ChildProcess.exitStatus(raw) } else if errno != EINTR { status = 1 }

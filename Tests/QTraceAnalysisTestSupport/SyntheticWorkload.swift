@@ -3,9 +3,9 @@
 import QTraceFormat
 import QTraceAnalysis
 
-enum SyntheticWorkload {
+public enum SyntheticWorkload {
     /// About `events` events in time order.
-    static func events(_ events: Int, workers: Int = 8, queues: Int = 16) -> (TraceInfo, [Event]) {
+    public static func events(_ events: Int, workers: Int = 8, queues: Int = 16) -> (TraceInfo, [Event]) {
         let info = TraceInfo(pid: 1, ncpu: 4, mainTid: 1, mainQueue: 0x10, shimOverheadNs: 25)
         var out: [Event] = []
         out.reserveCapacity(events + 64)

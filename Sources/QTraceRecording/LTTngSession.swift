@@ -8,73 +8,36 @@ import QTraceCTF
 import Glibc
 #endif
 
-extension Record {
-    /// `qtrace record --backend lttng`: runs `command` under an LTTng session with the LTTng
-    /// shim preloaded, then converts the CTF trace (kept in TRACE.lttng beside the trace) into
-    /// `tracePath` and TRACE.PID.qtrace for other processes, exit status included. Returns
-    /// the program's status and the traces written; do not run `TraceFinalizer` on them.
-    func recordWithLTTng(tracePath: String) throws -> (status: Int32, traces: [String]) {
-        let directory = LTTngSession.traceDirectory(for: tracePath)
-        let session = try LTTngSession(traceDirectory: directory)  // first: "lttng is not installed"
-        let shim = try LTTngSession.findShim()
-        try? FileManager.default.removeItem(atPath: directory)  // this run's, like the .qtrace
-        let environment = LTTngSession.environment(adding: shim, to: ProcessInfo.processInfo.environment)
-        let recording = try session.record { try ChildProcess.run(command, environment: environment) }
-        let traces = try LTTngSession.convert(traceDirectory: recording.traceDirectory, mainPath: tracePath,
-                                              exitStatus: recording.status)
-        return (recording.status, traces)
-    }
-}
-
-extension Record {
-    /// `qtrace record --relayd URL`: runs `command` under an LTTng session that streams to the
-    /// lttng-relayd at `url`, which stores the trace (nothing is written here). Prints where
-    /// it is stored and how to report it; returns the program's status.
-    func recordThroughRelayd(_ url: String) throws -> Int32 {
-        let session = try LTTngSession(relaydURL: url)
-        let shim = try LTTngSession.findShim()
-        let environment = LTTngSession.environment(adding: shim, to: ProcessInfo.processInfo.environment)
-        let recording = try session.record { try ChildProcess.run(command, environment: environment) }
-        if !quiet {
-            let host = TraceInputs.localHostName.isEmpty ? "HOST" : TraceInputs.localHostName
-            printErr("qtrace: trace streamed to lttng-relayd at \(url), session \(session.sessionName)")
-            printErr("qtrace: the relayd stores it in its output directory (-o, default ~/lttng-traces) as \(host)/\(session.sessionName)-DATE-TIME")
-            printErr("qtrace: report it with: qtrace report RELAYD_OUTPUT/\(host)/\(session.sessionName)-*")
-        }
-        return recording.status
-    }
-}
-
 /// What `LTTngSession.record` leaves behind.
-struct LTTngRecording {
+public struct LTTngRecording {
     /// The program's status (as the `program` closure returned it).
-    var status: Int32
+    public var status: Int32
     /// The session's output directory: a CTF trace that `CTFTraceReader` reads.
-    var traceDirectory: String
+    public var traceDirectory: String
 }
 
 /// One LTTng recording session: uses the running session daemon, or starts one that it owns
 /// and stops (by PID) at the end; creates a uniquely named session writing to
 /// `traceDirectory`, records `qtrace:*` with the vtid context around the program, then stops
 /// and destroys it.
-struct LTTngSession {
-    static let shimFileName = "libqtrace-shim-lttng.so"
-    static let installHint = "apt-get install lttng-tools liblttng-ust-dev"
+public struct LTTngSession {
+    public static let shimFileName = "libqtrace-shim-lttng.so"
+    public static let installHint = "apt-get install lttng-tools liblttng-ust-dev"
 
-    let traceDirectory: String
+    public let traceDirectory: String
     /// net://HOST[:CONTROL_PORT[:DATA_PORT]] when the session streams to an lttng-relayd
     /// instead of writing `traceDirectory`.
-    var relaydURL: String?
-    let sessionName: String
+    public var relaydURL: String?
+    public let sessionName: String
     /// Prepended to every lttng and lttng-sessiond command. The tests run everything in a
     /// private mount namespace with `nsenter -t PID -m --`; empty for `qtrace record`.
-    var commandPrefix: [String] = []
+    public var commandPrefix: [String] = []
     /// Per-CPU ring buffers of the session's channel: 8 x 4 MiB lost no event at 10M events.
-    var subbufferSize = "4M"
-    var subbufferCount = 8
+    public var subbufferSize = "4M"
+    public var subbufferCount = 8
 
     /// Fails with a one-line error when lttng is not installed.
-    init(traceDirectory: String, commandPrefix: [String] = []) throws {
+    public init(traceDirectory: String, commandPrefix: [String] = []) throws {
         guard Self.findInPath("lttng") != nil, Self.findInPath("lttng-sessiond") != nil else {
             throw ValidationError("lttng is not installed: \(Self.installHint)")
         }
@@ -84,13 +47,13 @@ struct LTTngSession {
     }
 
     /// A session that streams to the lttng-relayd at `url` (net://HOST[:CONTROL[:DATA]]).
-    init(relaydURL url: String, commandPrefix: [String] = []) throws {
+    public init(relaydURL url: String, commandPrefix: [String] = []) throws {
         try self.init(traceDirectory: "", commandPrefix: commandPrefix)
         relaydURL = url
     }
 
     /// Checks the form of a --relayd URL (lttng-create(1)'s net:// and net6:// URLs).
-    static func validateRelaydURL(_ url: String) throws {
+    public static func validateRelaydURL(_ url: String) throws {
         guard url.hasPrefix("net://") || url.hasPrefix("net6://"), url.split(separator: "/").count >= 2 else {
             throw ValidationError("--relayd takes net://HOST[:CONTROL_PORT[:DATA_PORT]] (or net6://), not '\(url)'")
         }
@@ -98,7 +61,7 @@ struct LTTngSession {
 
     /// Runs `program` (which starts the traced program with `environment(adding:)` and
     /// returns its status) while the session records.
-    func record(_ program: () throws -> Int32) throws -> LTTngRecording {
+    public func record(_ program: () throws -> Int32) throws -> LTTngRecording {
         if relaydURL == nil { try Self.checkEmpty(traceDirectory) }
         let daemon = try SessionDaemon.useOrStart(prefix: commandPrefix)
         defer { daemon.stopIfOwned() }
@@ -154,19 +117,19 @@ struct LTTngSession {
     }
 
     /// Where the CTF trace of TRACE.qtrace goes: TRACE.lttng beside it.
-    static func traceDirectory(for tracePath: String) -> String {
+    public static func traceDirectory(for tracePath: String) -> String {
         traceStem(tracePath) + ".lttng"
     }
 
     /// The traced program's environment: `base` with the LTTng shim preloaded.
-    static func environment(adding shim: String, to base: [String: String]) -> [String: String] {
+    public static func environment(adding shim: String, to base: [String: String]) -> [String: String] {
         var env = base
         env["LD_PRELOAD"] = ShimLocator.preload(shim, before: base["LD_PRELOAD"])
         return env
     }
 
     /// libqtrace-shim-lttng.so: $QTRACE_SHIM_LTTNG, or beside the qtrace executable (`make shim-lttng`).
-    static func findShim() throws -> String {
+    public static func findShim() throws -> String {
         try ShimLocator.find(fileName: shimFileName, variable: "QTRACE_SHIM_LTTNG",
                              buildHint: "build it with `make shim-lttng` (needs \(installHint))")
     }
@@ -175,7 +138,7 @@ struct LTTngSession {
     /// them: the traced program's into `mainPath`, any other process's into MAIN.PID.qtrace,
     /// and a program a process exec'd into MAIN.PID.N.qtrace (its N-th image); the program's
     /// last image gets the exit status. Returns the paths written (main first).
-    static func convert(traceDirectory: String, mainPath: String, exitStatus: Int32) throws -> [String] {
+    public static func convert(traceDirectory: String, mainPath: String, exitStatus: Int32) throws -> [String] {
         let reader = try CTFTraceReader(path: traceDirectory)
         let base = traceStem(mainPath)
         let written = try reader.convertAll(to: { number, pid, image in
@@ -203,7 +166,7 @@ struct LTTngSession {
     }
 
     /// Runs a command to completion (found through PATH), with its output captured.
-    static func run(_ argv: [String]) -> (status: Int32, output: String) {
+    public static func run(_ argv: [String]) -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = argv
@@ -217,7 +180,7 @@ struct LTTngSession {
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
-    static func findInPath(_ name: String) -> String? {
+    public static func findInPath(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
@@ -226,10 +189,10 @@ struct LTTngSession {
 /// The session daemon a recording talks to: an existing one, or one started (and owned)
 /// here. Only an owned daemon is stopped, by its PID.
 struct SessionDaemon {
-    let ownedPid: pid_t?
-    let prefix: [String]
+    public let ownedPid: pid_t?
+    public let prefix: [String]
 
-    static func useOrStart(prefix: [String]) throws -> SessionDaemon {
+    public static func useOrStart(prefix: [String]) throws -> SessionDaemon {
         if LTTngSession.run(prefix + ["lttng", "--no-sessiond", "list"]).status == 0 {
             return SessionDaemon(ownedPid: nil, prefix: prefix)
         }
@@ -246,7 +209,7 @@ struct SessionDaemon {
 
     /// Stops the daemon started here (SIGTERM, then SIGKILL after 5 s); it takes its consumer
     /// daemons with it.
-    func stopIfOwned() {
+    public func stopIfOwned() {
         guard let pid = ownedPid else { return }
         kill(pid, SIGTERM)
         for _ in 0..<500 {

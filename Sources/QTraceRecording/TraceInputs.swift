@@ -13,19 +13,19 @@ import Glibc
 #endif
 
 /// One traced process given on the command line.
-struct TraceInput {
+public struct TraceInput {
     /// An embedded-format trace: the file given, or a temporary conversion.
-    var path: String
+    public var path: String
     /// What the user named (the file, or the trace directory).
-    var source: String
+    public var source: String
     /// The process (nil for a .qtrace file: its header has it).
-    var pid: Int32?
+    public var pid: Int32?
     /// The machine it ran on: the CTF trace's `env.hostname`, or this machine for a .qtrace file.
-    var host: String
+    public var host: String
 }
 
-final class TraceInputs {
-    let processes: [TraceInput]
+public final class TraceInputs {
+    public let processes: [TraceInput]
     private let temporaryDirectory: String?
 
     private init(processes: [TraceInput], temporaryDirectory: String?) {
@@ -36,7 +36,7 @@ final class TraceInputs {
     deinit { removeTemporaryFiles() }
 
     /// The processes of every path, in order (errors are one line, exit 2).
-    static func open(_ paths: [String], command: String) throws -> TraceInputs {
+    public static func open(_ paths: [String], command: String) throws -> TraceInputs {
         var processes: [TraceInput] = []
         var temporary: String?
         do {
@@ -63,7 +63,7 @@ final class TraceInputs {
     /// .qtrace files (a recording's folder), or a recording's main trace name that was never
     /// written (its program made no Dispatch call) while its children's TRACE.PID.qtrace were.
     /// Nil otherwise (one file, an LTTng directory, or nothing there: the reader says which).
-    static func recordingFiles(_ path: String) -> [String]? {
+    public static func recordingFiles(_ path: String) -> [String]? {
         let manager = FileManager.default
         if isDirectory(path) {
             guard let names = try? manager.contentsOfDirectory(atPath: path) else { return nil }
@@ -76,13 +76,13 @@ final class TraceInputs {
         }
         guard path.hasSuffix(".qtrace"), !manager.fileExists(atPath: path) else { return nil }
         // The files `record` names TRACE.PID.qtrace (TRACE.PID.N.qtrace after an exec).
-        let children = Record.siblingTraces(of: path)
+        let children = RecordingFiles.siblingTraces(of: path)
         return children.isEmpty ? nil : recordingOrder(children)
     }
 
     /// A flight recording's trace that is gone (the ring is removed at a normal exit) while
     /// its snapshots are there: say so, rather than "not found".
-    static func explainDiscardedRing(_ path: String, command: String) throws {
+    public static func explainDiscardedRing(_ path: String, command: String) throws {
         guard path.hasSuffix(".qtrace"), !FileManager.default.fileExists(atPath: path) else { return }
         let snapshots = FlightRecorder.snapshots(ofRecording: path)
         guard !snapshots.isEmpty else { return }
@@ -93,7 +93,7 @@ final class TraceInputs {
 
     /// The PID of a child's TRACE.PID.qtrace or TRACE.PID.N.qtrace (an image after exec);
     /// nil for the main trace (its header has it).
-    static func pidInName(_ path: String) -> Int32? {
+    public static func pidInName(_ path: String) -> Int32? {
         let parts = URL(fileURLWithPath: path).lastPathComponent.split(separator: ".").dropLast()
         let numeric = parts.reversed().prefix { $0.allSatisfy(\.isNumber) }
         guard parts.count > numeric.count, (1...2).contains(numeric.count) else { return nil }
@@ -108,13 +108,13 @@ final class TraceInputs {
         }
     }
 
-    func removeTemporaryFiles() {
+    public func removeTemporaryFiles() {
         if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) }
     }
 
     /// The one process a command that reads a single trace works on: `pid` when given, else
     /// the only one (a trace directory with several processes needs --pid).
-    func single(pid: Int32?, command: String) throws -> TraceInput {
+    public func single(pid: Int32?, command: String) throws -> TraceInput {
         if let pid {
             // A .qtrace file is one process: --pid only selects among a directory's.
             guard let match = processes.first(where: { $0.pid == pid || ($0.pid == nil && processes.count == 1) }) else {
@@ -164,7 +164,7 @@ final class TraceInputs {
 
     /// The hostname LTTng wrote into the trace's environment (`env { hostname = "..."; }` in
     /// the CTF metadata, whose text is stored verbatim), or "".
-    static func hostName(of reader: CTFTraceReader) -> String {
+    public static func hostName(of reader: CTFTraceReader) -> String {
         for directory in reader.traceDirectories {
             guard let data = FileManager.default.contents(atPath: directory + "/metadata") else { continue }
             let text = String(decoding: data, as: UTF8.self)
@@ -184,7 +184,7 @@ final class TraceInputs {
 
     /// This machine's name (uname's nodename): a .qtrace file's processes ran here, or on a
     /// machine the file does not name.
-    static let localHostName: String = {
+    public static let localHostName: String = {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
         return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }

@@ -4,11 +4,14 @@ import QTraceFormat
 import QTraceReport
 import QTraceViewModel
 
-enum ReportGeneration {
+/// The version reports, summaries and `qtrace --version` name.
+public let qtraceVersion = "0.1.0"
+
+public enum ReportGeneration {
     /// The report input of every process the paths name (.qtrace files, LTTng trace
     /// directories; errors are one line, exit 2): each process is analysed on its own, and
     /// several are merged into one report with a lane group per process.
-    static func input(tracePaths: [String], command: String) throws -> ReportInput {
+    public static func input(tracePaths: [String], command: String) throws -> ReportInput {
         let inputs = try TraceInputs.open(tracePaths, command: command)
         defer { inputs.removeTemporaryFiles() }
         let perProcess = try inputs.processes.map { try input(process: $0, command: command) }
@@ -16,7 +19,7 @@ enum ReportGeneration {
     }
 
     /// The report input of one process; `analysed` sees its analysis (record's summary line).
-    static func input(process: TraceInput, command: String,
+    public static func input(process: TraceInput, command: String,
                       analysed: (AnalysisResult) -> Void = { _ in }) throws -> ReportInput {
         let file = try openTrace(process.path, named: process.source, command: command)
         let analysis = analyse(file, command: command)
@@ -29,7 +32,7 @@ enum ReportGeneration {
     /// process that used Dispatch, a lane group each).
     /// A child's trace that cannot be read (the error is printed) is left out of the report
     /// rather than costing the program's own. `analysed` is told each trace's analysis.
-    static func write(tracePaths: [String], to reportPath: String, progress: Bool,
+    public static func write(tracePaths: [String], to reportPath: String, progress: Bool,
                       analysed: (String, AnalysisResult) -> Void = { _, _ in }) throws {
         guard let main = tracePaths.first else { return }
         defer { ProgressLine.shared.finish() }

@@ -2,6 +2,7 @@
 import Foundation
 import QTraceFormat
 import XCTest
+import QTraceAnalysisTestSupport
 
 final class InterruptTests: XCTestCase {
     func testInterruptedReportLeavesNoPartialFile() throws {

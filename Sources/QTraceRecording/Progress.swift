@@ -10,8 +10,8 @@ import Glibc
 /// and so on: the current phase, redrawn by a timer so that a long phase without callbacks
 /// (statistics, encoding) still shows that qtrace is working. Only on a terminal, and only
 /// once the work has taken a second.
-final class ProgressLine: Sendable {
-    static let shared = ProgressLine()
+public final class ProgressLine: Sendable {
+    public static let shared = ProgressLine()
 
     private struct State {
         var phase = ""
@@ -27,7 +27,7 @@ final class ProgressLine: Sendable {
     private let startedAt = ContinuousClock.now
 
     /// A new phase (events counted only while the model is built).
-    func phase(_ name: String, total: Int = 0) {
+    public func phase(_ name: String, total: Int = 0) {
         guard enabled else { return }
         state.withLock { s in
             s.phase = name
@@ -40,13 +40,13 @@ final class ProgressLine: Sendable {
     }
 
     /// Events consumed so far in the current phase.
-    func events(_ done: Int) {
+    public func events(_ done: Int) {
         guard enabled else { return }
         state.withLock { $0.done = done }
     }
 
     /// Stops redrawing and clears the line (before the command's own last words).
-    func finish() {
+    public func finish() {
         guard enabled else { return }
         state.withLock { s in
             s.timer?.cancel()
@@ -89,11 +89,11 @@ final class ProgressLine: Sendable {
 /// (it is a temporary name until complete: see `writeFile`), one line goes to stderr
 /// and the exit status is 130 (128 + SIGINT). The handler only calls async-signal-safe
 /// functions (write, unlink, _exit) on C strings prepared beforehand.
-enum Interruption {
+public enum Interruption {
     nonisolated(unsafe) private static var partialPath: UnsafeMutablePointer<CChar>?
     nonisolated(unsafe) private static var message: UnsafeMutablePointer<CChar>?
 
-    static func install(command: String) {
+    public static func install(command: String) {
         let clear = isatty(STDERR_FILENO) == 1 ? "\r\u{1b}[K" : ""
         message = strdup(clear + "qtrace \(command): interrupted\n")
         signal(SIGINT) { _ in
@@ -104,7 +104,7 @@ enum Interruption {
     }
 
     /// The file to remove if interrupted (nil: none).
-    static func writing(_ path: String?) {
+    public static func writing(_ path: String?) {
         let old = partialPath
         partialPath = path.map { strdup($0) }
         free(old)

@@ -10,7 +10,7 @@ import Glibc
 /// Fills in the model's code locations. Problems (a tool missing, a binary rebuilt since
 /// recording) are warnings: the output then shows module+offset for what is affected.
 /// `QTRACE_SYMBOLIZE=0` skips symbolization (addresses and module+offset only).
-func symbolize(_ model: inout TraceModel, command: String) {
+public func symbolize(_ model: inout TraceModel, command: String) {
     guard !model.codes.isEmpty || !model.sites.isEmpty else { return }
     if let flag = getenv("QTRACE_SYMBOLIZE"), String(cString: flag) == "0" { return }
     let modules = model.modules.map {
@@ -34,7 +34,7 @@ func symbolize(_ model: inout TraceModel, command: String) {
 }
 
 extension CodeLocation {
-    init(_ symbol: SymbolInfo) {
+    public init(_ symbol: SymbolInfo) {
         self.init(function: symbol.function, shortName: symbol.shortName, file: symbol.file,
                   line: symbol.line.flatMap { $0 > 0 ? $0 : nil }, module: symbol.module, offset: symbol.offset,
                   status: symbol.status.rawValue, swiftModule: symbol.linkageName.flatMap(swiftModuleName),
@@ -44,7 +44,7 @@ extension CodeLocation {
 
 /// The module of a Swift mangled name: "$s6Server7CounterC..." → "Server" ("$ss..." is the
 /// standard library, "$sScT..." a standard substitution: both Swift's).
-func swiftModuleName(_ linkageName: String) -> String? {
+public func swiftModuleName(_ linkageName: String) -> String? {
     var text = Substring(linkageName)
     guard let prefix = ["_$s", "$s", "$e", "_$e"].first(where: { text.hasPrefix($0) }) else { return nil }
     text = text.dropFirst(prefix.count)
@@ -57,7 +57,7 @@ func swiftModuleName(_ linkageName: String) -> String? {
 
 /// `--focus MODULES`: read by `symbolize` (through the environment, so that every analysis of
 /// the command, including a report's several traces, names jobs the same way).
-func applyFocus(_ modules: String?) {
+public func applyFocus(_ modules: String?) {
     guard let modules else { return }
     setenv("QTRACE_FOCUS", modules, 1)
 }

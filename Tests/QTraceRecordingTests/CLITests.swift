@@ -4,6 +4,7 @@ import Foundation
 import QTraceFormat
 import XCTest
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class CLITests: XCTestCase {
     struct Run { var status: Int32; var stdout: String; var stderr: String }

@@ -14,20 +14,20 @@ import Foundation
 
 /// Exit status for unusable input (missing or corrupt file, bad option values). `check` uses
 /// 1 for broken bounds, so bad input must differ.
-let badInputExitCode: Int32 = 2
+public let badInputExitCode: Int32 = 2
 
 /// Prints `qtrace COMMAND: error: MESSAGE` on stderr and exits with `badInputExitCode`.
-func fail(_ command: String, _ message: String) -> ExitCode {
+public func fail(_ command: String, _ message: String) -> ExitCode {
     ProgressLine.shared.finish()
     writeStderr("qtrace \(command): error: \(terminalSafe(message))\n")
     return ExitCode(badInputExitCode)
 }
 
-func writeStderr(_ text: String) { writeAll(STDERR_FILENO, text) }
+public func writeStderr(_ text: String) { writeAll(STDERR_FILENO, text) }
 
 /// write(2) until done (stdio's stdout/stderr globals are not concurrency-safe in Swift 6).
 @discardableResult
-func writeAll(_ fd: Int32, _ text: String) -> Bool {
+public func writeAll(_ fd: Int32, _ text: String) -> Bool {
     var text = text
     return text.withUTF8 { buffer in
         var offset = 0
@@ -41,45 +41,15 @@ func writeAll(_ fd: Int32, _ text: String) -> Bool {
     }
 }
 
-/// Terminal width for screens (`qtrace top`): $COLUMNS, the tty's width, or 100.
-func terminalWidth() -> Int {
-    columnsVariable() ?? standardOutputColumns() ?? 100
-}
-
-/// A width no table reaches: names are never shortened.
-let unlimitedTableWidth = Int.max / 2
-
-/// Width for `stats` and `diff` tables written to stdout (`toStandardOutput`) or to a file:
-/// $COLUMNS when set, the terminal's width, else no limit. Into a file or a pipe names are
-/// printed whole, as ps does: nothing there wraps a long line, and grep must find the name.
-func tableWidth(toStandardOutput: Bool = true) -> Int {
-    if let columns = columnsVariable() { return columns }
-    guard toStandardOutput, isatty(STDOUT_FILENO) == 1 else { return unlimitedTableWidth }
-    return standardOutputColumns() ?? 100
-}
-
-/// $COLUMNS, when set to a usable width.
-private func columnsVariable() -> Int? {
-    guard let columns = getenv("COLUMNS").flatMap({ Int(String(cString: $0)) }), columns >= 40 else { return nil }
-    return columns
-}
-
-/// The width of the terminal on stdout, if stdout is one.
-private func standardOutputColumns() -> Int? {
-    var size = winsize()
-    guard isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 else { return nil }
-    return Int(size.ws_col)
-}
-
 /// Opens and analyses one traced process. Reader warnings (truncation, damage) go to stderr;
 /// progress too, when stderr is a terminal and the analysis takes more than a second.
-func analyseTrace(_ process: TraceInput, command: String) throws -> AnalysisResult {
+public func analyseTrace(_ process: TraceInput, command: String) throws -> AnalysisResult {
     analyse(try openTrace(process.path, named: process.source, command: command), command: command)
 }
 
 /// Opens `path` (named `name` in errors: the trace the user gave, when `path` is a temporary
 /// conversion of it) and prints its reader warnings.
-func openTrace(_ path: String, named name: String? = nil, command: String) throws -> TraceFile {
+public func openTrace(_ path: String, named name: String? = nil, command: String) throws -> TraceFile {
     let file: TraceFile
     do {
         file = try Phases.time("open: header, chunk table, validation") { try TraceFile(path: path) }
@@ -94,7 +64,7 @@ func openTrace(_ path: String, named name: String? = nil, command: String) throw
 }
 
 /// Analyses an open trace, with progress on a terminal.
-func analyse(_ file: TraceFile, command: String) -> AnalysisResult {
+public func analyse(_ file: TraceFile, command: String) -> AnalysisResult {
     let progress = ProgressLine.shared
     progress.phase("analysing", total: file.eventCount)
     if Phases.enabled { timeDecodeAlone(file) }
@@ -118,7 +88,7 @@ private func timeDecodeAlone(_ file: TraceFile) {
 
 /// A trace (a .qtrace file or an LTTng trace directory: process `pid`, or its only one) or a
 /// JSON summary written by `qtrace stats --json` (for diffs against a baseline).
-func loadSummary(_ path: String, command: String, pid: Int32? = nil) throws -> AnalysisSummary {
+public func loadSummary(_ path: String, command: String, pid: Int32? = nil) throws -> AnalysisSummary {
     if let data = readIfJSON(path) {
         do {
             return try AnalysisSummary.decode(data)
@@ -139,7 +109,7 @@ func loadSummary(_ path: String, command: String, pid: Int32? = nil) throws -> A
 /// The summaries of every process `path` names (a trace, a recording's directory or main
 /// trace name, an LTTng trace directory, or a JSON summary), each with its pid; `pid`
 /// selects one. `check` bounds every process of a recording this way.
-func loadSummaries(_ path: String, command: String, pid: Int32? = nil) throws -> [AnalysisSummary] {
+public func loadSummaries(_ path: String, command: String, pid: Int32? = nil) throws -> [AnalysisSummary] {
     if readIfJSON(path) != nil || pid != nil { return [try loadSummary(path, command: command, pid: pid)] }
     let inputs = try TraceInputs.open([path], command: command)
     defer { inputs.removeTemporaryFiles() }

@@ -7,24 +7,24 @@ import Foundation
 import QTraceFormat
 import QTraceSched
 
-enum CPUSampling {
-    static let defaultHz: UInt32 = 999
-    static let maxHz: UInt32 = 10_000
+public enum CPUSampling {
+    public static let defaultHz: UInt32 = 999
+    public static let maxHz: UInt32 = 10_000
 
     /// How perf unwinds the stacks (`--cpu-stacks`): DWARF from a copy of the stack's top
     /// 8 KiB (complete for optimized Swift code, which keeps no frame-pointer chain), or the
     /// frame-pointer chain (complete for debug builds only, ~70× less data; docs/cpu.md).
-    enum Stacks: String, ExpressibleByArgument, CaseIterable { case dwarf, fp }
+    public enum Stacks: String, CaseIterable { case dwarf, fp }
 
     /// perf record's options: the software cpu-clock event (no hardware counters needed, as in
     /// VMs), `hz` samples per second per CPU, call chains.
-    static func perfEvents(hz: UInt32, stacks: Stacks) -> [String] {
+    public static func perfEvents(hz: UInt32, stacks: Stacks) -> [String] {
         ["-e", "cpu-clock", "-F", String(hz), "--call-graph", stacks == .dwarf ? "dwarf,8192" : "fp"]
     }
 
     /// `--cpu=HZ` → `--cpu --cpu-hz HZ` (ArgumentParser has no flag with an optional value),
     /// only among qtrace's own options: the program's arguments (after `--`) are untouched.
-    static func expandingRate(_ arguments: [String]) -> [String] {
+    public static func expandingRate(_ arguments: [String]) -> [String] {
         guard arguments.first == "record" else { return arguments }
         var result = ["record"]
         var rest = arguments.dropFirst()
@@ -40,7 +40,7 @@ enum CPUSampling {
     }
 
     /// The sampling rate of `--cpu=HZ` (nil: the default).
-    static func rate(_ text: String?) throws -> UInt32 {
+    public static func rate(_ text: String?) throws -> UInt32 {
         guard let text else { return defaultHz }
         guard let hz = UInt32(text), hz >= 1, hz <= maxHz else {
             throw ValidationError("--cpu=\(text): the rate must be a whole number of samples per second, 1...\(maxHz)")
@@ -49,11 +49,11 @@ enum CPUSampling {
     }
 }
 
-extension Record {
+extension PerfSchedSession {
     /// Adds each trace's samples (its own process's, between its start and its end). A
     /// failure here (after the program ran) is one line on stderr: the traces stay without
     /// samples, and qtrace still exits with the program's status.
-    static func addSampleStreams(from session: PerfSchedSession, hz: UInt32, to traces: [String], quiet: Bool) {
+    public static func addSampleStreams(from session: PerfSchedSession, hz: UInt32, to traces: [String], quiet: Bool) {
         do {
             try convertSamples(from: session, hz: hz, to: traces, quiet: quiet)
         } catch {

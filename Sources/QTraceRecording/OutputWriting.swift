@@ -9,7 +9,7 @@ import Glibc
 
 /// Writes `path` ("-": standard output) through `body`, the file appearing only once
 /// complete. Ctrl-C meanwhile removes the temporary (`Interruption`). Errors are thrown as is.
-func writeFile(_ path: String, _ body: (OutputFile) throws -> Void) throws {
+public func writeFile(_ path: String, _ body: (OutputFile) throws -> Void) throws {
     defer { Interruption.writing(nil) }
     let file = try OutputFile(path: path) { Interruption.writing($0) }
     do {
@@ -23,7 +23,7 @@ func writeFile(_ path: String, _ body: (OutputFile) throws -> Void) throws {
 
 /// `writeFile` for a command: a failure is `qtrace COMMAND: error: cannot write ...` and
 /// exit status 2.
-func writeOutputFile(_ path: String, command: String, _ body: (OutputFile) throws -> Void) throws {
+public func writeOutputFile(_ path: String, command: String, _ body: (OutputFile) throws -> Void) throws {
     do {
         try writeFile(path, body)
     } catch let error as OutputFileError {
@@ -35,12 +35,12 @@ func writeOutputFile(_ path: String, command: String, _ body: (OutputFile) throw
 }
 
 /// Writes `text` to `path` (nil or "-": standard output).
-func writeOutput(_ text: String, to path: String?, command: String) throws {
+public func writeOutput(_ text: String, to path: String?, command: String) throws {
     try writeOutputFile(path ?? "-", command: command) { try $0.write(text) }
 }
 
 /// The path a command announces on stderr after writing it, or nil for standard output
 /// (which must carry nothing but the output itself).
-func announcedPath(_ path: String) -> String? {
+public func announcedPath(_ path: String) -> String? {
     OutputFile.isStandardOutput(path) ? nil : path
 }
