@@ -132,7 +132,7 @@ let package = Package(
         // processes, never link them: `swift build --build-tests` builds every product.
         .testTarget(
             name: "QTraceRecordTests",
-            dependencies: ["QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceText", "QTraceRecording"]
+            dependencies: ["QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceText"]
         ),
         // The recording library's tests, and the CLI's as a user runs it (the built qtrace binary).
         .testTarget(
