@@ -1,7 +1,6 @@
 // Widths of the terminal the tables and `qtrace top` are printed for.
 #if canImport(Glibc)
 import Glibc
-import QTraceRecording
 #endif
 
 /// Terminal width for screens (`qtrace top`): $COLUMNS, the tty's width, or 100.

@@ -5,10 +5,10 @@ import ArgumentParser
 import Foundation
 import QTraceAnalysis
 import QTraceFormat
+import QTraceRecording
 import QTraceText
 #if canImport(Glibc)
 import Glibc
-import QTraceRecording
 #endif
 
 struct Top: ParsableCommand {

@@ -1,9 +1,9 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 #if canImport(Glibc)
 import Glibc
-import QTraceAnalysisTestSupport
 #endif
 
 /// Through a real trace file: TraceWriter → TraceFile → Analysis.run(file:).
