@@ -61,7 +61,7 @@ demo: build
 
 # The quick loop after `make build`: unit tests only (no recording, no shim, no LTTng, no
 # browser), under 30 s. `make test` runs everything.
-UNIT_TESTS := QTraceFormatTests|QTraceAnalysisTests|QTraceSymbolsTests|QTraceReportTests|QTraceTablesTests
+UNIT_TESTS := QTraceFormatTests|QTraceAnalysisTests|QTraceSymbolsTests|QTraceReportTests|QTraceExportTests|QTraceRecordingTests
 check:
 	$(SWIFT) build -c $(CONFIG) --build-tests
 	env -u QTRACE_BROWSER_FIXTURES $(SWIFT) test -c $(CONFIG) --skip-build --filter '$(UNIT_TESTS)'

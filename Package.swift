@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "QTrace", targets: ["QTrace"]),
         .library(name: "QTraceFormat", targets: ["QTraceFormat"]),
         .library(name: "QTraceAnalysis", targets: ["QTraceAnalysis"]),
+        // Benchmarks/PerfettoEncoding measures its ProtoBuffer encoder.
+        .library(name: "QTraceExport", targets: ["QTraceExport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -47,19 +49,28 @@ let package = Package(
         ),
         // Terminal rendering of the analysis: the tables of `qtrace stats`, `diff` and `check`.
         .target(name: "QTraceText", dependencies: ["QTraceAnalysis", "QTraceFormat"], swiftSettings: fuzzed),
+        // The view model: ReportInput, what the report's viewer and the exports show (gathered
+        // from the analysis, merged across processes), and the output plumbing both write through.
+        .target(
+            name: "QTraceViewModel", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"], swiftSettings: fuzzed
+        ),
         // The static HTML report. Its viewer/ (HTML, JS, CSS) is embedded at build time by the
         // EmbedViewer plugin (ViewerAssets.swift, written into the build directory): nothing
         // generated is committed. viewer/ lives in the target so that adding or removing a file
         // re-plans the build (SwiftPM watches target directories, not the package root).
         .target(
-            name: "QTraceReport", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"],
+            name: "QTraceReport", dependencies: ["QTraceViewModel", "QTraceAnalysis", "QTraceFormat"],
             exclude: ["viewer"], swiftSettings: fuzzed, plugins: ["EmbedViewer"]
         ),
         .plugin(name: "EmbedViewer", capability: .buildTool(), dependencies: ["qtrace-embed-viewer"]),
         .executableTarget(name: "qtrace-embed-viewer"),
-        // `qtrace export --format tables`: the analysis as gzip-compressed CSV tables for
-        // DuckDB, Spark, Trino or ClickHouse (docs/fleet.md).
-        .target(name: "QTraceTables", dependencies: ["QTraceAnalysis", "QTraceFormat", "CZlib"]),
+        // `qtrace export`: every format another tool reads. Perfetto's protobuf and Chrome's JSON
+        // (from the view model), folded stacks of the CPU samples and the fleet's gzip CSV tables
+        // (from the analysis; docs/fleet.md).
+        .target(
+            name: "QTraceExport", dependencies: ["QTraceViewModel", "QTraceAnalysis", "QTraceFormat", "CZlib"],
+            swiftSettings: fuzzed
+        ),
         // zlib (Debian zlib1g-dev) for the report's compressed data columns.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // libbabeltrace2 (Debian libbabeltrace2-dev) for reading LTTng's CTF traces.
@@ -72,12 +83,23 @@ let package = Package(
         .target(name: "QTraceSymbols"),
         // Annotation API for apps, and the linked-in recorder.
         .target(name: "QTrace", dependencies: ["CQTraceShim"]),
+        // What the command line runs, below its argument parsing and printing: the program as a
+        // child (ChildProcess), LTTng and perf sessions, flight-recorder rings found through /proc,
+        // trace arguments (TraceInputs), analysis with symbols, and report generation. It throws
+        // ArgumentParser's ValidationError and ExitCode, which the CLI prints unchanged.
+        .target(
+            name: "QTraceRecording",
+            dependencies: [
+                "QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceCTF", "QTraceSched",
+                "QTraceSymbols", "CQTraceSys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The command line: swift-argument-parser commands and their output.
         .executableTarget(
             name: "qtrace",
             dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF", "QTraceSched", "QTraceSymbols", "QTraceText",
-                "QTraceTables", "CQTraceSys",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "QTraceRecording", "QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceExport",
+                "QTraceText", "CQTraceSys", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // The gallery: one executable, one scenario per argument.
@@ -96,8 +118,9 @@ let package = Package(
         ),
         // The fuzzers (docs/fuzzing.md): targets and structure-aware mutators, and the binary
         // that runs them under libFuzzer (`make fuzz`) or replays inputs (normal build).
-        .target(name: "QTraceFuzzing", dependencies: ["QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceCTF",
-                                                      "QTraceSched", "QTraceText"], swiftSettings: fuzzed),
+        .target(name: "QTraceFuzzing", dependencies: ["QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport",
+                                                      "QTraceExport", "QTraceCTF", "QTraceSched", "QTraceText"],
+                swiftSettings: fuzzed),
         .executableTarget(name: "qtrace-fuzz", dependencies: ["QTraceFuzzing"], swiftSettings: fuzzed,
                           linkerSettings: libFuzzer ? [.unsafeFlags(["-sanitize=fuzzer"])] : []),
         .testTarget(name: "QTraceFuzzingTests", dependencies: ["QTraceFuzzing", "QTraceFormat"]),
@@ -106,23 +129,34 @@ let package = Package(
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat", "CQTraceRecords"], plugins: ["GenerateRecordSchema"]),
         .systemLibrary(name: "CQTraceRecords", path: "Tests/CQTraceRecords"),
         // The hdrhistogram package directly: DurationRecorderTests compare with it.
-        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText", "QTraceFuzzing",
+        .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText",
+                                                                "QTraceAnalysisTestSupport",
                                                                 .product(name: "Histogram", package: "hdrhistogram-swift")]),
+        // Synthetic event streams (TraceScript, SyntheticWorkload) for the analysis' tests and
+        // the CLI's: test support, not part of the product.
+        .target(name: "QTraceAnalysisTestSupport", dependencies: ["QTraceAnalysis", "QTraceFormat"],
+                path: "Tests/QTraceAnalysisTestSupport"),
+        // The end-to-end tests run the executables (qtrace, the fixtures, the samples) as
+        // processes, never link them: `swift build --build-tests` builds every product.
         .testTarget(
             name: "QTraceRecordTests",
-            dependencies: [
-                "QTraceFormat", "QTraceAnalysis", "QTraceReport", "QTraceText",
-                "qtrace", "qtrace-fixtures", "qtrace-linked-app", "qtrace-samples",
-            ]
+            dependencies: ["QTraceFormat", "QTraceAnalysis", "QTraceViewModel", "QTraceReport", "QTraceText"]
+        ),
+        // The recording library's tests, and the CLI's as a user runs it (the built qtrace binary).
+        .testTarget(
+            name: "QTraceRecordingTests",
+            dependencies: ["QTraceRecording", "QTraceFormat", "QTraceAnalysis", "QTraceAnalysisTestSupport", "QTraceFuzzing"]
         ),
         .testTarget(name: "QTraceSchedTests", dependencies: ["QTraceSched", "QTraceAnalysis", "QTraceFormat"]),
-        .testTarget(name: "QTraceTablesTests", dependencies: ["QTraceTables", "CZlib"]),
         // Synthetic reports (known codes, tasks, hostile labels) for the report's tests and the
         // browser fixtures: test support, not part of the product.
-        .target(name: "QTraceReportTestSupport", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat"],
+        .target(name: "QTraceReportTestSupport", dependencies: ["QTraceViewModel", "QTraceAnalysis", "QTraceFormat"],
                 path: "Tests/QTraceReportTestSupport"),
-        .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceAnalysis", "QTraceFormat", "QTraceReportTestSupport"]),
+        .testTarget(name: "QTraceReportTests", dependencies: ["QTraceReport", "QTraceViewModel", "QTraceExport", "QTraceAnalysis",
+                                                              "QTraceFormat", "QTraceReportTestSupport"]),
+        .testTarget(name: "QTraceExportTests", dependencies: ["QTraceExport", "QTraceViewModel", "QTraceReportTestSupport", "CZlib"]),
         .testTarget(name: "QTraceSymbolsTests", dependencies: ["QTraceSymbols"]),
-        .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "QTraceReport", "qtrace", "qtrace-fixtures"]),
+        .testTarget(name: "QTraceCTFTests", dependencies: ["QTraceCTF", "QTraceFormat", "QTraceViewModel", "QTraceReport",
+                                                           "QTraceRecording"]),
     ]
 )

@@ -7,6 +7,8 @@ import QTraceAnalysis
 import QTraceCTF
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
+import QTraceExport
 import QTraceSched
 import QTraceText
 
@@ -50,7 +52,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         _ = DiffText.render(RunComparison(base: summary, new: summary))
         let input = ReportInput(analysis: result, header: file.header, qtraceVersion: "fuzz")
         _ = try? ReportWriter.html(input)
-        _ = try? ReportWriter.exportChromeJSON(input, to: scratchPath("export.json"))
+        _ = try? TraceExport.chromeJSON(input, to: scratchPath("export.json"))
     }
 
     static func runCTF(_ data: [UInt8]) {

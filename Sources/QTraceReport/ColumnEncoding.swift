@@ -4,6 +4,7 @@
 // LEB128 varints because most values (time deltas, small indexes) fit in one or two bytes,
 // and deflate squeezes the repetitive rest. The viewer decodes each column into a typed
 // array (Float64Array for times, Int32Array for indexes, Uint8Array for codes).
+import QTraceViewModel
 
 /// How a column's bytes decode. The raw value is the name written in the header.
 enum ColumnEncoding: String {

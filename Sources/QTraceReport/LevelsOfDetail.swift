@@ -6,6 +6,7 @@
 // (queue, or block cause) most. Runs of equal buckets are merged, so one long item costs one
 // entry at every level. A track gets finer levels only while they are at most a quarter as many
 // entries as it has boxes: below that the viewer draws the boxes themselves.
+import QTraceViewModel
 
 /// One box of a track, in the order the track lists them (by begin or by end).
 struct TrackBoxes {

@@ -1,5 +1,6 @@
 // Code identity in the report data: the items' `site` column, the `taskJobs` table, and the
 // header's `codes`, `sites` and `tasks` (docs/report-data.md).
+import QTraceViewModel
 
 extension ReportEncoder {
     /// The items' site column, in the items table's (sorted) order; called while that table

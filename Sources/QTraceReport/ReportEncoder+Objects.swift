@@ -4,6 +4,7 @@
 // of the file: parsed twice (as HTML text, then as JSON) and never compressed. As deflated
 // columns it is a few bytes per queue, and the viewer decodes what the first frame does not need
 // (stats, histograms) only when it is shown.
+import QTraceViewModel
 
 extension ReportEncoder {
     /// The string table's indexes of `values` (each string stored once).

@@ -1,6 +1,7 @@
 // Turns a ReportInput into the report's data: a JSON header (small objects, strings, table
 // layout) and a binary payload of columns (items, blocked intervals, source runs, counters,
 // annotations, levels of detail). See docs/report-data.md.
+import QTraceViewModel
 
 /// Deduplicated strings that binary columns refer to by index.
 struct StringTable {

@@ -1,4 +1,4 @@
-// The self-contained HTML report and the Chrome trace-event export.
+// The self-contained HTML report.
 //
 // The HTML file is the viewer (viewer/ in this target, embedded at build time as ViewerAssets by
 // the EmbedViewer plugin) plus the data:
@@ -9,6 +9,7 @@
 // through would still have nothing to run.
 import Foundation
 import QTraceFormat
+import QTraceViewModel
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -33,35 +34,6 @@ public enum ReportWriter {
         let sink = StringSink()
         try writeHTML(input, to: sink)
         return sink.text
-    }
-
-    /// Writes the Chrome trace-event JSON (`qtrace export --format chrome-json`) that Perfetto
-    /// UI and chrome://tracing open.
-    public static func exportChromeJSON(_ input: ReportInput, to path: String) throws {
-        let file = try OutputFile(path: path)
-        try exportChromeJSON(input, to: file)
-        try file.commit()
-    }
-
-    /// Writes the Chrome trace-event JSON into `file`; the caller commits it.
-    public static func exportChromeJSON(_ input: ReportInput, to file: OutputFile) throws {
-        try ChromeTraceExporter(input: input).write(to: file)
-    }
-
-    /// Writes Perfetto's protobuf trace (`qtrace export --format perfetto`, docs/perfetto.md).
-    /// `compress: false` leaves the packets uncompressed (for measuring what compression saves).
-    @discardableResult
-    public static func exportPerfetto(_ input: ReportInput, to path: String, compress: Bool = true) throws -> PerfettoExportSummary {
-        let file = try OutputFile(path: path)
-        let summary = try exportPerfetto(input, to: file, compress: compress)
-        try file.commit()
-        return summary
-    }
-
-    /// Writes Perfetto's protobuf trace into `file`; the caller commits it.
-    @discardableResult
-    public static func exportPerfetto(_ input: ReportInput, to file: OutputFile, compress: Bool = true) throws -> PerfettoExportSummary {
-        try PerfettoExporter(input: input, compress: compress).write(to: file)
     }
 
     /// The Content-Security-Policy of a report: only the viewer's inline script and style (by
@@ -135,36 +107,6 @@ public enum ReportWriter {
         + "%3Crect x='2' y='3' width='8' height='2.5' rx='1' fill='%2358a6ff'/%3E"
         + "%3Crect x='5' y='7' width='9' height='2.5' rx='1' fill='%23f2a65a'/%3E"
         + "%3Crect x='3' y='11' width='6' height='2.5' rx='1' fill='%2356d364'/%3E%3C/svg%3E"
-}
-
-// MARK: Output
-
-/// Where the writers put their bytes.
-protocol ByteSink: AnyObject {
-    func write(bytes: UnsafeRawBufferPointer) throws
-}
-
-extension ByteSink {
-    func write(_ text: String) throws {
-        var text = text
-        try text.withUTF8 { try write(bytes: UnsafeRawBufferPointer($0)) }
-    }
-
-    func write(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBytes { try write(bytes: $0) }
-    }
-}
-
-final class StringSink: ByteSink {
-    private var bytes: [UInt8] = []
-    func write(bytes chunk: UnsafeRawBufferPointer) throws { bytes.append(contentsOf: chunk) }
-    var text: String { String(decoding: bytes, as: UTF8.self) }
-}
-
-/// Reports and exports are written through QTraceFormat's OutputFile (a temporary renamed
-/// into place, or standard output for "-").
-extension OutputFile: ByteSink {
-    func write(bytes chunk: UnsafeRawBufferPointer) throws { try write(chunk) }
 }
 
 enum Base64 {

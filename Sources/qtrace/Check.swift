@@ -1,6 +1,7 @@
 import ArgumentParser
 import QTraceAnalysis
 import QTraceText
+import QTraceRecording
 
 struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 // `qtrace dump`: the raw events of a trace as text, one line each, for eyes and for grep.
 import ArgumentParser
 import QTraceFormat
+import QTraceRecording
 #if canImport(Glibc)
 import Glibc
 #endif

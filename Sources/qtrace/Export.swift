@@ -2,8 +2,8 @@
 import ArgumentParser
 import Foundation
 import QTraceAnalysis
-import QTraceReport
-import QTraceTables
+import QTraceExport
+import QTraceRecording
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -79,8 +79,8 @@ struct Export: ParsableCommand {
         ProgressLine.shared.phase(format.phase)
         try writeOutputFile(path, command: "export") { file in
             switch format {
-            case .perfetto: try ReportWriter.exportPerfetto(input, to: file)
-            default: try ReportWriter.exportChromeJSON(input, to: file)
+            case .perfetto: try TraceExport.perfetto(input, to: file)
+            default: try TraceExport.chromeJSON(input, to: file)
             }
         }
         ProgressLine.shared.finish()
@@ -108,6 +108,20 @@ struct Export: ParsableCommand {
         } catch let error as TableWriteError {
             throw fail("export", error.description)
         }
+    }
+
+    /// Each process analysed (symbolized) in turn.
+    private func exportFolded(to path: String) throws {
+        let inputs = try TraceInputs.open(traces, command: "export")
+        defer { inputs.removeTemporaryFiles() }
+        var folded = FoldedStacks(namesProcesses: inputs.processes.count > 1)
+        for process in inputs.processes { folded.add(try analyseTrace(process, command: "export").model) }
+        guard folded.sampleCount > 0 else {
+            throw fail("export", "no CPU samples in \(traces.joined(separator: ", ")): record with qtrace record --cpu -- PROGRAM")
+        }
+        try writeOutput(folded.text, to: path, command: "export")
+        ProgressLine.shared.finish()
+        if let shown = announcedPath(path) { writeStderr("qtrace: exported \(folded.sampleCount) samples as folded stacks: \(shown)\n") }
     }
 
     /// A run or host name as part of a file name: no slash, no leading dot, no control bytes.

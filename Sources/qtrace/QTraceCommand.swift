@@ -2,6 +2,7 @@
 import ArgumentParser
 import Foundation
 import QTraceAnalysis
+import QTraceRecording
 
 @main
 struct QTraceCommand: ParsableCommand {
@@ -43,5 +44,3 @@ struct QTraceCommand: ParsableCommand {
         }
     }
 }
-
-let qtraceVersion = "0.1.0"

@@ -4,6 +4,7 @@ import CQTraceSys
 import Foundation
 import QTraceAnalysis
 import QTraceFormat
+import QTraceRecording
 
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -157,8 +158,8 @@ struct Record: ParsableCommand {
 
     func run() throws {
         if let relayd { throw ExitCode(try recordThroughRelayd(relayd)) }
-        let tracePath = output ?? Record.defaultTracePath(for: command[0])
-        try Record.prepareOutput(tracePath)
+        let tracePath = output ?? RecordingFiles.defaultTracePath(for: command[0])
+        try RecordingFiles.prepareOutput(tracePath)
         let schedSession = sched ? try PerfSchedSession.start() : nil  // fails before the program runs
         defer { schedSession?.abandon() }
         let hz = try CPUSampling.rate(cpuRate)
@@ -171,14 +172,14 @@ struct Record: ParsableCommand {
         } else {
             var programPid: pid_t = 0
             status = try runEmbedded(tracePath: tracePath) { programPid = $0 }
-            traces = Record.collectTraces(mainPath: tracePath)
-            let exited = Record.lastImage(of: programPid, mainPath: tracePath, among: traces)
+            traces = RecordingFiles.collectTraces(mainPath: tracePath)
+            let exited = RecordingFiles.lastImage(of: programPid, mainPath: tracePath, among: traces)
             for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == exited ? status : nil) }
         }
         // A flight recording's snapshots get the states and samples of their own time range.
         let withSnapshots = traces + (ring != nil ? FlightRecorder.snapshots(ofRecording: tracePath) : [])
-        if let schedSession { Record.addSchedStreams(from: schedSession, to: withSnapshots, quiet: quiet) }
-        if let cpuSession { Record.addSampleStreams(from: cpuSession, hz: hz, to: withSnapshots, quiet: quiet) }
+        if let schedSession { PerfSchedSession.addSchedStreams(from: schedSession, to: withSnapshots, quiet: quiet) }
+        if let cpuSession { PerfSchedSession.addSampleStreams(from: cpuSession, hz: hz, to: withSnapshots, quiet: quiet) }
         finish(tracePath: tracePath, traces: traces)
         throw ExitCode(status)
     }
@@ -219,7 +220,7 @@ struct Record: ParsableCommand {
             return
         }
         // The summary lines take their counts from the report's own analyses (one per trace).
-        let reportPath = Record.reportPath(for: tracePath)
+        let reportPath = RecordingFiles.reportPath(for: tracePath)
         var models: [String: TraceModel] = [:]
         var failure: Error?
         do {
@@ -251,7 +252,7 @@ struct Record: ParsableCommand {
                 let window = TraceInfo(file: try TraceFile(path: path)).flightRecorder
                 if !quiet { printErr("qtrace: snapshot: \(path): \(window?.summaryLine ?? "")") }
                 guard !noReport else { continue }
-                let reportPath = Record.reportPath(for: path)
+                let reportPath = RecordingFiles.reportPath(for: path)
                 try ReportGeneration.write(tracePaths: [path], to: reportPath, progress: false) { _, _ in }
                 if !quiet { printErr("qtrace: report: \(reportPath)") }
             } catch {
@@ -260,78 +261,10 @@ struct Record: ParsableCommand {
         }
     }
 
-    static func defaultTracePath(for program: String) -> String {
-        let name = URL(fileURLWithPath: program).lastPathComponent
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        return "qtrace-\(name)-\(formatter.string(from: Date())).qtrace"
-    }
-
-    static func reportPath(for tracePath: String) -> String { traceStem(tracePath) + ".html" }
-
-    /// Removes a previous trace (and its per-process siblings) so stale files are not mistaken
-    /// for this run's.
-    static func prepareOutput(_ path: String) throws {
-        let dir = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        guard FileManager.default.isWritableFile(atPath: dir.isEmpty ? "." : dir) else {
-            throw ValidationError("cannot write the trace: directory '\(dir)' is not writable (choose another with -o)")
-        }
-        for old in [path] + siblingTraces(of: path) + FlightRecorder.snapshots(ofRecording: path) {
-            try? FileManager.default.removeItem(atPath: old)
-        }
-    }
-
-    /// The traces of this run: the main one and one per other process (TRACE.PID.qtrace, and
-    /// TRACE.PID.N.qtrace for a later image of a process that exec'd).
-    static func collectTraces(mainPath: String) -> [String] {
-        var result: [String] = []
-        if FileManager.default.fileExists(atPath: mainPath) { result.append(mainPath) }
-        return result + siblingTraces(of: mainPath)
-    }
-
-    /// The trace of the program's last image, the one whose exit status qtrace saw: TRACE.qtrace,
-    /// or TRACE.PID.N.qtrace with the highest N when the program exec'd another Dispatch program.
-    static func lastImage(of pid: pid_t, mainPath: String, among traces: [String]) -> String {
-        // The siblings are in the main trace's directory: their file names tell them apart.
-        let name = URL(fileURLWithPath: mainPath).lastPathComponent
-        let prefix = "\(traceStem(name)).\(pid)."
-        let images = traces.compactMap { path -> (Int, String)? in
-            let file = URL(fileURLWithPath: path).lastPathComponent
-            guard file.hasPrefix(prefix), file.hasSuffix(".qtrace"),
-                  let image = Int(file.dropFirst(prefix.count).dropLast(7)) else { return nil }
-            return (image, path)
-        }
-        return images.max { $0.0 < $1.0 }?.1 ?? mainPath
-    }
-
-    static func siblingTraces(of path: String) -> [String] {
-        let url = URL(fileURLWithPath: path)
-        let dir = url.deletingLastPathComponent().path
-        let base = traceStem(url.lastPathComponent)
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir)) ?? []
-        return names.filter { name in
-            guard name.hasPrefix(base + "."), name.hasSuffix(".qtrace") else { return false }
-            let middle = name.dropFirst(base.count + 1).dropLast(7)
-            // PID, or PID.N for the Nth image of a process that exec'd a Dispatch program again.
-            let parts = middle.split(separator: ".", omittingEmptySubsequences: false)
-            return (1...2).contains(parts.count) && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
-        }.sorted().map { (dir.isEmpty ? "" : dir + "/") + $0 }
-    }
-
-    /// Whether the trace's directory has less free space than a header and one chunk: the
-    /// shim then removes the file it could not start (docs/outputs.md).
-    static func hasNoRoomForATrace(_ tracePath: String) -> Bool {
-        let dir = URL(fileURLWithPath: tracePath).deletingLastPathComponent().path
-        var info = statvfs()
-        guard statvfs(dir.isEmpty ? "." : dir, &info) == 0 else { return false }
-        return UInt64(info.f_bavail) * UInt64(info.f_frsize) < UInt64(TraceLayout.headerSize + TraceLayout.defaultChunkSize)
-    }
-
     /// `models`: traces already analysed (for the report); the others are modelled here.
     static func printSummary(traces: [String], mainPath: String, models: [String: TraceModel] = [:]) {
         if traces.isEmpty {
-            if hasNoRoomForATrace(mainPath) {
+            if RecordingFiles.hasNoRoomForATrace(mainPath) {
                 printErr("qtrace: no trace written: the file system of '\(mainPath)' is full (not even the trace's header fits)")
             } else {
                 printErr("qtrace: no trace written: the program made no Dispatch call (or could not load the shim)")
@@ -360,42 +293,5 @@ struct Record: ParsableCommand {
     }
 }
 
-/// A trace's path without its `.qtrace`: what the files beside it are named after
-/// (TRACE.html, TRACE.PID.qtrace, TRACE.snapshot-N.qtrace, TRACE.lttng, ...).
-func traceStem(_ path: String) -> String {
-    path.hasSuffix(".qtrace") ? String(path.dropLast(7)) : path
-}
-
-/// One line on stderr.
-func printErr(_ message: String) { writeStderr(message + "\n") }
-
-/// Finds a shim library: the path in an environment variable, beside the qtrace executable,
-/// or in ../lib/qtrace.
-enum ShimLocator {
-    static let fileName = "libqtrace-shim.so"
-
-    /// The embedded recorder's shim.
-    static func find() throws -> String {
-        try find(fileName: fileName, variable: "QTRACE_SHIM", buildHint: "build it with `make build`")
-    }
-
-    static func find(fileName: String, variable: String, buildHint: String) throws -> String {
-        if let explicit = ProcessInfo.processInfo.environment[variable], !explicit.isEmpty {
-            guard FileManager.default.fileExists(atPath: explicit) else {
-                throw ValidationError("\(variable)=\(explicit) does not exist")
-            }
-            return URL(fileURLWithPath: explicit).standardizedFileURL.path
-        }
-        let exeDir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for candidate in [exeDir.appendingPathComponent(fileName), exeDir.appendingPathComponent("../lib/qtrace/\(fileName)")]
-        where FileManager.default.fileExists(atPath: candidate.path) {
-            return candidate.standardizedFileURL.path
-        }
-        throw ValidationError("\(fileName) not found next to qtrace: \(buildHint) (or set \(variable)=/path/to/\(fileName))")
-    }
-
-    /// LD_PRELOAD with `shim` first, keeping what the user had preloaded.
-    static func preload(_ shim: String, before existing: String?) -> String {
-        [shim, existing].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
-    }
-}
+/// `--cpu-stacks dwarf|fp`.
+extension CPUSampling.Stacks: ExpressibleByArgument {}

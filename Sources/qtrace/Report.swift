@@ -1,6 +1,7 @@
 // `qtrace report`: the static HTML report of existing traces.
 import ArgumentParser
 import QTraceReport
+import QTraceRecording
 
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -40,7 +41,7 @@ struct Report: ParsableCommand {
     func run() throws {
         Interruption.install(command: "report")
         applyFocus(focus)
-        let path = output ?? Record.reportPath(for: Report.withoutTrailingSlash(traces[0]))
+        let path = output ?? RecordingFiles.reportPath(for: Report.withoutTrailingSlash(traces[0]))
         let input = try ReportGeneration.input(tracePaths: traces, command: "report")
         ProgressLine.shared.phase("writing the report")
         try writeOutputFile(path, command: "report") { try ReportWriter.write(input, to: $0) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import QTraceAnalysis
 import QTraceText
+import QTraceRecording
 
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(

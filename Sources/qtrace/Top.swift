@@ -5,6 +5,7 @@ import ArgumentParser
 import Foundation
 import QTraceAnalysis
 import QTraceFormat
+import QTraceRecording
 import QTraceText
 #if canImport(Glibc)
 import Glibc
@@ -82,9 +83,9 @@ struct Top: ParsableCommand {
     // MARK: Program mode
 
     private func runProgram(_ view: LiveTerminal) throws -> Int32 {
-        let tracePath = output ?? Record.defaultTracePath(for: target[0])
-        try Record.prepareOutput(tracePath)
-        let logPath = programOutput ?? Record.reportPath(for: tracePath).dropLast(5) + ".out"
+        let tracePath = output ?? RecordingFiles.defaultTracePath(for: target[0])
+        try RecordingFiles.prepareOutput(tracePath)
+        let logPath = programOutput ?? RecordingFiles.reportPath(for: tracePath).dropLast(5) + ".out"
         let shim = try ShimLocator.find()
         var env = ProcessInfo.processInfo.environment
         env["LD_PRELOAD"] = ShimLocator.preload(shim, before: env["LD_PRELOAD"])
@@ -94,7 +95,7 @@ struct Top: ParsableCommand {
         let title = terminalSafe(URL(fileURLWithPath: target[0]).lastPathComponent) + " (pid \(program.pid))"
         view.watch(title: title) { Self.newestTrace(tracePath) } isDone: { program.hasExited() } onQuit: { program.interrupt() }
         let status = program.wait()
-        let traces = Record.collectTraces(mainPath: tracePath)
+        let traces = RecordingFiles.collectTraces(mainPath: tracePath)
         for path in traces { TraceFinalizer.finalize(path: path, exitStatus: path == tracePath ? status : nil) }
         printErr("qtrace top: \(target[0]) exited with status \(status); its output: \(logPath)")
         for path in traces { printErr("qtrace top: trace: \(path) (qtrace report \(path) writes its report)") }
@@ -121,7 +122,7 @@ struct Top: ParsableCommand {
     /// The main trace, or when the program made no Dispatch call, its newest child's.
     static func newestTrace(_ main: String) -> String? {
         if FileManager.default.fileExists(atPath: main) { return main }
-        let children = Record.siblingTraces(of: main)
+        let children = RecordingFiles.siblingTraces(of: main)
         return children.max { modified($0) < modified($1) }
     }
 

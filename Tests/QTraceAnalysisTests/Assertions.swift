@@ -1,5 +1,6 @@
 import XCTest
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 /// HDR percentiles keep 3 significant digits: equal within 0.1%.
 func XCTAssertPercentile(_ actual: UInt64, _ expected: UInt64, file: StaticString = #filePath, line: UInt = #line) {

@@ -3,6 +3,7 @@
 import QTraceFormat
 import XCTest
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 extension TraceScript {
     /// A call-tree node of the samples stream (tid -1).

@@ -4,6 +4,7 @@ import QTraceFormat
 import XCTest
 @testable import QTraceAnalysis
 import QTraceText
+import QTraceAnalysisTestSupport
 
 final class CodeIdentityTests: XCTestCase {
     let serial: UInt64 = 0x5000

@@ -1,6 +1,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class DiagnosticsTests: XCTestCase {
     /// A well-behaved program using most of the API: must give no findings.

@@ -5,6 +5,7 @@
 import Histogram
 import XCTest
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class DurationRecorderTests: XCTestCase {
     func testPercentilesAreTheHistogramsAtEveryCount() {

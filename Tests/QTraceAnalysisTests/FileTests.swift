@@ -1,6 +1,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

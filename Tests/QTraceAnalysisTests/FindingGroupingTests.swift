@@ -4,6 +4,7 @@ import XCTest
 import QTraceFormat
 import QTraceText
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class FindingGroupingTests: XCTestCase {
     /// `n` serial queues, each one item still running at the end (item.running-at-end), fed

@@ -7,6 +7,7 @@ import QTraceAnalysis
 import QTraceFormat
 import QTraceText
 import XCTest
+import QTraceAnalysisTestSupport
 
 final class FlightRecorderReadingTests: XCTestCase {
     let queue: UInt64 = 0x10

@@ -1,6 +1,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class ObjectTests: XCTestCase {
     func testTimerLatenessAndCoalescing() {

@@ -2,6 +2,7 @@
 import XCTest
 @testable import QTraceAnalysis
 import QTraceFormat
+import QTraceAnalysisTestSupport
 
 final class OnceTests: XCTestCase {
     /// Worker 201 runs a 50 ms initializer; main calls dispatch_once meanwhile and waits.

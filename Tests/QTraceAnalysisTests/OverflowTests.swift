@@ -6,6 +6,7 @@ import QTraceFormat
 import QTraceText
 import XCTest
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class OverflowTests: XCTestCase {
     static let huge: UInt64 = 1 << 62

@@ -3,6 +3,7 @@
 import XCTest
 @testable import QTraceAnalysis
 import QTraceFormat
+import QTraceAnalysisTestSupport
 
 final class ProcessTests: XCTestCase {
     /// Eight processes one after another, each with 5 threads alive until its end (none exits

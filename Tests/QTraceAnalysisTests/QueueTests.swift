@@ -1,6 +1,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class QueueTests: XCTestCase {
     /// Three items on one serial queue, drained by one worker.

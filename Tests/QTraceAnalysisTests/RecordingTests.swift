@@ -3,6 +3,7 @@
 import QTraceFormat
 import XCTest
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class RecordingTests: XCTestCase {
     /// A tool whose worker blocks 2 s in a group wait at one code site.

@@ -2,6 +2,7 @@ import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
 import QTraceText
+import QTraceAnalysisTestSupport
 
 /// Damaged and hostile input must not trap: random records over small id and address spaces
 /// (collisions, ends without starts, waits without begins, reused tids, time going back).

@@ -3,6 +3,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class SaturationTests: XCTestCase {
     /// Threads 211... each run one item on the default global queue over [from, to): busy.

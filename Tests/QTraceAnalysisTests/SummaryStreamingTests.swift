@@ -4,6 +4,7 @@ import Foundation
 import QTraceAnalysis
 import QTraceFormat
 import XCTest
+import QTraceAnalysisTestSupport
 
 final class SummaryStreamingTests: XCTestCase {
     /// The real recordings kept as fuzzing seeds: hostile labels, code sites, Swift tasks, a

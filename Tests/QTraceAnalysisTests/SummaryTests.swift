@@ -2,6 +2,7 @@ import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
 import QTraceText
+import QTraceAnalysisTestSupport
 
 final class SummaryTests: XCTestCase {
     func summary(_ s: TraceScript) -> AnalysisSummary {

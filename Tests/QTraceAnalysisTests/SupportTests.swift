@@ -3,6 +3,7 @@ import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
 import QTraceText
+import QTraceAnalysisTestSupport
 
 final class SupportTests: XCTestCase {
     func testStepSeriesExactThenCompacted() {

@@ -4,6 +4,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class SuspensionScalingTests: XCTestCase {
     /// 100k queues, each suspended with an item waiting and resumed: every item waits 4 µs

@@ -1,6 +1,7 @@
 import XCTest
 import QTraceFormat
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class ThreadTests: XCTestCase {
     func testThreadLifetimesStatesAndCounts() {

@@ -1,6 +1,7 @@
 import XCTest
 import QTraceFormat
 import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 /// Prints the analysis throughput; never asserts on time (machines are noisy). Run in release
 /// for meaningful numbers.

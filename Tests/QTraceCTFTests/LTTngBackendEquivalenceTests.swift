@@ -5,7 +5,7 @@ import Foundation
 import QTraceAnalysis
 import QTraceCTF
 import QTraceFormat
-@testable import qtrace
+@testable import QTraceRecording
 import XCTest
 
 final class LTTngBackendEquivalenceTests: XCTestCase {

@@ -4,7 +4,7 @@
 import Foundation
 import QTraceCTF
 import QTraceFormat
-@testable import qtrace
+@testable import QTraceRecording
 import XCTest
 
 final class LTTngRecordTests: XCTestCase {

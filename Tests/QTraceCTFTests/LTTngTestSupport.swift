@@ -3,7 +3,7 @@
 import Foundation
 import QTraceFormat
 import XCTest
-@testable import qtrace
+@testable import QTraceRecording
 
 enum TestPaths {
     /// The build products directory (where qtrace-fixtures is).

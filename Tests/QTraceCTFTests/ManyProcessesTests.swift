@@ -4,8 +4,9 @@
 // that goes down as each process ends. The browser tests open it
 // (Tests/BrowserTests/test_many_processes.py).
 import Foundation
-@testable import qtrace
+@testable import QTraceRecording
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class ManyProcessesTests: XCTestCase {
@@ -25,7 +26,7 @@ final class ManyProcessesTests: XCTestCase {
         let run = runCommand([TestPaths.qtrace, "record", "-o", trace, "--", "sh", "-c", loop, TestPaths.fixtures],
                              environment: ["QTRACE_SHIM": try TestPaths.embeddedShim.get()])
         XCTAssertEqual(run.status, 0, run.output)
-        return Record.collectTraces(mainPath: trace)
+        return RecordingFiles.collectTraces(mainPath: trace)
     }
 
     func testFiftyProcessesMakeOneReportWithAProcessesTable() throws {

@@ -3,9 +3,10 @@
 // relayd's stored output is reported; a program that forks reports as one report with a lane
 // group per process; `ReportInput.merged` moves times and indexes.
 import Foundation
-@testable import qtrace
+@testable import QTraceRecording
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class MultiProcessTests: XCTestCase {
@@ -76,9 +77,9 @@ final class MultiProcessTests: XCTestCase {
         let run = runCommand([TestPaths.qtrace, "record", "-o", trace, "--", TestPaths.fixtures, "fork"],
                              environment: ["QTRACE_SHIM": try TestPaths.embeddedShim.get()])
         XCTAssertEqual(run.status, 0, run.output)
-        let traces = Record.collectTraces(mainPath: trace)
+        let traces = RecordingFiles.collectTraces(mainPath: trace)
         XCTAssertEqual(traces.count, 2, "\(traces)")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: Record.reportPath(for: trace)))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: RecordingFiles.reportPath(for: trace)))
 
         let merged = try ReportGeneration.input(tracePaths: traces, command: "report")
         XCTAssertEqual(merged.processes.count, 2)

@@ -1,6 +1,9 @@
 // docs/architecture.md is where a newcomer learns which module does what: its module table
 // must name every target of Package.swift, or it silently goes stale as targets are added
-// (issue 27 found it missing QTraceText). The files are read from the repository.
+// (issue 27 found it missing QTraceText). The files are read from the repository. Also here:
+// no test target links an executable target (issue 27: tests import libraries; the programs
+// they record or run are processes).
+import Foundation
 import XCTest
 
 final class ArchitectureDocTests: XCTestCase {
@@ -38,5 +41,75 @@ final class ArchitectureDocTests: XCTestCase {
         let documented = try Self.documentedModules()
         let missing = try Self.packageTargets().filter { !documented.contains($0) }
         XCTAssertEqual(missing, [], "targets of Package.swift missing from docs/architecture.md's module table")
+    }
+
+    // MARK: Tests link libraries, never executables
+
+    /// Each `.testTarget(...)` of Package.swift: its name and the target names in its
+    /// `dependencies` (quoted names and `.target(name:)`; products of other packages are left out).
+    static func testTargetDependencies() throws -> [(name: String, dependencies: [String])] {
+        let manifest = try Schema.text("Package.swift")
+        var result: [(String, [String])] = []
+        var rest = manifest[...]
+        while let start = rest.range(of: ".testTarget(") {
+            let call = balancedCall(rest[start.upperBound...])
+            let name = call.firstMatch(of: #/name:\s*"([^"]+)"/#).map { String($0.output.1) } ?? ""
+            var dependencies: [String] = []
+            if let list = call.range(of: "dependencies:") {
+                let array = call[list.upperBound...].prefix { $0 != "]" }
+                let withoutProducts = array.replacing(#/\.product\([^)]*\)/#, with: "")
+                dependencies = withoutProducts.matches(of: #/"([^"]+)"/#).map { String($0.output.1) }
+            }
+            result.append((name, dependencies))
+            rest = rest[start.upperBound...]
+        }
+        return result
+    }
+
+    /// The text up to the parenthesis that closes the one just opened.
+    private static func balancedCall(_ text: Substring) -> Substring {
+        var depth = 1
+        for index in text.indices {
+            if text[index] == "(" { depth += 1 }
+            if text[index] == ")" { depth -= 1; if depth == 0 { return text[..<index] } }
+        }
+        return text
+    }
+
+    static func executableTargets() throws -> Set<String> {
+        let declaration = #/\.executableTarget\(\s*name:\s*"([^"]+)"/#
+        return Set(try Schema.text("Package.swift").matches(of: declaration).map { String($0.output.1) })
+    }
+
+    func testTestTargetsAreParsed() throws {
+        let tests = try Self.testTargetDependencies()
+        XCTAssertTrue(tests.contains { $0.name == "QTraceFormatTests" && $0.dependencies == ["QTraceFormat"] })
+        XCTAssertTrue(tests.contains { $0.name == "QTraceRecordingTests" && $0.dependencies.contains("QTraceRecording") })
+        XCTAssertTrue(try Self.executableTargets().isSuperset(of: ["qtrace", "qtrace-fixtures", "qtrace-samples"]))
+    }
+
+    /// On Linux a test target that depends on an executable links the program's code into the
+    /// test bundle (to `@testable import` it): what the tests need belongs in a library.
+    func testNoTestTargetDependsOnAnExecutable() throws {
+        let executables = try Self.executableTargets()
+        for test in try Self.testTargetDependencies() {
+            XCTAssertEqual(test.dependencies.filter(executables.contains), [], "\(test.name) depends on executable targets")
+        }
+    }
+
+    /// The same rule for imports: no test file imports an executable's module (a name with
+    /// "-" is imported with "_").
+    func testNoTestImportsAnExecutable() throws {
+        let modules = Set(try Self.executableTargets().map { $0.replacingOccurrences(of: "-", with: "_") })
+        let tests = Schema.packageRoot.appendingPathComponent("Tests")
+        let files = FileManager.default.enumerator(atPath: tests.path)?.compactMap { $0 as? String } ?? []
+        let swiftFiles = files.filter { $0.hasSuffix(".swift") && !$0.hasPrefix("Fixtures/") }
+        XCTAssertGreaterThan(swiftFiles.count, 50)
+        for file in swiftFiles {
+            let text = try String(contentsOf: tests.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: #/(?m)^\s*(?:@testable\s+)?import\s+(\w+)/#) where modules.contains(String(match.output.1)) {
+                XCTFail("Tests/\(file) imports the executable \(match.output.1)")
+            }
+        }
     }
 }

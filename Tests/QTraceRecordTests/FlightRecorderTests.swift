@@ -6,6 +6,7 @@ import Foundation
 import QTraceAnalysis
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class FlightRecorderTests: XCTestCase {

@@ -6,6 +6,7 @@ import QTraceAnalysis
 import QTraceText
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class GalleryTests: XCTestCase {

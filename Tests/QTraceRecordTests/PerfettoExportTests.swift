@@ -7,6 +7,7 @@ import XCTest
 import QTraceAnalysis
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
 
 final class PerfettoExportTests: XCTestCase {
     func testEveryItemIsASliceOnItsThreadWithItsFlow() throws {

@@ -4,6 +4,7 @@ import Foundation
 import QTraceAnalysis
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class SchedRecordTests: XCTestCase {

@@ -2,7 +2,7 @@
 // Loader.swift:42 ...), the call sites that enqueue them, blocking call sites, Swift tasks
 // made of jobs, and the CODE table computed from the items the way the analysis would.
 // Deterministic, and it draws no random numbers (the simulation stays what it was).
-import QTraceReport
+import QTraceViewModel
 
 struct SyntheticCode {
     var kind: String

@@ -1,6 +1,6 @@
 // What a browser test should find of code identity in the report of a synthetic input: the
 // codes and their item counts, an item with a chain of enqueuing items, search counts, tasks.
-import QTraceReport
+import QTraceViewModel
 import Foundation
 
 extension SyntheticReport {

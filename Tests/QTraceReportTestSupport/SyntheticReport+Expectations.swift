@@ -1,6 +1,6 @@
 // What a browser test should find in the report of a given input (written next to the
 // fixture as JSON), and how many trace events an input stands for (for bytes per event).
-import QTraceReport
+import QTraceViewModel
 import Foundation
 
 extension SyntheticReport {

@@ -1,6 +1,6 @@
 // The derived parts of a synthetic report: counters, stats tables, histograms, sources,
 // annotations and findings, computed from the simulated items the way the analysis would.
-import QTraceReport
+import QTraceViewModel
 
 extension Simulation {
     mutating func makeInput() -> ReportInput {

@@ -6,7 +6,7 @@
 // from main-queue items (nested on the main thread, the caller blocked meanwhile), barriers,
 // group fan-outs with a notify, a timer source that is suspended for a while, annotations,
 // counters, stats tables, histograms and findings. Deterministic for a given seed.
-import QTraceReport
+import QTraceViewModel
 import Foundation
 
 public enum SyntheticReport {

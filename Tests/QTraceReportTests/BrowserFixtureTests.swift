@@ -3,6 +3,8 @@
 import Foundation
 import XCTest
 import QTraceReport
+import QTraceViewModel
+import QTraceExport
 import QTraceReportTestSupport
 
 final class BrowserFixtureTests: XCTestCase {
@@ -19,7 +21,7 @@ final class BrowserFixtureTests: XCTestCase {
         ]
         for (name, input) in fixtures {
             try ReportWriter.write(input, to: "\(dir)/\(name).html")
-            try ReportWriter.exportChromeJSON(input, to: "\(dir)/\(name).chrome.json")
+            try TraceExport.chromeJSON(input, to: "\(dir)/\(name).chrome.json")
             try SyntheticReport.expectations(input).write(to: URL(fileURLWithPath: "\(dir)/\(name).expect.json"))
         }
         try writeManyQueues(to: dir)

@@ -2,6 +2,7 @@
 // analysis' FindingGrouping, across the processes of a merged report by executable.
 import XCTest
 @testable import QTraceReport
+@testable import QTraceViewModel
 
 final class FindingGroupTests: XCTestCase {
     func finding(_ key: String, process: Int, lengthNs: Int64, count: Int = 1) -> ReportFinding {

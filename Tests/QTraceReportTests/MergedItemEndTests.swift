@@ -3,6 +3,7 @@
 // that outlived it (issue 15: an exec'd process's item ran on to the end of the timeline).
 import XCTest
 @testable import QTraceReport
+@testable import QTraceViewModel
 
 final class MergedItemEndTests: XCTestCase {
     /// One process of `durationNs` with one thread and one queue, and an item on it.

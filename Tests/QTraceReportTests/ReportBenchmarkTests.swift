@@ -4,6 +4,7 @@
 import Foundation
 import XCTest
 import QTraceReport
+import QTraceViewModel
 import QTraceReportTestSupport
 
 final class ReportBenchmarkTests: XCTestCase {

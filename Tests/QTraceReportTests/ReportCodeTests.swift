@@ -3,6 +3,7 @@
 import Foundation
 import XCTest
 @testable import QTraceReport
+@testable import QTraceViewModel
 import QTraceReportTestSupport
 
 final class ReportCodeTests: XCTestCase {

@@ -5,6 +5,7 @@
 import QTraceAnalysis
 import QTraceFormat
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class ReportOverflowTests: XCTestCase {

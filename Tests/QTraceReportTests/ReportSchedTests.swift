@@ -1,6 +1,7 @@
 // Scheduling states in merged (multi-process) reports: intervals follow their threads and
 // times, per-item times stay aligned with the items.
 import QTraceReport
+import QTraceViewModel
 import XCTest
 
 final class ReportSchedTests: XCTestCase {

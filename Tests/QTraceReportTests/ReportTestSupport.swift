@@ -2,6 +2,7 @@
 import Foundation
 import XCTest
 @testable import QTraceReport
+@testable import QTraceViewModel
 
 /// The parts of a written HTML report.
 struct WrittenReport {

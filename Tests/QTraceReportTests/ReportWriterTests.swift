@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import QTraceReport
+@testable import QTraceViewModel
 import QTraceReportTestSupport
 
 final class ReportWriterTests: XCTestCase {

@@ -5,6 +5,7 @@
 //
 //   swift run -c release bench-perfetto-encoding [ITEMS] [ROUNDS]
 import Foundation
+import QTraceExport
 import SwiftProtobuf
 
 /// One item's values, varied like a real trace's (small deltas, a few dozen names).

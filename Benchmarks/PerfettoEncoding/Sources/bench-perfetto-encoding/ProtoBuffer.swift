@@ -1,1 +1,0 @@
-../../../../Sources/QTraceReport/ProtoBuffer.swift

@@ -1,0 +1,340 @@
+// Builds the report's input from an analysis result: the timeline columns from the model, the
+// tables from the same statistics `qtrace stats --json` prints (so the numbers agree), and
+// the findings.
+import QTraceAnalysis
+import QTraceFormat
+
+extension ReportInput {
+    /// `host`: the machine the process ran on (the LTTng trace's hostname; "" if unknown).
+    public init(analysis: AnalysisResult, header: TraceHeader, qtraceVersion: String, host: String = "") {
+        let model = analysis.model
+        // Times are within 2^50 ns (the reader's bounds); counts and payload values saturate.
+        let end = Int64(clamping: model.endTime)
+        let builder = AnalysisReportBuilder(model: model, end: end)
+        let profile = CPUProfile.build(model)
+        self.init(
+            meta: ReportMeta(
+                title: AnalysisReportBuilder.title(header), commandLine: header.commandLine, pid: Int(header.pid),
+                ncpu: Int(header.ncpu), durationNs: Int64(clamping: model.duration), droppedEvents: Int64(clamping: header.droppedEvents),
+                shimOverheadNsPerEvent: Double(header.shimOverheadNs), qtraceVersion: qtraceVersion,
+                dropReason: header.dropReason ?? "", invalidEvents: Int64(model.info.invalidEvents)),
+            threads: builder.threads(),
+            queues: builder.queues(),
+            items: builder.items(),
+            blocked: builder.blocked(),
+            sources: builder.sources(),
+            groups: builder.groups(),
+            annotations: builder.annotations(),
+            counters: builder.counters(),
+            stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)]
+                + [AnalysisReportBuilder.schedTable(analysis.statistics), AnalysisReportBuilder.cpuTable(profile),
+                   AnalysisReportBuilder.codeTable(analysis.statistics, queueLabels: model.queues.map(queueName)),
+                   AnalysisReportBuilder.waitSiteTable(analysis.statistics),
+                   AnalysisReportBuilder.taskTable(analysis.statistics, model: model)].compactMap { $0 },
+            histograms: builder.histograms(),
+            findings: FindingGrouping.groups([("", Int(header.pid), analysis.findings)]).map {
+                AnalysisReportBuilder.finding($0, traceEnd: end)
+            },
+            processes: [ReportProcess(
+                pid: Int(header.pid), executable: AnalysisReportBuilder.executableName(header), commandLine: header.commandLine,
+                host: host, realtimeStartNs: Int64(clamping: header.initRealtimeNs), durationNs: Int64(clamping: model.duration),
+                droppedEvents: Int64(clamping: header.droppedEvents))],
+            sched: builder.sched()
+        )
+        codes = builder.codes()
+        sites = builder.sites()
+        tasks = builder.tasks()
+        actors = builder.actors(analysis.statistics)
+        cpuFlames = AnalysisReportBuilder.cpuFlames(profile)
+        meta.flightRecorder = model.info.flightRecorder?.summaryLine ?? ""
+        setFigures(analysis.statistics)
+        setProcessFigures(ProcessSummary(statistics: analysis.statistics, findings: analysis.findings))
+    }
+
+    /// The process's row of the Processes table, and its peak thread count as the report's.
+    mutating func setProcessFigures(_ summary: ProcessSummary) {
+        meta.peakThreadsAlive = summary.peakThreadsAlive
+        guard !processes.isEmpty else { return }
+        processes[0].items = summary.items
+        processes[0].threads = summary.threads
+        processes[0].peakThreadsAlive = summary.peakThreadsAlive
+        processes[0].busyNs = Int64(summary.busyNs)
+        processes[0].busiestQueue = summary.busiestQueue ?? -1
+        processes[0].findings = summary.findings
+    }
+
+    /// The analysis' busy and blocked figures and target-queue forest, so that the viewer shows
+    /// them rather than computing its own (docs/report-data.md, Definitions).
+    mutating func setFigures(_ stats: TraceStatistics) {
+        for q in stats.queues where queues.indices.contains(q.queue) {
+            queues[q.queue].items = q.items
+            queues[q.queue].busyNs = Int64(q.busyNs)
+            queues[q.queue].busyShare = q.busyShare
+        }
+        for t in stats.threads where threads.indices.contains(t.thread) {
+            threads[t.thread].items = t.items
+            threads[t.thread].busyNs = Int64(t.busyNs)
+            threads[t.thread].blockedNs = Int64(t.blockedNs)
+        }
+        queueTree = stats.queueTree.map {
+            ReportQueueTreeNode(queue: $0.queue, parent: $0.parent ?? -1, subtreeBusyNs: Int64($0.subtreeBusyNs))
+        }
+    }
+}
+
+/// Conversions from the analysis model (optional indexes, UInt64 ns) to the report's columns
+/// (-1 for "none", Int64 ns).
+struct AnalysisReportBuilder {
+    let model: TraceModel
+    let end: Int64
+    /// Items whose queue is unknown are drawn on a placeholder queue appended after the real ones.
+    var unknownQueue: Int { model.queues.count }
+
+    static func title(_ header: TraceHeader) -> String {
+        let exe = executableName(header)
+        return exe.isEmpty ? "pid \(header.pid)" : exe
+    }
+
+    /// The name the program was run by (argv[0]: swift-build, not swift-package), as in
+    /// `qtrace stats`.
+    static func executableName(_ header: TraceHeader) -> String {
+        ProcessOverview.programName(executable: header.executablePath, commandLine: header.commandLine)
+    }
+
+    func threads() -> [ReportThread] {
+        model.threads.enumerated().map { i, t in
+            let kind: ReportThreadKind = t.kind == .main ? .main : (t.kind == .worker ? .worker : .other)
+            let start = Int64(t.createdAt ?? t.firstSeen)
+            let stop = Int64(t.exitedAt ?? model.endTime)
+            return ReportThread(index: i, tid: Int64(t.tid), name: threadName(t), kind: kind, startNs: start, endNs: max(start, stop))
+        }
+    }
+
+    func queues() -> [ReportQueue] {
+        var result = model.queues.enumerated().map { i, q in
+            ReportQueue(index: i, label: queueName(q), kind: Self.queueKind(q.kind), qosName: q.qos.name, targetIndex: q.target ?? -1)
+        }
+        if model.items.contains(where: { $0.queue == nil && model.sources[safe: $0.source]?.queue == nil }) {
+            result.append(ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent))
+        }
+        return result
+    }
+
+    static func queueKind(_ kind: QueueKind) -> ReportQueueKind {
+        switch kind {
+        case .main: .main
+        case .global: .global
+        case .serial, .runLoop: .serial
+        case .concurrent, .unknown: .concurrent
+        }
+    }
+
+    static func itemKind(_ item: WorkItem) -> ReportItemKind {
+        if item.origin == .sourceHandler { return .sourceHandler }
+        switch item.kind {
+        case .async, .unknown: return item.isBarrier ? .barrierAsync : .async
+        case .sync: return item.isBarrier ? .barrierSync : .sync
+        case .barrierAsync: return .barrierAsync
+        case .barrierSync, .barrierAsyncAndWait: return .barrierSync
+        case .after: return .after
+        case .groupAsync: return .groupAsync
+        case .groupNotify, .workItemNotify: return .notify
+        case .asyncAndWait: return .asyncAndWait
+        }
+    }
+
+    func items() -> ReportItems {
+        var columns = ReportItems()
+        columns.reserveCapacity(model.items.count)
+        for item in model.items {
+            let start = item.started.map(Int64.init) ?? -1
+            let enqueue = item.enqueued.map(Int64.init) ?? max(start, 0)
+            let queue = item.queue ?? model.sources[safe: item.source]?.queue ?? unknownQueue
+            columns.append(ReportItem(
+                queue: queue, kind: Self.itemKind(item), submitterThread: item.submitter ?? item.thread ?? -1,
+                thread: item.thread ?? -1, enqueueNs: enqueue, startNs: start,
+                endNs: item.ended.map(Int64.init) ?? -1,
+                parent: item.parent ?? -1, waitedBehind: item.waitedBehind ?? -1, group: item.group ?? -1,
+                source: item.source ?? -1, site: item.site ?? -1, traceID: item.id,
+                waitNs: item.wait.map(Int64.init) ?? -1))
+        }
+        return columns
+    }
+
+    func blocked() -> [ReportBlockedInterval] {
+        model.threads.enumerated().flatMap { index, thread in
+            thread.blocked.map { b in
+                ReportBlockedInterval(thread: index, startNs: Int64(b.start), endNs: Int64(b.end ?? model.endTime),
+                                      cause: Self.blockCause(b.cause), objectLabel: objectLabel(b), item: b.item ?? -1,
+                                      site: b.site ?? -1)
+            }
+        }
+    }
+
+    static func blockCause(_ cause: BlockCause) -> ReportBlockCause {
+        switch cause {
+        case .sync: .sync
+        case .apply: .apply
+        case .semaphore: .semaphore
+        case .groupWait: .groupWait
+        case .once: .other
+        }
+    }
+
+    func objectLabel(_ b: BlockedInterval) -> String {
+        switch b.cause {
+        case .sync: model.queues[safe: b.object].map(queueName) ?? "queue"
+        case .apply: "concurrentPerform"
+        case .semaphore: "semaphore #\(b.object)"
+        case .groupWait: "group #\(b.object)"
+        case .once: "dispatch_once"
+        }
+    }
+
+    func sources() -> [ReportSource] {
+        model.sources.enumerated().map { i, s in
+            let queueLabel = model.queues[safe: s.queue].map(queueName) ?? ""
+            let runs = s.runs.compactMap { run -> ReportSourceRun? in
+                guard let item = model.items[safe: run.item], let start = item.started else { return nil }
+                return ReportSourceRun(startNs: Int64(clamping: start), endNs: Int64(clamping: item.ended ?? model.endTime),
+                                       data: Int64(clamping: run.data))
+            }
+            let suspended = s.suspensions.map { ReportSpan(startNs: Int64($0.start), endNs: Int64($0.end ?? model.endTime)) }
+            return ReportSource(index: i, label: "\(s.type.name) source #\(i)" + (queueLabel.isEmpty ? "" : " → \(queueLabel)"),
+                                type: s.type.name, queueIndex: s.queue ?? -1, handlerRuns: runs, suspended: suspended,
+                                cancelNs: s.cancelledAt.map(Int64.init) ?? -1)
+        }
+    }
+
+    func groups() -> [ReportGroup] {
+        model.groups.enumerated().map { i, g in
+            let first = g.rounds.first.map { Int64($0.start) } ?? Int64(g.createdAt ?? 0)
+            let last = g.rounds.last.flatMap { $0.end }.map(Int64.init) ?? end
+            let notify = g.notifies.compactMap(\.fired).first.map(Int64.init) ?? -1
+            return ReportGroup(index: i, label: "group #\(i)", firstEnterNs: first, lastLeaveNs: last, notifyNs: notify,
+                               enters: g.enters, leaves: g.leaves)
+        }
+    }
+
+    func annotations() -> ReportAnnotations {
+        ReportAnnotations(
+            marks: model.marks.map { ReportMark(timeNs: Int64($0.time), thread: $0.thread, name: $0.name) },
+            intervals: model.intervals.map {
+                ReportInterval(startNs: Int64($0.begin), endNs: Int64($0.end ?? model.endTime), thread: $0.thread, name: $0.name)
+            })
+    }
+
+    func counters() -> [ReportCounterSeries] {
+        func series(_ s: StepSeries, _ name: String, _ kind: ReportCounterKind, queue: Int = -1) -> ReportCounterSeries {
+            ReportCounterSeries(name: name, kind: kind, queueIndex: queue, timesNs: s.points.map { Int64($0.time) },
+                                values: s.points.map { Double($0.max) })
+        }
+        let activity = model.threadActivity
+        var result = [series(activity.alive, "threads alive", .threadsAlive),
+                      series(activity.running, "threads running", .threadsRunning),
+                      series(activity.blocked, "threads blocked", .threadsBlocked)]
+        for (i, q) in model.queues.enumerated() where !q.backlog.points.isEmpty {
+            result.append(series(q.backlog, "backlog \(queueName(q))", .backlog, queue: i))
+        }
+        return result
+    }
+
+    /// Log2 buckets from 64 ns to ~17 s.
+    static let histogramBounds: [Double] = (6...34).map { Double(UInt64(1) << UInt64($0)) }
+
+    func histograms() -> [ReportHistogram] {
+        let buckets = Self.histogramBounds.count - 1
+        var wait = [[Int]](repeating: [Int](repeating: 0, count: buckets), count: model.queues.count)
+        var run = wait
+        func bucket(_ ns: UInt64) -> Int {
+            let bits = 64 - ns.leadingZeroBitCount - 1   // floor(log2)
+            return min(max(bits - 6, 0), buckets - 1)
+        }
+        for item in model.items {
+            guard let q = item.queue else { continue }
+            if let w = item.wait { wait[q][bucket(w)] += 1 }
+            if let r = item.runTime { run[q][bucket(r)] += 1 }
+        }
+        return model.queues.indices.flatMap { q -> [ReportHistogram] in
+            guard run[q].contains(where: { $0 > 0 }) || wait[q].contains(where: { $0 > 0 }) else { return [] }
+            return [ReportHistogram(queueIndex: q, metric: .wait, boundsNs: Self.histogramBounds, counts: wait[q]),
+                    ReportHistogram(queueIndex: q, metric: .run, boundsNs: Self.histogramBounds, counts: run[q])]
+        }
+    }
+
+    // MARK: Tables (keys are the JSON summary's paths, docs/summary-schema.md)
+
+    static func queueTable(_ stats: TraceStatistics) -> ReportTable {
+        let columns = [
+            ReportColumn(key: "name", title: "Queue"), ReportColumn(key: "kind", title: "Kind"),
+            ReportColumn(key: "qos", title: "QoS"),
+            ReportColumn(key: "items", title: "Items", unit: "count"),
+            ReportColumn(key: "wait.p50Ns", title: "Wait p50", unit: "ns"),
+            ReportColumn(key: "wait.p90Ns", title: "Wait p90", unit: "ns"),
+            ReportColumn(key: "wait.p99Ns", title: "Wait p99", unit: "ns"),
+            ReportColumn(key: "wait.maxNs", title: "Wait max", unit: "ns"),
+            ReportColumn(key: "run.p50Ns", title: "Run p50", unit: "ns"),
+            ReportColumn(key: "run.p90Ns", title: "Run p90", unit: "ns"),
+            ReportColumn(key: "run.p99Ns", title: "Run p99", unit: "ns"),
+            ReportColumn(key: "run.maxNs", title: "Run max", unit: "ns"),
+            ReportColumn(key: "widthMax", title: "Width max", unit: "count"),
+            ReportColumn(key: "backlogMax", title: "Backlog max", unit: "count"),
+            ReportColumn(key: "busyShare", title: "Busy", unit: "%"),
+            ReportColumn(key: "throughputPerSecond", title: "Throughput", unit: "items/s"),
+        ]
+        let rows = stats.queues.map { q in
+            ReportRow(values: [
+                // Percentiles of no durations are missing ("-"), as in `qtrace stats`.
+                .text(q.name ?? q.label), .text(q.kind.rawValue), .text(q.qos), .number(Double(q.items)),
+                ns(q.wait.p50Ns, q.wait.count), ns(q.wait.p90Ns, q.wait.count), ns(q.wait.p99Ns, q.wait.count),
+                ns(q.wait.maxNs, q.wait.count), ns(q.run.p50Ns, q.run.count), ns(q.run.p90Ns, q.run.count),
+                ns(q.run.p99Ns, q.run.count), ns(q.run.maxNs, q.run.count), .number(Double(q.widthMax)),
+                .number(Double(q.backlogMax)), .number(q.busyShare * 100), .number(q.throughputPerSecond),
+            ], objectIndex: q.queue)
+        }
+        return ReportTable(id: "queues", title: "Queues", rowObject: .queue, columns: columns, rows: rows)
+    }
+
+    static func threadTable(_ stats: TraceStatistics) -> ReportTable {
+        let columns = [
+            ReportColumn(key: "name", title: "Thread"), ReportColumn(key: "tid", title: "TID", unit: "id"),
+            ReportColumn(key: "kind", title: "Kind"), ReportColumn(key: "items", title: "Items", unit: "count"),
+            ReportColumn(key: "busyNs", title: "Busy", unit: "ns"),
+            ReportColumn(key: "blockedNs", title: "Blocked", unit: "ns"),
+            ReportColumn(key: "busyShare", title: "Busy share", unit: "%"),
+            ReportColumn(key: "queues", title: "Queues served", unit: "count"),
+        ]
+        let rows = stats.threads.map { t in
+            ReportRow(values: [
+                .text(t.name), .number(Double(t.tid)), .text(t.kind.rawValue), .number(Double(t.items)),
+                .number(Double(t.busyNs)), .number(Double(t.blockedNs)), .number(t.busyShare * 100),
+                .number(Double(t.queues.count)),
+            ], objectIndex: t.thread)
+        }
+        return ReportTable(id: "threads", title: "Threads", rowObject: .thread, columns: columns, rows: rows)
+    }
+
+    /// A finding whose range has no end (a deadlock lasts to the end of the trace) spans to `traceEnd`.
+    /// A group of identical findings as one: the worst one's objects and message, the count.
+    static func finding(_ g: FindingGroup, traceEnd: Int64) -> ReportFinding {
+        let f = g.worst
+        let severity: ReportSeverity = g.severity == .error ? .error : (g.severity == .warning ? .warning : .info)
+        let endNs = f.end > f.start ? Int64(f.end) : max(traceEnd, Int64(f.start))
+        var finding = ReportFinding(
+            id: f.id, severity: severity, message: f.message, startNs: Int64(f.start), endNs: endNs,
+            queues: f.objects.filter { $0.kind == .queue }.map(\.index),
+            threads: f.objects.filter { $0.kind == .thread }.map(\.index),
+            items: f.objects.filter { $0.kind == .item }.map(\.index),
+            sites: f.objects.filter { $0.kind == .site }.map(\.index))
+        finding.groupKey = g.id + "\u{1F}" + g.subject
+        finding.count = g.count
+        return finding
+    }
+}
+
+extension Array {
+    package subscript(safe index: Int?) -> Element? {
+        guard let index, index >= 0, index < count else { return nil }
+        return self[index]
+    }
+}
