@@ -5,6 +5,7 @@
 import QTraceFormat
 import XCTest
 @testable import QTraceAnalysis
+import QTraceAnalysisTestSupport
 
 final class RunLoopTests: XCTestCase {
     let runLoop: UInt64 = 0x7000, timer: UInt64 = 0x7100
