@@ -27,9 +27,10 @@ and normal recording.
 with the toolchain's clang: 1000 serial queues targeting one concurrent queue, each pinging
 all the others, 2,001,000 items with up to ~1M pending), once with `dispatch_async_f` and once
 with blocks, untraced and traced alternating on all CPUs, and prints the medians of the
-child's CPU time (user + system, os.wait4) per item, the traced/untraced ratio, and the
-traced cost of a function item against a block item. Only the shim is needed (BIN_DIR's, or
-`--shim` ones); no fixture.
+child's CPU time (user + system, os.wait4) per item, the traced/untraced ratio (of the medians,
+and the median and range of each round's own ratio), the user and system time tracing adds,
+the load average, and the traced cost of a function item against a block item. Only the shim
+is needed (BIN_DIR's, or `--shim` ones, named by their directory); no fixture.
 
 Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed | --starfish]
 (make bench builds release first)
@@ -62,6 +63,12 @@ def parse_args():
     return parser.parse_args()
 
 
+def shim_name(path):
+    """A shim's name in the tables: its directory's when the file has the usual name."""
+    name = os.path.basename(path)
+    return os.path.basename(os.path.dirname(os.path.abspath(path))) if name == "libqtrace-shim.so" else name
+
+
 def build_variant(tmp, define):
     """The preloadable shim compiled as the Makefile does, plus one benchmark-only define."""
     sources = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "CQTraceShim")
@@ -82,7 +89,7 @@ def main():
         ["swift", "build", "-c", "release", "--show-bin-path"], text=True).strip()
     fixtures = os.path.join(bin_dir, "qtrace-fixtures")
     shims = [("traced", os.path.join(bin_dir, "libqtrace-shim.so"))]
-    shims += [(f"traced ({os.path.basename(path)})", path) for path in args.shim]
+    shims += [(f"traced ({shim_name(path)})", path) for path in args.shim]
     if args.starfish:
         return starfish(args.rounds, args.queues, shims)
     for path in [fixtures] + [path for _, path in shims]:
@@ -201,14 +208,19 @@ def build_starfish(tmp):
 
 
 def child_cpu(argv, env):
-    """(CPU seconds, user + system, of the child and all its threads; its standard output)."""
+    """(user, system) CPU seconds of the child and all its threads, and its standard output."""
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
     out = proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.stdout.close()
     if status != 0:
         sys.exit(f"bench: {argv} failed ({status})")
-    return usage.ru_utime + usage.ru_stime, out
+    return (usage.ru_utime, usage.ru_stime), out
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
 
 
 def starfish(rounds, queues, shims):
@@ -223,33 +235,50 @@ def starfish(rounds, queues, shims):
         trace = os.path.join(tmp, "starfish.qtrace")
         base_env = {k: v for k, v in os.environ.items() if not k.startswith("QTRACE") and k != "LD_PRELOAD"}
         results = {}
+        loads = [load_average()]
         for _ in range(rounds):
             for mode in ("f", "block"):
                 for label, path in [("untraced", None)] + shims:
                     env = dict(base_env, **({"LD_PRELOAD": path, "QTRACE_OUTPUT": trace} if path else {}))
-                    cpu, _ = child_cpu([program, mode, str(queues)], env)
-                    results.setdefault((mode, label), []).append(cpu * 1e9 / items)
+                    (user, system), _ = child_cpu([program, mode, str(queues)], env)
+                    results.setdefault((mode, label), []).append((user * 1e9 / items, system * 1e9 / items))
                     if os.path.exists(trace):
                         os.unlink(trace)
-        print_starfish(rounds, queues, items, shims, results)
+        loads.append(load_average())
+        print_starfish(rounds, queues, items, shims, results, loads)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def print_starfish(rounds, queues, items, shims, results):
-    med = {key: statistics.median(values) for key, values in results.items()}
-    print(f"starfish: {queues} queues, {items:,} items, {rounds} rounds, all CPUs, medians of CPU ns per item")
-    print(f"{'items':<8}{'shim':>14}{'untraced':>11}{'traced':>11}{'ratio':>8}{'added':>9}")
+def print_starfish(rounds, queues, items, shims, results, loads):
+    """Medians of CPU ns per item (user + system, and each part), and the traced/untraced ratio
+    of each round (runs of one round are neighbours in time, so the machine's load changes
+    less between them than across the run): its median and range."""
+    def cpu(key):
+        return [user + system for user, system in results[key]]
+
+    def med(key, part=None):
+        values = cpu(key) if part is None else [run[part] for run in results[key]]
+        return statistics.median(values)
+
+    print(f"starfish: {queues} queues, {items:,} items, {rounds} rounds, all CPUs, load average "
+          f"{loads[0]} -> {loads[1]}; medians of CPU ns per item (user + system)")
+    print(f"{'items':<8}{'shim':>14}{'untraced':>11}{'traced':>11}{'ratio':>8}{'round ratios':>16}"
+          f"{'added':>9}{'user':>8}{'system':>8}")
     for mode in ("f", "block"):
-        plain = med[(mode, "untraced")]
+        plain = med((mode, "untraced"))
         for label, _ in shims:
-            traced = med[(mode, label)]
+            traced = med((mode, label))
+            paired = [t / u for t, u in zip(cpu((mode, label)), cpu((mode, "untraced")))]
+            added_user = med((mode, label), 0) - med((mode, "untraced"), 0)
+            added_system = med((mode, label), 1) - med((mode, "untraced"), 1)
             name = "this" if label == "traced" else label[8:-1][:13]
             print(f"{'_f' if mode == 'f' else 'block':<8}{name:>14}{plain:>11.1f}{traced:>11.1f}"
-                  f"{traced / plain:>8.3f}{traced - plain:>+9.1f}")
+                  f"{statistics.median(paired):>8.3f}{f'{min(paired):.2f}-{max(paired):.2f}':>16}"
+                  f"{traced - plain:>+9.1f}{added_user:>+8.1f}{added_system:>+8.1f}")
     for label, _ in shims:
-        f, b = med[("f", label)], med[("block", label)]
-        af, ab = f - med[("f", "untraced")], b - med[("block", "untraced")]
+        f, b = med(("f", label)), med(("block", label))
+        af, ab = f - med(("f", "untraced")), b - med(("block", "untraced"))
         name = "this" if label == "traced" else label[8:-1]
         print(f"{name}: traced _f / traced block per item {f / b:.3f}; added ns per item _f {af:+.1f}, block {ab:+.1f}")
 
