@@ -30,7 +30,7 @@ over a few queues, so the event count stays comparable):
              Perfetto export: its lanes were searched one by one, quadratic in open spans)
   lanes      items at once on one queue  16 -> 256 (rounds of that many items pending, then
              running on as many threads: lanes of the queue's tracks)
-  tracks     threads with a queue each   1k -> 16k (an item, a mark, an interval and a blocked
+  tracks     threads with a queue each   250 -> 4k (an item, a mark, an interval and a blocked
              wait on each: tracks of threads and queues)
   processes  traces in one report        1 -> 16 (the items split between them; report only)
 
@@ -369,7 +369,7 @@ DIMENSIONS = {
     "labels": (gen_labels, 256, "label bytes"),
     "open": (gen_open, 8_000, "open intervals"),
     "lanes": (gen_lanes, 16, "items at once on one queue"),
-    "tracks": (gen_tracks, 1_000, "threads with a queue each"),
+    "tracks": (gen_tracks, 250, "threads with a queue each"),
     "processes": (None, 1, "processes"),
 }
 
