@@ -1,12 +1,13 @@
 import Foundation
 import XCTest
+import QTraceFormat
 @testable import QTraceAnalysis
 
 /// StepSeries keeps its latest point inline (a cache miss less per backlog change): the points
 /// must be those of the plain array it replaced, kept here as the reference.
 final class StepSeriesTests: XCTestCase {
     func testSameAsThePlainArrayOnRandomChanges() {
-        var rng = SplitMix(seed: 24)
+        var rng = SplitMix64(seed: 24)
         for round in 0..<300 {
             let capacity = [1, 2, 4, 16, 1024][round % 5]
             var series = StepSeries(capacity: capacity), reference = ReferenceSeries(capacity: capacity)
@@ -24,18 +25,6 @@ final class StepSeriesTests: XCTestCase {
             let copy = try! JSONDecoder().decode(StepSeries.self, from: JSONEncoder().encode(series))
             XCTAssertEqual(copy, series)
         }
-    }
-}
-
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
@@ -80,16 +69,18 @@ private struct ReferenceSeries {
         guard let first = points.first, let lastPoint = points.last else { return }
         var newResolution: UInt64 = resolution == 0 ? 1 : resolution * 2
         while (lastPoint.time - first.time) / newResolution >= UInt64(capacity) { newResolution *= 2 }
-        var out: [Point] = []
+        // Each bucket: the greatest maximum in it (and the value carried into it when its first
+        // point comes after the bucket's start), and its last point's value.
+        var out: [Point] = [], carried: Int32 = 0
         for p in points {
             let bucket = p.time & ~(newResolution - 1)
-            if let tail = out.last, tail.time == bucket {
-                out[out.count - 1].max = Swift.max(tail.max, p.max)
-                out[out.count - 1].last = p.last
+            let entering = p.time > bucket ? Swift.max(p.max, carried) : p.max
+            if out.last?.time == bucket {
+                out[out.count - 1] = Point(time: bucket, max: Swift.max(out[out.count - 1].max, p.max), last: p.last)
             } else {
-                let carried = out.last?.last ?? 0
-                out.append(Point(time: bucket, max: p.time > bucket ? Swift.max(p.max, carried) : p.max, last: p.last))
+                out.append(Point(time: bucket, max: entering, last: p.last))
             }
+            carried = p.last
         }
         points = out
         resolution = newResolution
