@@ -13,14 +13,7 @@ public struct StepSeries: Sendable, Codable, Equatable {
         public init(time: UInt64, max: Int32, last: Int32) { self.time = time; self.max = max; self.last = last }
     }
 
-    /// Every point but the latest, which is kept inline in `tail`: a queue's backlog changes
-    /// at every enqueue and start, and reading the array's header and its last element for
-    /// each change were two cache misses per event on item-heavy traces (perf on the
-    /// starfish trace: 83% of `backlogChanged`'s samples). With the tail inline, only a new
-    /// point touches the array.
-    private var closed: [Point] = []
-    private var tail = Point(time: 0, max: 0, last: 0)
-    private var hasTail = false
+    public private(set) var points: [Point] = []
     /// 0 = exact change points; otherwise the bucket width in ns (a power of two).
     public private(set) var resolution: UInt64 = 0
     /// Largest value ever recorded (exact).
@@ -30,20 +23,18 @@ public struct StepSeries: Sendable, Codable, Equatable {
 
     public init(capacity: Int = 1024) { self.capacity = capacity }
 
-    /// The change points (or, once down-sampled, buckets) in time order.
-    public var points: [Point] { hasTail ? closed + [tail] : closed }
-
     /// The current value (before any point: 0).
-    public var current: Int32 { hasTail ? tail.last : 0 }
+    public var current: Int32 { points.last?.last ?? 0 }
 
     /// Records that the value became `value` at `time`. Times must not decrease.
     @inline(__always)
     public mutating func record(_ value: Int32, at time: UInt64) {
         if value > peak { peak = value }
         // The common case once down-sampled, inline: another change inside the last bucket.
-        if resolution != 0 && hasTail && tail.time == time & ~(resolution - 1) {
-            if value > tail.max { tail.max = value }
-            tail.last = value
+        let n = points.count
+        if resolution != 0 && n > 0 && points[n - 1].time == time & ~(resolution - 1) {
+            if value > points[n - 1].max { points[n - 1].max = value }
+            points[n - 1].last = value
             return
         }
         recordSlowly(value, at: time)
@@ -51,48 +42,42 @@ public struct StepSeries: Sendable, Codable, Equatable {
 
     @inline(never)
     private mutating func recordSlowly(_ value: Int32, at time: UInt64) {
+        let n = points.count
         if resolution == 0 {
-            if hasTail && tail.time == time {
+            if n > 0 && points[n - 1].time == time {
                 // Two changes at one instant: the first lasted 0 ns. Drop the point if the
                 // value is back to what it was.
-                if let previous = closed.last, previous.last == value {
-                    tail = closed.removeLast()
+                if n > 1 && points[n - 2].last == value {
+                    points.removeLast()
                 } else {
-                    tail.max = value; tail.last = value
+                    points[n - 1].max = value; points[n - 1].last = value
                 }
                 return
             }
-            if hasTail && tail.last == value { return }
-            append(Point(time: time, max: value, last: value))
+            if n > 0 && points[n - 1].last == value { return }
+            points.append(Point(time: time, max: value, last: value))
         } else {
             let bucket = time & ~(resolution - 1)
-            if hasTail && tail.time == bucket {
-                if value > tail.max { tail.max = value }
-                tail.last = value
+            if n > 0 && points[n - 1].time == bucket {
+                if value > points[n - 1].max { points[n - 1].max = value }
+                points[n - 1].last = value
                 return
             }
-            let carried = hasTail ? tail.last : 0
+            let carried = n > 0 ? points[n - 1].last : 0
             let held = time > bucket ? Swift.max(value, carried) : value
-            append(Point(time: bucket, max: held, last: value))
+            points.append(Point(time: bucket, max: held, last: value))
         }
-        if closed.count + 1 >= 2 * capacity { compact() }
-    }
-
-    private mutating func append(_ point: Point) {
-        if hasTail { closed.append(tail) }
-        tail = point
-        hasTail = true
+        if points.count >= 2 * capacity { compact() }
     }
 
     private mutating func compact() {
-        let all = points
-        guard let first = all.first, let lastPoint = all.last else { return }
+        guard let first = points.first, let lastPoint = points.last else { return }
         let span = lastPoint.time - first.time
         var newResolution: UInt64 = resolution == 0 ? 1 : resolution * 2
         while span / newResolution >= UInt64(capacity) { newResolution *= 2 }
         var out: [Point] = []
         out.reserveCapacity(capacity + 1)
-        for p in all {
+        for p in points {
             let bucket = p.time & ~(newResolution - 1)
             if let tail = out.last, tail.time == bucket {
                 out[out.count - 1].max = Swift.max(tail.max, p.max)
@@ -103,30 +88,8 @@ public struct StepSeries: Sendable, Codable, Equatable {
                 out.append(Point(time: bucket, max: held, last: p.last))
             }
         }
-        tail = out.removeLast()
-        closed = out
+        points = out
         resolution = newResolution
-    }
-
-    // The same document as when `points` was stored: the tail is the last point.
-    private enum CodingKeys: String, CodingKey { case points, resolution, peak, capacity }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        var all = try c.decode([Point].self, forKey: .points)
-        resolution = try c.decode(UInt64.self, forKey: .resolution)
-        peak = try c.decode(Int32.self, forKey: .peak)
-        capacity = try c.decode(Int.self, forKey: .capacity)
-        if let last = all.popLast() { tail = last; hasTail = true }
-        closed = all
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(points, forKey: .points)
-        try c.encode(resolution, forKey: .resolution)
-        try c.encode(peak, forKey: .peak)
-        try c.encode(capacity, forKey: .capacity)
     }
 
     /// Time-weighted mean of `last` values over [from, to) (exact for exact series).
