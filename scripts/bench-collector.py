@@ -6,7 +6,12 @@ ROUNDS runs, default 3: the machines are shared and noisy), with its peak RSS:
 - flow: 4 producers x 430k items, each feeding its own serial queue through a 256-item
   semaphore window (6 events per item: ~10.3M events), a pipeline's steady state;
 - flood: 4 threads x 850k async items onto one serial queue (~10.2M events), the worst case
-  for the collector: all 3.4M items are pending at once.
+  for the collector: all 3.4M items are pending at once;
+- fanout: scripts/fanout.c (built here with the toolchain's clang), 1M dispatch_async_f items
+  round robin onto 400 serial queues (~3M events): item-heavy, many queues (goal 8M events/s).
+Each trace also gets one run per round with QTRACE_PHASES=1, and its per-phase table (decode,
+model, statistics, code and task resolution, findings, encoding: scripts/bench-phases.py's) is
+printed with each phase's share of the run's CPU time.
 With BASELINE=DIR (a directory holding another build's `qtrace`), each round also runs that
 binary on the same trace, alternating, and prints the ratio of the CPU times (user + system,
 steadier than wall time on a shared machine); DIR must also hold that build's qtrace-fixtures and
@@ -18,11 +23,18 @@ issue's goal (10M events/s where babeltrace2 decodes ~4M events/s) is 2.5x babel
 Usage: [ROUNDS=3] [BASELINE=DIR] [YARDSTICK=1] scripts/bench-collector.py [BIN_DIR]
   (make bench builds release first)
 """
+import importlib.util
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+
+_spec = importlib.util.spec_from_file_location("bench_phases", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                            "bench-phases.py"))
+bench_phases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_phases)
 
 bin_dir = sys.argv[1] if len(sys.argv) > 1 else subprocess.check_output(
     ["swift", "build", "-c", "release", "--show-bin-path"], text=True).strip()
@@ -89,18 +101,31 @@ def yardstick(args, embedded_trace, embedded_events):
     subprocess.run(["rm", "-rf", base, ctf_dir], check=True)
 
 
-def measure(name, args):
+def build_fanout():
+    """scripts/fanout.c built with the toolchain's clang (the fixture binary has no such load)."""
+    swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
+    toolchain = os.path.dirname(os.path.dirname(os.path.realpath(swift)))
+    lib = os.path.join(toolchain, "lib", "swift", "linux")
+    out = os.path.join(tmp, "fanout")
+    subprocess.run([os.path.join(toolchain, "bin", "clang"), "-O2", "-I" + os.path.join(toolchain, "lib", "swift"),
+                    "-o", out, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fanout.c"),
+                    "-L" + lib, "-ldispatch", "-lBlocksRuntime", "-Wl,-rpath," + lib], check=True)
+    return out
+
+
+def measure(name, args, program=None):
     trace = os.path.join(tmp, f"{name}.qtrace")
     print(f"{name}: recording {' '.join(args)} ...", flush=True)
-    subprocess.run([qtrace_record, "record", "-q", "--no-report", "-o", trace, "--", fixtures] + args,
+    subprocess.run([qtrace_record, "record", "-q", "--no-report", "-o", trace, "--", program or fixtures] + args,
                    env=env, check=True, stdout=subprocess.DEVNULL)
     size = os.path.getsize(trace)
     events = event_count(trace)
-    runs, base_runs = [], []
+    runs, base_runs, phase_rounds = [], [], []
     for _ in range(rounds):
         runs.append(time_stats(qtrace, trace))
         if baseline:
             base_runs.append(time_stats(baseline, trace))
+        phase_rounds.append(bench_phases.run(qtrace, trace, phases=True)[1])
     elapsed = statistics.median(run[0] for run in runs)
     cpu = statistics.median(run[1] for run in runs)
     peak_kib = max(run[2] for run in runs)
@@ -113,6 +138,7 @@ def measure(name, args):
         base_peak = max(run[2] for run in base_runs)
         print(f"{name}: baseline CPU {base_cpu:.2f} s (median of {rounds}), peak RSS "
               f"{base_peak * 1024 / size:.2f} x the trace; CPU time ratio {cpu / base_cpu:.2f}", flush=True)
+    bench_phases.report(name, [run[1] for run in runs], phase_rounds, [run[1] for run in base_runs])
     if os.environ.get("YARDSTICK") == "1" and name == "flow":
         yardstick(args, trace, events)
     os.unlink(trace)
@@ -120,5 +146,7 @@ def measure(name, args):
 
 measure("flow", ["flow", "4", "430000"])
 measure("flood", ["stress", "4", "850000"])
+measure("fanout", ["400", "1000000"], program=build_fanout())
+os.unlink(os.path.join(tmp, "fanout"))
 
 os.rmdir(tmp)

@@ -6,7 +6,8 @@
 Runs `QTRACE_PHASES=1 QTRACE stats --json TRACE -o /dev/null` ROUNDS times and prints the
 median wall and CPU seconds of each phase the binary reports on stderr (Sources/QTraceAnalysis/
 Phases.swift: open, decode and model, model finish, symbolize, statistics and their parts,
-findings, summary build, JSON encoding), with each phase's share of the whole run's CPU time.
+findings, summary build, JSON encoding), with each phase's share of the whole run's CPU time and
+the process's peak resident memory at the end of the phase.
 "decode alone" is an extra pass the variable adds (merge and decode without the model builder),
 so that the decoder's share of "decode and model" can be read; it is left out of the total.
 
@@ -37,22 +38,23 @@ def run(qtrace, trace, phases):
     found = {}
     for line in stderr.splitlines():
         if line.startswith("qtrace phase: "):
-            name, wall, cpu = line[len("qtrace phase: "):].split("\t")
-            found[name] = (float(wall), float(cpu))
+            name, wall, cpu, *peak = line[len("qtrace phase: "):].split("\t")
+            found[name] = (float(wall), float(cpu), int(peak[0]) / 1024 if peak else float("nan"))
     return usage.ru_utime + usage.ru_stime, found
 
 
 def report(trace, totals, rounds, baseline_totals):
     total = statistics.median(totals)
     print("\n%s: whole run %.3f s CPU (median of %d)" % (trace, total, len(totals)))
-    print("| phase | wall s | CPU s | share of the run's CPU |")
-    print("|---|---:|---:|---:|")
+    print("| phase | wall s | CPU s | share of the run's CPU | peak RSS so far, MiB |")
+    print("|---|---:|---:|---:|---:|")
     for name in rounds[0]:
         walls = [r[name][0] for r in rounds if name in r]
         cpus = [r[name][1] for r in rounds if name in r]
+        peaks = [r[name][2] for r in rounds if name in r]
         share = "" if name.startswith(EXTRA) else "%.1f%%" % (100 * statistics.median(cpus) / total)
-        print("| %s%s | %.3f | %.3f | %s |" % ("  " if name.startswith(PARTS) and "total" not in name else "", name,
-                                             statistics.median(walls), statistics.median(cpus), share))
+        print("| %s%s | %.3f | %.3f | %s | %.0f |" % ("  " if name.startswith(PARTS) and "total" not in name else "", name,
+                                                  statistics.median(walls), statistics.median(cpus), share, max(peaks)))
     if baseline_totals:
         base = statistics.median(baseline_totals)
         print("baseline whole run %.3f s CPU; this / baseline = %.3f" % (base, total / base))

@@ -7,6 +7,9 @@ the analysis must be linear (or n log n) in every dimension, not only in events.
   scripts/bench-scaling.py QTRACE [--dims queues,suspend,...] [--items 100000] [--out DIR]
                            [--timeout 300] [--keep]
 
+open, lanes and tracks also time both exports (`qtrace export --format chrome-json` and
+`--format perfetto`); --exports times them for every dimension.
+
 QTRACE is a qtrace binary (release for meaningful numbers: .build/release/qtrace). The traces
 are written here, in the embedded trace format (docs/trace-format.md: a 4096-byte header,
 64 KiB chunks per thread, records of u64 words), with full (not compact) records, so the
@@ -25,6 +28,10 @@ over a few queues, so the event count stays comparable):
   labels     queue label length          256 -> 4,096 bytes (1,000 queues)
   open       interval begins with no end 8k -> 128k on the main thread (also times the
              Perfetto export: its lanes were searched one by one, quadratic in open spans)
+  lanes      items at once on one queue  16 -> 256 (rounds of that many items pending, then
+             running on as many threads: lanes of the queue's tracks)
+  tracks     threads with a queue each   250 -> 4k (an item, a mark, an interval and a blocked
+             wait on each: tracks of threads and queues)
   processes  traces in one report        1 -> 16 (the items split between them; report only)
 
   scripts/bench-scaling.py QTRACE --combined queues=900000,groups=200000,suspend=200000 [--browser]
@@ -308,6 +315,46 @@ def gen_open(w, n, items):
     w.items(items)
 
 
+def gen_lanes(w, n, items):
+    """Rounds of n items on one concurrent queue, each round's items all pending at once and
+    then all running at once on n threads: the queue's running and pending tracks need n lanes
+    (or their overflow) while the items stay the same."""
+    q = w.queue(0x58000000, "com.example.wide", concurrent=True)
+    threads = [2000 + k for k in range(n)]
+    for tid in threads:
+        w.t.record(tid, THREAD_START, 1, (MAIN_TID,))
+    for first in range(0, items, n):
+        ids = [w.new_id() for _ in range(min(n, items - first))]
+        for item in ids:
+            w.t.record(MAIN_TID, ENQUEUE, KIND_ASYNC, (item, q, 0))
+        for tid, item in zip(threads, ids):
+            w.t.record(tid, START, KIND_ASYNC, (item,))
+        for tid, item in zip(threads, ids):
+            w.t.record(tid, END, 0, (item,))
+
+
+def gen_tracks(w, n, items):
+    """n threads, each with a queue of its own: an item of that queue on the thread, inside it
+    a mark, an interval and a semaphore wait. Every thread and queue is a track or several
+    (items, intervals, blocked time; running and pending), with few events each."""
+    for k in range(n):
+        tid, q, sem = 3000 + k, w.queue(0x68000000 + k * 0x100, "com.example.t%d" % k), 0x78000000 + k * 0x100
+        w.t.record(tid, THREAD_START, 1, (MAIN_TID,))
+
+        def inside():
+            w.t.record(tid, MARK, 0, (), "mark")
+            w.t.record(tid, INTERVAL_BEGIN, 0, (k + 1,), "interval")
+            w.t.record(tid, SEM_CREATE, 0, (sem, 0))
+            w.t.record(tid, SEM_WAIT_BEGIN, 0, (sem, FOREVER))
+            w.t.record(MAIN_TID, SEM_SIGNAL, 1, (sem,))
+            w.t.record(tid, SEM_WAIT_END, 2, (sem,))
+            w.t.record(tid, INTERVAL_END, 0, (k + 1,))
+        w.item(q, tid, between=inside)
+        w.t.record(tid, THREAD_EXIT)
+        w.t.end_thread(tid)
+    w.items(items)
+
+
 DIMENSIONS = {
     # name: (generator, x1 size, what grows)
     "events": (gen_events, 100_000, "items"),
@@ -321,8 +368,14 @@ DIMENSIONS = {
     "depth": (gen_depth, 16, "target depth"),
     "labels": (gen_labels, 256, "label bytes"),
     "open": (gen_open, 8_000, "open intervals"),
+    "lanes": (gen_lanes, 16, "items at once on one queue"),
+    "tracks": (gen_tracks, 250, "threads with a queue each"),
     "processes": (None, 1, "processes"),
 }
+
+
+# Dimensions whose exports are always timed: lanes and tracks are what the exports lay out.
+EXPORTED = ("open", "lanes", "tracks")
 
 
 def write_traces(dim, n, items, out):
@@ -448,8 +501,8 @@ def main():
     parser.add_argument("--timeout", type=float, default=300, help="seconds before a run counts as too slow")
     parser.add_argument("--out", help="directory for the traces and outputs (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the traces")
-    parser.add_argument("--perfetto", action="store_true",
-                        help="also time `qtrace export --format perfetto` (always done for `open`)")
+    parser.add_argument("--exports", "--perfetto", action="store_true",
+                        help="also time `qtrace export` to chrome-json and perfetto (always done for open, lanes, tracks)")
     parser.add_argument("--baseline", help="another qtrace binary: for `open`, its export is timed on the same traces "
                         "and the ratios printed side by side")
     parser.add_argument("--combined", help="one trace of several dimensions: queues=N,groups=N,suspend=N")
@@ -465,10 +518,11 @@ def main():
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="qtrace-scaling-"))
     out.mkdir(parents=True, exist_ok=True)
     print("| dimension | size | events | stats --json | RSS | ratio (time / RSS) | report | RSS | ratio (time / RSS) "
-          "| perfetto export | RSS | ratio (time / RSS) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| chrome-json export | RSS | ratio (time / RSS) | perfetto export | RSS | ratio (time / RSS) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for dim in dims:
-        previous_stats = previous_report = previous_perfetto = previous_baseline = None
+        exports = args.exports or dim in EXPORTED
+        previous_stats = previous_report = previous_chrome = previous_perfetto = previous_baseline = None
         for step in range(args.steps):
             n = DIMENSIONS[dim][1] * 4 ** step
             paths, events = write_traces(dim, n, args.items, out)
@@ -476,16 +530,19 @@ def main():
             if dim != "processes":
                 stats = measure([args.qtrace, "stats", "--json", paths[0], "-o", str(out / "stats.json")], args.timeout, out)
             report = measure([args.qtrace, "report", *paths, "-o", str(out / "report.html")], args.timeout, out)
-            perfetto = None
-            if args.perfetto or dim == "open":
+            chrome = perfetto = None
+            if exports:
+                chrome = measure([args.qtrace, "export", *paths, "--format", "chrome-json", "-o", str(out / "export.json")],
+                                 args.timeout, out)
                 perfetto = measure([args.qtrace, "export", *paths, "--format", "perfetto", "-o", str(out / "export.pftrace")],
                                    args.timeout, out)
             s = fmt(stats, previous_stats) if dim != "processes" else ("–", "", "")
             r = fmt(report, previous_report)
-            p = fmt(perfetto, previous_perfetto) if args.perfetto or dim == "open" else ("–", "", "")
-            print("| %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                dim, "{:,}".format(n), DIMENSIONS[dim][2], "{:,}".format(events), *s, *r, *p), flush=True)
-            previous_stats, previous_report, previous_perfetto = stats, report, perfetto
+            c = fmt(chrome, previous_chrome) if exports else ("–", "", "")
+            p = fmt(perfetto, previous_perfetto) if exports else ("–", "", "")
+            print("| %s | %s %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                dim, "{:,}".format(n), DIMENSIONS[dim][2], "{:,}".format(events), *s, *r, *c, *p), flush=True)
+            previous_stats, previous_report, previous_chrome, previous_perfetto = stats, report, chrome, perfetto
             if args.baseline and dim == "open":
                 previous_baseline = compare_export(args, paths, out, perfetto, previous_baseline)
             if not args.keep:

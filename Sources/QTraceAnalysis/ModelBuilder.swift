@@ -246,11 +246,18 @@ public struct ModelBuilder {
     /// Moves the run-time tables into the model (its items must be there already) and adds
     /// what needs the whole model.
     mutating func finishModel() -> TraceModel {
+        // The run-time state is done with, and each table goes once the model's array holds a
+        // copy: at 900k queues the per-queue state and the table were half the peak memory.
+        (queueState, threadState, pending) = (UnsafeTable(), UnsafeTable(), PendingTable())
+        (objects, generations, threadByTid) = (CachedIdMap(), IdMap(), CachedIdMap())
         model.threads = Array(threads)
+        threads = UnsafeTable()
         model.queues = Array(queues)
+        queues = UnsafeTable()
         Self.distinguishSharedLabels(&model.queues)
         Self.expandWorkerNames(&model.threads, queues: model.queues, items: model.items)
         model.semaphores = Array(semaphores)
+        semaphores = UnsafeTable()
         attachSched()
         attachSamples()
         return model

@@ -1,6 +1,7 @@
 // Phase times of a run, for scripts/bench-phases.py: with QTRACE_PHASES=1 in the environment
-// each timed phase prints one line on stderr, `qtrace phase: NAME<TAB>WALL<TAB>CPU` (seconds;
-// CPU is the process's, user + system, all threads). Undocumented to users: a profiling aid
+// each timed phase prints one line on stderr, `qtrace phase: NAME<TAB>WALL<TAB>CPU<TAB>PEAK`
+// (seconds; CPU is the process's, user + system, all threads; PEAK the process's peak resident
+// memory so far in KiB, so that the phase where memory peaks can be read). Undocumented to users: a profiling aid
 // whose output may change. Off, a phase costs one test of a constant.
 #if canImport(Glibc)
 import Glibc
@@ -25,7 +26,9 @@ public enum Phases {
     }
 
     private static func report(_ name: String, wall: Double, cpu: Double) {
-        var line = "qtrace phase: \(name)\t\(wall)\t\(cpu)\n"
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        var line = "qtrace phase: \(name)\t\(wall)\t\(cpu)\t\(usage.ru_maxrss)\n"
         line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
     }
 }

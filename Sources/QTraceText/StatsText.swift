@@ -83,7 +83,8 @@ public enum StatsText {
     static func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)" + (n == 1 ? "" : word.hasSuffix("s") ? "es" : "s") }
 
     /// Queues with items, busiest first.
-    static func activeQueues(_ stats: TraceStatistics) -> [QueueStats] { stats.queuesByBusyTime }
+    /// Indices into `stats.queues`, busiest first.
+    static func activeQueues(_ stats: TraceStatistics) -> [Int] { stats.queueIndicesByBusyTime }
 
     static func limited<T>(_ rows: [T], _ limit: Int) -> (shown: [T], hidden: Int) {
         limit > 0 && rows.count > limit ? (Array(rows.prefix(limit)), rows.count - limit) : (rows, 0)
@@ -104,7 +105,7 @@ public enum StatsText {
         var table = TextTable(["queue", "kind", "items", "wait p50", "wait p99", "run p50", "run p99", "run max", "busy",
                                "width", "backlog"])
         let (shown, hidden) = limited(rows, limit)
-        for q in shown {
+        for q in shown.map({ stats.queues[$0] }) {
             table.add([queueName(model.queues[q.queue]), q.kind == .concurrent ? "conc" : q.kind.rawValue, "\(q.items)",
                        d(q.wait.p50Ns, q.wait.count), d(q.wait.p99Ns, q.wait.count),
                        d(q.run.p50Ns, q.run.count), d(q.run.p99Ns, q.run.count), runMax(q),
@@ -123,12 +124,13 @@ public enum StatsText {
     }
 
     static func waitCauses(_ model: TraceModel, _ stats: TraceStatistics, width: Int, limit: Int) -> String {
-        let rows = activeQueues(stats).filter { $0.waitByCause.totalNs > 0 }
-            .sorted { $0.waitByCause.totalNs != $1.waitByCause.totalNs ? $0.waitByCause.totalNs > $1.waitByCause.totalNs : $0.queue < $1.queue }
+        // Indices: the statistics are ~500 bytes a queue, and only `limit` rows are shown.
+        let totals = stats.queues.map { $0.waitByCause.totalNs }
+        let rows = activeQueues(stats).filter { totals[$0] > 0 }.sorted { totals[$0] != totals[$1] ? totals[$0] > totals[$1] : $0 < $1 }
         guard !rows.isEmpty else { return "" }
         var table = TextTable(["queue", "total", "previous", "barrier", "suspended", "thread", "longest behind"])
         let (shown, hidden) = limited(rows, limit)
-        for q in shown {
+        for q in shown.map({ stats.queues[$0] }) {
             let w = q.waitByCause
             let total = w.totalNs
             func part(_ ns: UInt64) -> String { ns == 0 ? "-" : formatPercent(Double(ns) / Double(total)) }

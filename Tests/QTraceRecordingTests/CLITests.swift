@@ -61,7 +61,8 @@ final class CLITests: XCTestCase {
                      "summary: JSON encoding and writing"] {
             XCTAssertTrue(phases.contains { $0.hasPrefix("qtrace phase: \(name)\t") }, name)
         }
-        for line in phases { XCTAssertEqual(line.split(separator: "\t").count, 3, String(line)) }
+        // NAME, wall, CPU, peak RSS so far (KiB).
+        for line in phases { XCTAssertEqual(line.split(separator: "\t").count, 4, String(line)) }
     }
 
     /// A trace with a serial queue (waits 0...2.4 ms), an evil label and a 130 ms main item.
