@@ -25,7 +25,9 @@ public enum ReportGeneration {
         let analysis = analyse(file, command: command)
         analysed(analysis)
         ProgressLine.shared.phase("preparing the report")
-        return ReportInput(analysis: analysis, header: file.header, qtraceVersion: qtraceVersion, host: process.host)
+        return Phases.time("report: input from the analysis") {
+            ReportInput(analysis: analysis, header: file.header, qtraceVersion: qtraceVersion, host: process.host)
+        }
     }
 
     /// Writes one HTML report of all the traces of a recording (the program and every child

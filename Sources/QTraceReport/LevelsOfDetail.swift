@@ -23,6 +23,14 @@ struct TrackBoxes {
     }
 
     var count: Int { begin.count }
+
+    /// Empties it for the next track, keeping the arrays' memory.
+    mutating func removeAll() {
+        begin.removeAll(keepingCapacity: true)
+        end.removeAll(keepingCapacity: true)
+        row.removeAll(keepingCapacity: true)
+        color.removeAll(keepingCapacity: true)
+    }
 }
 
 struct TrackInfo {

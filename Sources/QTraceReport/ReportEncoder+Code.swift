@@ -5,12 +5,12 @@ import QTraceViewModel
 extension ReportEncoder {
     /// The items' site column, in the items table's (sorted) order; called while that table
     /// is open. Absent when no item has a site (traces without code identity cost nothing).
-    mutating func writeItemSites(order: [Int]) {
+    mutating func writeItemSites(order: [Int32]) {
         let sites = input.items.site
         guard sites.count == input.items.count, sites.contains(where: { $0 >= 0 }) else { return }
         // One byte per item up to 127 sites before deflate; runs of one site (a loop
         // enqueuing the same closure) deflate to almost nothing. (Byte planes measured the same.)
-        payload.column("site", .plus1, as: .i32, order.lazy.map { Int64(max(-1, sites[$0])) })
+        payload.column("site", .plus1, as: .i32, order.lazy.map { Int64(max(-1, sites[Int($0)])) })
     }
 
     /// The jobs of every task, as (task, item row) pairs in task order, jobs in run order.

@@ -21,10 +21,10 @@ extension ReportEncoder {
     }
 
     /// Item columns in the items table's (sorted) order; called while that table is open.
-    mutating func writeItemSchedColumns(order: [Int]) {
+    mutating func writeItemSchedColumns(order: [Int32]) {
         guard let sched = input.sched, sched.itemCpuNs.count == input.items.count else { return }
-        payload.column("cpu", .uvarint, as: .f64, order.lazy.map { max(0, sched.itemCpuNs[$0]) })
-        payload.column("runnable", .uvarint, as: .f64, order.lazy.map { max(0, sched.itemRunnableNs[$0]) })
-        payload.column("sleep", .uvarint, as: .f64, order.lazy.map { max(0, sched.itemSleepingNs[$0]) })
+        payload.column("cpu", .uvarint, as: .f64, order.lazy.map { max(0, sched.itemCpuNs[Int($0)]) })
+        payload.column("runnable", .uvarint, as: .f64, order.lazy.map { max(0, sched.itemRunnableNs[Int($0)]) })
+        payload.column("sleep", .uvarint, as: .f64, order.lazy.map { max(0, sched.itemSleepingNs[Int($0)]) })
     }
 }

@@ -1,6 +1,7 @@
 // Turns a ReportInput into the report's data: a JSON header (small objects, strings, table
 // layout) and a binary payload of columns (items, blocked intervals, source runs, counters,
 // annotations, levels of detail). See docs/report-data.md.
+import QTraceAnalysis
 import QTraceViewModel
 
 /// Deduplicated strings that binary columns refer to by index.
@@ -52,8 +53,8 @@ struct ReportEncoder {
     }
 
     static func encode(_ input: ReportInput) -> EncodedReport {
-        var encoder = ReportEncoder(input)
-        return encoder.encode()
+        var encoder = Phases.time("report: item layout") { ReportEncoder(input) }
+        return Phases.time("report: encode columns and levels of detail") { encoder.encode() }
     }
 
     mutating func encode() -> EncodedReport {
@@ -83,7 +84,8 @@ struct ReportEncoder {
     private mutating func writeItems() {
         let items = input.items
         let layout = layout
-        let order = layout.order.map(Int.init)
+        // Int32 rows, converted where read: a copy as [Int] would cost 8 bytes an item.
+        let order = layout.order
         let n = order.count
         let rank = layout.rank
         /// The sorted row of input item `index`, or -1.
@@ -92,19 +94,19 @@ struct ReportEncoder {
         payload.column("start", .deltaPlanes, as: .f64, layout.start)
         payload.column("run", .planes, as: .f64, (0..<n).lazy.map { layout.end[$0] - layout.start[$0] })
         payload.column("wait", .planes, as: .f64, (0..<n).lazy.map { layout.start[$0] - layout.enqueue[$0] })
-        payload.column("queue", .plus1, as: .i32, order.lazy.map { Int64(items.queue[$0]) })
-        payload.column("thread", .plus1, as: .i32, order.lazy.map { Int64(items.thread[$0]) })
-        payload.column("submitter", .plus1, as: .i32, order.lazy.map { Int64(items.submitterThread[$0]) })
-        payload.column("kind", .u8, as: .u8, order.lazy.map { Int64(items.kind[$0].rawValue) })
+        payload.column("queue", .plus1, as: .i32, order.lazy.map { Int64(items.queue[Int($0)]) })
+        payload.column("thread", .plus1, as: .i32, order.lazy.map { Int64(items.thread[Int($0)]) })
+        payload.column("submitter", .plus1, as: .i32, order.lazy.map { Int64(items.submitterThread[Int($0)]) })
+        payload.column("kind", .u8, as: .u8, order.lazy.map { Int64(items.kind[Int($0)].rawValue) })
         payload.column("flags", .u8, as: .u8, layout.flags.lazy.map { Int64($0) })
-        payload.column("parent", .relref, as: .i32, order.lazy.map { sortedRow(items.parent[$0]) })
-        payload.column("behind", .relref, as: .i32, order.lazy.map { sortedRow(items.waitedBehind[$0]) })
-        payload.column("group", .plus1, as: .i32, order.lazy.map { Int64(items.group[$0]) })
-        payload.column("source", .plus1, as: .i32, order.lazy.map { Int64(items.source[$0]) })
+        payload.column("parent", .relref, as: .i32, order.lazy.map { sortedRow(items.parent[Int($0)]) })
+        payload.column("behind", .relref, as: .i32, order.lazy.map { sortedRow(items.waitedBehind[Int($0)]) })
+        payload.column("group", .plus1, as: .i32, order.lazy.map { Int64(items.group[Int($0)]) })
+        payload.column("source", .plus1, as: .i32, order.lazy.map { Int64(items.source[Int($0)]) })
         payload.column("depth", .u8, as: .u8, layout.depth.lazy.map { Int64($0) })
         payload.column("slot", .u8, as: .u8, layout.runSlot.lazy.map { Int64($0) })
         payload.column("pendingSlot", .u8, as: .u8, layout.pendingSlot.lazy.map { Int64($0) })
-        if order.enumerated().contains(where: { $0.offset != $0.element }) {
+        if order.enumerated().contains(where: { $0.offset != Int($0.element) }) {
             payload.column("inputIndex", .delta, as: .i32, order.lazy.map { Int64($0) })
         }
         writeItemSchedColumns(order: order)
@@ -119,25 +121,53 @@ struct ReportEncoder {
     private func sortedRow(_ index: Int) -> Int64 { sortedRow(Int32(clamping: index)) }
 
     private mutating func addItemTracks() {
-        let items = input.items
-        var threadRuns = [TrackBoxes](repeating: TrackBoxes(), count: input.threads.count)
-        var queueRuns = [TrackBoxes](repeating: TrackBoxes(), count: input.queues.count)
-        for row in layout.order.indices {
-            let i = Int(layout.order[row])
-            let queue = items.queue[i]
-            let (start, end) = (layout.start[row], layout.end[row])
-            let notStarted = layout.flags[row] & ItemFlags.neverStarted != 0
-            if !notStarted, threadRuns.indices.contains(Int(items.thread[i])) {
-                threadRuns[Int(items.thread[i])].append(begin: start, end: end, row: layout.depth[row], color: queue)
-            }
-            if !notStarted, queueRuns.indices.contains(Int(queue)) {
-                queueRuns[Int(queue)].append(begin: start, end: end, row: layout.runSlot[row], color: queue)
-            }
-        }
+        let (items, order) = (input.items, layout.order)
+        addRunTracks(kind: "threadRun", lanes: input.threads.count, slot: layout.depth) { items.thread[Int(order[$0])] }
+        addRunTracks(kind: "queueRun", lanes: input.queues.count, slot: layout.runSlot) { items.queue[Int(order[$0])] }
         // Pending items need no levels: zoomed out, the queue's backlog (derived from the
         // same enqueue and start times) shows them.
-        for (t, boxes) in threadRuns.enumerated() { lod.addTrack(kind: "threadRun", object: t, boxes: boxes) }
-        for (q, boxes) in queueRuns.enumerated() { lod.addTrack(kind: "queueRun", object: q, boxes: boxes) }
+    }
+
+    /// The running boxes of every lane (a thread's or a queue's), one lane at a time: the rows
+    /// are first grouped by lane (a counting sort, 4 bytes a row, each lane's in row order), so
+    /// that only one lane's boxes exist at once rather than every lane's (21 bytes a row each,
+    /// plus their arrays' growth: a gigabyte on a 20M-item trace).
+    private mutating func addRunTracks(kind: String, lanes: Int, slot: [UInt8], lane: (Int) -> Int32) {
+        let flags = layout.flags
+        func laneOf(_ row: Int) -> Int {
+            let l = Int(lane(row))
+            return flags[row] & ItemFlags.neverStarted == 0 && l >= 0 && l < lanes ? l : -1
+        }
+        let grouped = Self.rowsByLane(rows: layout.order.count, lanes: lanes, laneOf: laneOf)
+        var boxes = TrackBoxes()
+        for l in 0..<lanes {
+            boxes.removeAll()
+            for row in grouped.rows[grouped.starts[l]..<grouped.starts[l + 1]].lazy.map(Int.init) {
+                boxes.append(begin: layout.start[row], end: layout.end[row], row: slot[row],
+                             color: input.items.queue[Int(layout.order[row])])
+            }
+            lod.addTrack(kind: kind, object: l, boxes: boxes)
+        }
+    }
+
+    /// Rows grouped by lane, each lane's in row order; lane l's are `rows[starts[l]..<starts[l + 1]]`.
+    /// Rows whose lane is -1 are left out.
+    static func rowsByLane(rows n: Int, lanes: Int, laneOf: (Int) -> Int) -> (rows: [Int32], starts: [Int]) {
+        var starts = [Int](repeating: 0, count: lanes + 1)
+        for row in 0..<n {
+            let l = laneOf(row)
+            if l >= 0 { starts[l + 1] += 1 }
+        }
+        for l in 0..<lanes { starts[l + 1] += starts[l] }
+        var next = starts
+        var rows = [Int32](repeating: 0, count: starts[lanes])
+        for row in 0..<n {
+            let l = laneOf(row)
+            guard l >= 0 else { continue }
+            rows[next[l]] = Int32(row)
+            next[l] += 1
+        }
+        return (rows, starts)
     }
 
     // MARK: Blocked intervals
@@ -234,10 +264,11 @@ struct ReportEncoder {
     private mutating func writeCounters() -> [JSONValue] {
         var out: [JSONValue] = []
         var derived: [Int] = []
-        let rows = input.counters.contains { $0.kind == .backlog } ? rowsByQueue() : []
+        let rows: (rows: [Int32], starts: [Int]) = input.counters.contains { $0.kind == .backlog } ? rowsByQueue() : ([], [0])
+        func rowsOf(_ q: Int) -> ArraySlice<Int32> { rows.rows[rows.starts[q]..<rows.starts[q + 1]] }
         for (k, series) in input.counters.enumerated() {
             if series.kind == .backlog, input.queues.indices.contains(series.queueIndex),
-               CounterSteps.normalized(series.timesNs, series.values) == derivedBacklog(rows[series.queueIndex])
+               CounterSteps.normalized(series.timesNs, series.values) == derivedBacklog(rowsOf(series.queueIndex))
             {
                 // The viewer recomputes it from the items: no bytes needed but its queue's index.
                 derived.append(series.queueIndex)
@@ -274,17 +305,16 @@ struct ReportEncoder {
     }
 
     /// The layout rows of each queue's items, in one pass (not one pass per queue).
-    private func rowsByQueue() -> [[Int32]] {
-        var rows = [[Int32]](repeating: [], count: input.queues.count)
-        for row in layout.order.indices {
-            let queue = Int(input.items.queue[Int(layout.order[row])])
-            if rows.indices.contains(queue) { rows[queue].append(Int32(row)) }
+    private func rowsByQueue() -> (rows: [Int32], starts: [Int]) {
+        let (queues, items, order) = (input.queues.count, input.items, layout.order)
+        return Self.rowsByLane(rows: order.count, lanes: queues) { row in
+            let queue = Int(items.queue[Int(order[row])])
+            return queue < queues ? queue : -1
         }
-        return rows
     }
 
     /// A queue's backlog as its items' rows give it: +1 at each enqueue, -1 at each start.
-    private func derivedBacklog(_ rows: [Int32]) -> CounterSteps.Normalized {
+    private func derivedBacklog(_ rows: ArraySlice<Int32>) -> CounterSteps.Normalized {
         var changes: [(time: Int64, delta: Int64)] = []
         for row in rows.lazy.map({ Int($0) }) {
             changes.append((layout.enqueue[row], 1))

@@ -8,6 +8,7 @@
 // and every script or style but the two inline ones (by hash), so a hostile label that got
 // through would still have nothing to run.
 import Foundation
+import QTraceAnalysis
 import QTraceFormat
 import QTraceViewModel
 #if canImport(Glibc)
@@ -65,7 +66,7 @@ public enum ReportWriter {
 
     private static func writeHTML(_ input: ReportInput, to out: some ByteSink) throws {
         let encoded = ReportEncoder.encode(input)
-        let compressed = try Zlib.compress(encoded.payload)
+        let compressed = try Phases.time("report: compress") { try Zlib.compress(encoded.payload) }
         let script = viewerScript
         let style = viewerStyle
         let headerJSON = JSONValue.object([

@@ -1,5 +1,6 @@
 // `qtrace report`: the static HTML report of existing traces.
 import ArgumentParser
+import QTraceAnalysis
 import QTraceReport
 import QTraceRecording
 
@@ -44,7 +45,9 @@ struct Report: ParsableCommand {
         let path = output ?? RecordingFiles.reportPath(for: Report.withoutTrailingSlash(traces[0]))
         let input = try ReportGeneration.input(tracePaths: traces, command: "report")
         ProgressLine.shared.phase("writing the report")
-        try writeOutputFile(path, command: "report") { try ReportWriter.write(input, to: $0) }
+        try Phases.time("report: writing (total)") {
+            try writeOutputFile(path, command: "report") { try ReportWriter.write(input, to: $0) }
+        }
         ProgressLine.shared.finish()
         if let shown = announcedPath(path) { writeStderr("qtrace: report: \(shown)\n") }
     }
