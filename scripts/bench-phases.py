@@ -38,7 +38,7 @@ def run(qtrace, trace, phases):
     found = {}
     for line in stderr.splitlines():
         if line.startswith("qtrace phase: "):
-            name, wall, cpu, *peak = line[len("qtrace phase: "):].split("\t")
+            name, wall, cpu, *peak = line[len("qtrace phase: "):].split("\t")  # peak, and RSS now
             found[name] = (float(wall), float(cpu), int(peak[0]) / 1024 if peak else float("nan"))
     return usage.ru_utime + usage.ru_stime, found
 

@@ -25,9 +25,13 @@ public enum ReportGeneration {
         let analysis = analyse(file, command: command)
         analysed(analysis)
         ProgressLine.shared.phase("preparing the report")
-        return Phases.time("report: input from the analysis") {
-            ReportInput(analysis: analysis, header: file.header, qtraceVersion: qtraceVersion, host: process.host)
-        }
+        // Consumed, not copied: the report's item columns are built while the model's items
+        // are released, which needs the only reference to them.
+        let started = Phases.start()
+        let input = ReportInput(analysis: consume analysis, header: file.header, qtraceVersion: qtraceVersion,
+                                host: process.host)
+        Phases.end("report: input from the analysis", started)
+        return input
     }
 
     /// Writes one HTML report of all the traces of a recording (the program and every child

@@ -65,14 +65,16 @@ public enum ReportWriter {
     static var viewerTemplate: String { ViewerAssets.template }
 
     private static func writeHTML(_ input: ReportInput, to out: some ByteSink) throws {
-        let encoded = ReportEncoder.encode(input)
+        var encoded = ReportEncoder.encode(input)
+        let rawBytes = encoded.payload.count
         let compressed = try Phases.time("report: compress") { try Zlib.compress(encoded.payload) }
+        encoded.payload = [] // hundreds of MB on big traces: not kept while the file is written
         let script = viewerScript
         let style = viewerStyle
         let headerJSON = JSONValue.object([
             ("header", encoded.header),
             ("payload", .object([("encoding", .string("base64+zlib")), ("compressedBytes", .int(compressed.count)),
-                                 ("rawBytes", .int(encoded.payload.count))])),
+                                 ("rawBytes", .int(rawBytes))])),
         ]).serialized()
 
         let template = viewerTemplate
