@@ -61,10 +61,39 @@ struct TableInfo {
     var columns: [ColumnInfo] = []
 }
 
-/// Accumulates the tables of one payload.
+/// Accumulates the tables of one payload, compressed as they come: after each column, once a
+/// few MB are waiting, the bytes go to the deflater, so that the raw payload (34 bytes an item)
+/// never exists whole.
 struct PayloadBuilder {
-    private(set) var bytes: [UInt8] = []
+    /// Bytes not yet compressed.
+    private var bytes: [UInt8] = []
     private(set) var tables: [TableInfo] = []
+    private let deflater: Deflater
+    /// How many bytes waiting make a piece worth compressing.
+    private let pieceBytes: Int
+
+    init(pieceBytes: Int = 1 << 22) {
+        // Level 6 never fails to initialize but for lack of memory.
+        do { deflater = try Deflater() } catch { fatalError("zlib: \(error)") }
+        self.pieceBytes = pieceBytes
+    }
+
+    /// The payload's size so far, uncompressed (where the next column starts).
+    var count: Int { deflater.inputCount + bytes.count }
+
+    /// The whole payload, compressed (one zlib stream).
+    mutating func compressed() throws -> [UInt8] {
+        try deflater.feed(bytes)
+        bytes = []
+        return try deflater.finish()
+    }
+
+    private mutating func compressIfLarge() {
+        guard bytes.count >= pieceBytes else { return }
+        // Feeding a buffer fails only if the stream is broken, a programming error.
+        do { try deflater.feed(bytes) } catch { fatalError("zlib: \(error)") }
+        bytes.removeAll(keepingCapacity: true)
+    }
 
     mutating func beginTable(_ name: String, rows: Int) {
         tables.append(TableInfo(name: name, rows: rows))
@@ -75,7 +104,7 @@ struct PayloadBuilder {
         _ name: String, _ encoding: ColumnEncoding, as type: ColumnType, _ values: some Collection<Int64>
     ) {
         precondition(values.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
-        let start = bytes.count
+        let start = count
         var width = 0
         switch encoding {
         case .uvarint:
@@ -110,7 +139,8 @@ struct PayloadBuilder {
             })
         }
         tables[tables.count - 1].columns.append(
-            ColumnInfo(name: name, encoding: encoding, type: type, offset: start, length: bytes.count - start, width: width))
+            ColumnInfo(name: name, encoding: encoding, type: type, offset: start, length: count - start, width: width))
+        compressIfLarge()
     }
 
     /// Appends the values as byte planes and returns their width in bytes.
@@ -127,13 +157,14 @@ struct PayloadBuilder {
 
     mutating func doubleColumn(_ name: String, _ values: some Collection<Double>) {
         precondition(values.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
-        let start = bytes.count
+        let start = count
         for v in values {
             let bits = v.bitPattern
             for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
         }
         tables[tables.count - 1].columns.append(
-            ColumnInfo(name: name, encoding: .f64, type: .f64, offset: start, length: bytes.count - start))
+            ColumnInfo(name: name, encoding: .f64, type: .f64, offset: start, length: count - start))
+        compressIfLarge()
     }
 
     /// Numbers that may be missing (nil, or not finite: JSON's null): `nullable` varints when
@@ -145,10 +176,11 @@ struct PayloadBuilder {
             doubleColumn(name, present.map { $0 ?? .nan })
             return
         }
-        let start = bytes.count
+        let start = count
         for v in present { appendVarint(v.map { zigzag(Int64($0)) + 1 } ?? 0) }
         tables[tables.count - 1].columns.append(
-            ColumnInfo(name: name, encoding: .nullable, type: .f64, offset: start, length: bytes.count - start))
+            ColumnInfo(name: name, encoding: .nullable, type: .f64, offset: start, length: count - start))
+        compressIfLarge()
     }
 
     /// Indexes into the report's string table (-1: none).
@@ -160,11 +192,12 @@ struct PayloadBuilder {
     /// The strings themselves: their UTF-16 lengths (what JavaScript slices by), then their bytes.
     mutating func textColumn(_ name: String, _ strings: [String]) {
         precondition(strings.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
-        let start = bytes.count
+        let start = count
         for s in strings { appendVarint(UInt64(s.utf16.count)) }
         for s in strings { bytes.append(contentsOf: s.utf8) }
         tables[tables.count - 1].columns.append(
-            ColumnInfo(name: name, encoding: .utf8, type: .text, offset: start, length: bytes.count - start))
+            ColumnInfo(name: name, encoding: .utf8, type: .text, offset: start, length: count - start))
+        compressIfLarge()
     }
 
     private mutating func appendVarint(_ value: UInt64) {

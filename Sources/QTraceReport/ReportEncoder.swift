@@ -23,7 +23,9 @@ struct EncodedReport {
     static let formatVersion = 2
 
     var header: JSONValue
-    var payload: [UInt8]
+    /// The payload as one zlib stream, and its size uncompressed.
+    var compressedPayload: [UInt8]
+    var rawBytes: Int
     var itemCount: Int
 }
 
@@ -52,12 +54,12 @@ struct ReportEncoder {
         (histogramBounds, histogramBoundsIndex) = (bounds, index)
     }
 
-    static func encode(_ input: ReportInput) -> EncodedReport {
+    static func encode(_ input: ReportInput) throws -> EncodedReport {
         var encoder = Phases.time("report: item layout") { ReportEncoder(input) }
-        return Phases.time("report: encode columns and levels of detail") { encoder.encode() }
+        return try Phases.time("report: encode and compress columns and levels of detail") { try encoder.encode() }
     }
 
-    mutating func encode() -> EncodedReport {
+    mutating func encode() throws -> EncodedReport {
         writeItems()
         let blockedTable = writeBlocked()
         writeSched()
@@ -76,7 +78,9 @@ struct ReportEncoder {
         lod.write(to: &payload)
         writeStrings()
         let header = headerJSON(counters: counters, stats: stats)
-        return EncodedReport(header: header, payload: payload.bytes, itemCount: input.items.count)
+        let rawBytes = payload.count
+        return EncodedReport(header: header, compressedPayload: try payload.compressed(), rawBytes: rawBytes,
+                             itemCount: input.items.count)
     }
 
     // MARK: Items

@@ -65,10 +65,8 @@ public enum ReportWriter {
     static var viewerTemplate: String { ViewerAssets.template }
 
     private static func writeHTML(_ input: ReportInput, to out: some ByteSink) throws {
-        var encoded = ReportEncoder.encode(input)
-        let rawBytes = encoded.payload.count
-        let compressed = try Phases.time("report: compress") { try Zlib.compress(encoded.payload) }
-        encoded.payload = [] // hundreds of MB on big traces: not kept while the file is written
+        let encoded = try ReportEncoder.encode(input)
+        let (compressed, rawBytes) = (encoded.compressedPayload, encoded.rawBytes)
         let script = viewerScript
         let style = viewerStyle
         let headerJSON = JSONValue.object([

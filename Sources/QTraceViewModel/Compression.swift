@@ -13,41 +13,11 @@ package enum ReportCompressionError: Error, CustomStringConvertible {
 }
 
 package enum Zlib {
-    /// Compresses `bytes` into one zlib stream: the bytes of `compress2` at `level`, written
-    /// out in pieces, so that the output grows with what deflate produces instead of starting
-    /// as a zero-filled buffer of the input's size (a report's payload is hundreds of MB).
+    /// Compresses `bytes` into one zlib stream (the bytes of zlib's `compress2` at `level`).
     package static func compress(_ bytes: [UInt8], level: Int32 = 6) throws -> [UInt8] {
-        var stream = z_stream()
-        var status = deflateInit_(&stream, level, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
-        guard status == Z_OK else { throw ReportCompressionError.zlib(status) }
-        defer { deflateEnd(&stream) }
-        var output: [UInt8] = []
-        var piece = [UInt8](repeating: 0, count: 1 << 16)
-        bytes.withUnsafeBufferPointer { input in
-            // zlib's next_in is not const; deflate only reads it.
-            stream.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-            var remaining = input.count
-            var flush = Z_NO_FLUSH
-            repeat {
-                // avail_in is 32 bits: at most 1 GiB at a time.
-                let feed = min(remaining, 1 << 30)
-                stream.avail_in = uInt(feed)
-                remaining -= feed
-                flush = remaining == 0 ? Z_FINISH : Z_NO_FLUSH
-                repeat {
-                    status = piece.withUnsafeMutableBufferPointer { out in
-                        stream.next_out = out.baseAddress
-                        stream.avail_out = uInt(out.count)
-                        // Z_BUF_ERROR: no progress possible (output was exactly full), not fatal.
-                        let status = deflate(&stream, flush)
-                        return status == Z_BUF_ERROR ? Z_OK : status
-                    }
-                    output.append(contentsOf: piece[..<(piece.count - Int(stream.avail_out))])
-                } while stream.avail_out == 0 && status == Z_OK
-            } while flush != Z_FINISH && status == Z_OK
-        }
-        guard status == Z_STREAM_END else { throw ReportCompressionError.zlib(status) }
-        return output
+        let deflater = try Deflater(level: level)
+        try deflater.feed(bytes)
+        return try deflater.finish()
     }
 
     /// Inflates one zlib stream whose inflated size is known (used by the tests).
@@ -62,5 +32,70 @@ package enum Zlib {
         guard status == Z_OK else { throw ReportCompressionError.zlib(status) }
         output.removeSubrange(Int(size)...)
         return output
+    }
+}
+
+/// One zlib stream compressed piece by piece, so that what it compresses (a report's payload:
+/// hundreds of MB on big traces) never has to exist whole. Its bytes are those of `compress2`
+/// at the same level however the input is split: deflate without flushes decides nothing
+/// until it has enough input to look ahead, or the end (tested in CompressionTests). The
+/// output grows with what deflate produces, instead of starting as a zero-filled buffer of
+/// the input's size.
+package final class Deflater {
+    /// zlib keeps a pointer to its stream: the stream must not move, hence allocated here.
+    private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    private var piece = [UInt8](repeating: 0, count: 1 << 16)
+    private(set) package var output: [UInt8] = []
+    /// Bytes fed so far.
+    private(set) package var inputCount = 0
+
+    package init(level: Int32 = 6) throws {
+        stream.initialize(to: z_stream())
+        let status = deflateInit_(stream, level, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        guard status == Z_OK else {
+            stream.deallocate()
+            throw ReportCompressionError.zlib(status)
+        }
+    }
+
+    deinit {
+        deflateEnd(stream)
+        stream.deallocate()
+    }
+
+    package func feed(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBufferPointer { try run($0, finishing: false) }
+        inputCount += bytes.count
+    }
+
+    /// Ends the stream and returns all of it.
+    package func finish() throws -> [UInt8] {
+        try run(UnsafeBufferPointer(start: nil, count: 0), finishing: true)
+        return output
+    }
+
+    private func run(_ input: UnsafeBufferPointer<UInt8>, finishing: Bool) throws {
+        // zlib's next_in is not const; deflate only reads it.
+        stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
+        var remaining = input.count
+        repeat {
+            // avail_in is 32 bits: at most 1 GiB at a time.
+            let feed = min(remaining, 1 << 30)
+            stream.pointee.avail_in = uInt(feed)
+            remaining -= feed
+            let flush = finishing && remaining == 0 ? Z_FINISH : Z_NO_FLUSH
+            var status = Z_OK
+            repeat {
+                status = piece.withUnsafeMutableBufferPointer { out in
+                    stream.pointee.next_out = out.baseAddress
+                    stream.pointee.avail_out = uInt(out.count)
+                    return deflate(stream, flush)
+                }
+                // Z_BUF_ERROR: no progress possible (nothing to do), not an error.
+                if status == Z_BUF_ERROR { status = Z_OK }
+                output.append(contentsOf: piece[..<(piece.count - Int(stream.pointee.avail_out))])
+            } while stream.pointee.avail_out == 0 && status == Z_OK
+            guard status == (flush == Z_FINISH ? Z_STREAM_END : Z_OK) else { throw ReportCompressionError.zlib(status) }
+        } while remaining > 0
     }
 }
