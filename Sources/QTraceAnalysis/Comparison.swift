@@ -84,7 +84,7 @@ public struct RunComparison: Sendable {
     }
 
     /// Queues keyed by label in index order, "#n" marking repeated labels.
-    static func keyed(_ queues: [QueueStats]) -> [(key: String, value: QueueStats)] {
+    static func keyed(_ queues: QueueStatsTable) -> [(key: String, value: QueueStats)] {
         var seen: [String: Int] = [:]
         return queues.map { q in
             let n = (seen[q.label] ?? 0) + 1

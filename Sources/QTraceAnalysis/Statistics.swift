@@ -8,8 +8,8 @@ public struct TraceStatistics: Sendable, Codable {
     public var items = 0
     /// Items with no known queue (DispatchWorkItem.perform, START without ENQUEUE).
     public var itemsWithoutQueue = 0
-    /// Index-aligned with `model.queues`.
-    public var queues: [QueueStats] = []
+    /// Index-aligned with `model.queues` (rows of queues that ran nothing kept compact).
+    public var queues = QueueStatsTable()
     /// The target-queue forest, depth-first (roots: main, global queues by QoS, then others).
     public var queueTree: [QueueTreeNode] = []
     /// Index-aligned with `model.threads`.
@@ -98,7 +98,7 @@ public func threadName(_ t: TraceThread) -> String {
 
 // MARK: Queues
 
-public struct QueueStats: Sendable, Codable {
+public struct QueueStats: Sendable, Codable, Equatable {
     public var queue: Int
     public var label: String
     /// How every view names the queue: the label, told apart from others sharing it by QoS,
@@ -141,35 +141,23 @@ public struct QueueStats: Sendable, Codable {
     /// Each queue's items in one run over them, through an index of the items grouped by
     /// queue: one set of recorders alive at a time, and no pass over all the items per queue
     /// (a trace of many queues would make that quadratic).
-    static func all(_ model: TraceModel) -> [QueueStats] {
-        var out = model.queues.indices.map { QueueStats(model, $0) }
+    /// One row at a time, so that the rows of queues that ran nothing are never all full size.
+    static func all(_ model: TraceModel) -> QueueStatsTable {
+        var out = QueueStatsTable()
         let grouped = itemsByQueue(model)
         var accumulation = Accumulation(traceEnd: model.endTime)
         var threadQueuePairs = ThreadQueuePairs(model) // distinct (thread, queue) pairs seen
-        for q in model.queues.indices where grouped.starts[q] < grouped.starts[q + 1] {
-            for i in grouped.items[grouped.starts[q]..<grouped.starts[q + 1]] {
-                accumulation.add(model.items[Int(i)], &threadQueuePairs)
+        for q in model.queues.indices {
+            var row = QueueStats(model, q)
+            if grouped.starts[q] < grouped.starts[q + 1] {
+                for i in grouped.items[grouped.starts[q]..<grouped.starts[q + 1]] {
+                    accumulation.add(model.items[Int(i)], &threadQueuePairs)
+                }
+                row.apply(&accumulation, model)
             }
-            out[q].apply(&accumulation, model)
+            out.append(row)
         }
         return out
-    }
-
-    /// Item indices grouped by queue, each queue's in item order (a counting sort); queue q's
-    /// are `items[starts[q]..<starts[q + 1]]`.
-    static func itemsByQueue(_ model: TraceModel) -> (items: [Int32], starts: [Int]) {
-        let n = model.queues.count
-        var starts = [Int](repeating: 0, count: n + 1)
-        for item in model.items where item.queueIndex >= 0 { starts[Int(item.queueIndex) + 1] += 1 }
-        for q in 0..<n { starts[q + 1] += starts[q] }
-        var next = starts
-        var items = [Int32](repeating: 0, count: starts[n])
-        for (i, item) in model.items.enumerated() where item.queueIndex >= 0 {
-            let q = Int(item.queueIndex)
-            items[next[q]] = Int32(i)
-            next[q] += 1
-        }
-        return (items, starts)
     }
 
     /// Identity and build-time facts; item statistics come from `apply`.
@@ -271,7 +259,7 @@ public struct QueueTreeNode: Sendable, Codable, Equatable {
     public var subtreeBusyNs: UInt64 = 0
 
     /// Roots are queues without a target (or in a target loop); children sorted by name.
-    static func forest(_ model: TraceModel, _ stats: [QueueStats]) -> [QueueTreeNode] {
+    static func forest(_ model: TraceModel, _ stats: QueueStatsTable) -> [QueueTreeNode] {
         let n = model.queues.count
         var children = [[Int]](repeating: [], count: n)
         var isRoot = [Bool](repeating: true, count: n)

@@ -1,0 +1,123 @@
+// Every queue's statistics, index-aligned with `model.queues`, in the memory of the queues
+// that have some: a row of statistics is ~500 bytes (three DurationStats, four strings), and
+// most queues of a queue-heavy trace ran nothing (900k queues made `stats` hold 460 MB of
+// rows). A queue whose row says nothing but who it is keeps only that identity (~80 bytes),
+// and its row is rebuilt, equal to the one computed, when read.
+
+/// A collection of `QueueStats` as an array of them would be (and encoded the same way).
+public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendable, Codable, ExpressibleByArrayLiteral {
+    /// Per queue: index into `rows` (>= 0), or `-1 - index` into `identities`.
+    private var slots: [Int32] = []
+    private var rows: [QueueStats] = []
+    private var identities: [QueueIdentity] = []
+
+    public init() {}
+
+    public init(_ rows: some Sequence<QueueStats>) {
+        for row in rows { append(row) }
+    }
+
+    public init(arrayLiteral rows: QueueStats...) { self.init(rows) }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { slots.count }
+
+    public subscript(q: Int) -> QueueStats {
+        get {
+            let slot = Int(slots[q])
+            return slot >= 0 ? rows[slot] : identities[-1 - slot].row
+        }
+        set { slots[q] = store(newValue, replacing: slots[q]) }
+    }
+
+    public mutating func append(_ row: QueueStats) {
+        slots.append(store(row, replacing: nil))
+    }
+
+    /// Where `row` goes: its identity alone when that rebuilds it exactly, else a full row
+    /// (reusing the slot it replaces when of the same kind).
+    private mutating func store(_ row: QueueStats, replacing old: Int32?) -> Int32 {
+        let identity = QueueIdentity(row)
+        if identity.row == row {
+            if let old, old < 0 {
+                identities[Int(-1 - old)] = identity
+                return old
+            }
+            identities.append(identity)
+            return Int32(-identities.count)
+        }
+        if let old, old >= 0 {
+            rows[Int(old)] = row
+            return old
+        }
+        rows.append(row)
+        return Int32(rows.count - 1)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(try [QueueStats](from: decoder))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for row in self { try container.encode(row) }
+    }
+}
+
+/// What a row of a queue that ran nothing holds: its identity, every other field at its default.
+struct QueueIdentity: Sendable {
+    var label: String
+    var name: String?
+    var address: String
+    var qos: String
+    var queue: Int32
+    var target: Int32
+    var kind: QueueKind
+    var hasTarget: Bool
+
+    init(_ row: QueueStats) {
+        label = row.label
+        name = row.name
+        address = row.address
+        qos = row.qos
+        queue = Int32(clamping: row.queue)
+        target = Int32(clamping: row.target ?? 0)
+        kind = row.kind
+        hasTarget = row.target != nil
+    }
+
+    var row: QueueStats {
+        QueueStats(queue: Int(queue), label: label, name: name, address: address, kind: kind, qos: qos,
+                   target: hasTarget ? Int(target) : nil)
+    }
+}
+
+extension QueueStats {
+    /// Item indices grouped by queue, each queue's in item order (a counting sort); queue q's
+    /// are `items[starts[q]..<starts[q + 1]]`.
+    static func itemsByQueue(_ model: TraceModel) -> (items: [Int32], starts: [Int]) {
+        let n = model.queues.count
+        var starts = [Int](repeating: 0, count: n + 1)
+        for item in model.items where item.queueIndex >= 0 { starts[Int(item.queueIndex) + 1] += 1 }
+        for q in 0..<n { starts[q + 1] += starts[q] }
+        var next = starts
+        var items = [Int32](repeating: 0, count: starts[n])
+        for (i, item) in model.items.enumerated() where item.queueIndex >= 0 {
+            let q = Int(item.queueIndex)
+            items[next[q]] = Int32(i)
+            next[q] += 1
+        }
+        return (items, starts)
+    }
+
+    /// A row with its identity and nothing counted.
+    init(queue: Int, label: String, name: String?, address: String, kind: QueueKind, qos: String, target: Int?) {
+        self.queue = queue
+        self.label = label
+        self.name = name
+        self.address = address
+        self.kind = kind
+        self.qos = qos
+        self.target = target
+    }
+}
