@@ -1,6 +1,9 @@
 #include "qtrace_sys.h"
 #include <sys/wait.h>
 #include <time.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 uint64_t qt_sys_timestamp(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -20,3 +23,11 @@ int qt_sys_wifexited(int status) { return WIFEXITED(status); }
 int qt_sys_wexitstatus(int status) { return WEXITSTATUS(status); }
 int qt_sys_wifsignaled(int status) { return WIFSIGNALED(status); }
 int qt_sys_wtermsig(int status) { return WTERMSIG(status); }
+
+int qt_sys_malloc_trim(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}

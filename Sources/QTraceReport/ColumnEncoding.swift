@@ -130,27 +130,33 @@ struct PayloadBuilder {
         case .utf8:
             preconditionFailure("use textColumn for strings")
         case .planes:
-            width = appendPlanes(values.map { UInt64(bitPattern: $0) })
+            width = appendPlanes(values, delta: false)
         case .deltaPlanes:
-            var previous: Int64 = 0
-            width = appendPlanes(values.map { v in
-                defer { previous = v }
-                return zigzag(v &- previous)
-            })
+            width = appendPlanes(values, delta: true)
         }
         tables[tables.count - 1].columns.append(
             ColumnInfo(name: name, encoding: encoding, type: type, offset: start, length: count - start, width: width))
         compressIfLarge()
     }
 
-    /// Appends the values as byte planes and returns their width in bytes.
-    private mutating func appendPlanes(_ values: [UInt64]) -> Int {
-        let largest = values.max() ?? 0
+    /// Appends the values (or, with `delta`, their zigzagged differences) as byte planes and
+    /// returns their width in bytes. The values are read once per plane rather than copied
+    /// (8 bytes a row: 150 MB for a 20M-item column).
+    private mutating func appendPlanes(_ values: some Collection<Int64>, delta: Bool) -> Int {
+        func forEachValue(_ body: (UInt64) -> Void) {
+            var previous: Int64 = 0
+            for v in values {
+                body(delta ? PayloadBuilder.zigzag(v &- previous) : UInt64(bitPattern: v))
+                previous = v
+            }
+        }
+        var largest: UInt64 = 0
+        forEachValue { largest = max(largest, $0) }
         let width = max(1, (64 - largest.leadingZeroBitCount + 7) / 8)
         bytes.reserveCapacity(bytes.count + values.count * width)
         for plane in 0..<width {
             let shift = UInt64(plane * 8)
-            for v in values { bytes.append(UInt8(truncatingIfNeeded: v >> shift)) }
+            forEachValue { bytes.append(UInt8(truncatingIfNeeded: $0 >> shift)) }
         }
         return width
     }
@@ -209,7 +215,8 @@ struct PayloadBuilder {
         bytes.append(UInt8(v))
     }
 
-    private func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
+    private func zigzag(_ v: Int64) -> UInt64 { PayloadBuilder.zigzag(v) }
+    private static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
 
     /// The header's description of the tables.
     var tablesJSON: JSONValue {

@@ -34,4 +34,5 @@ struct ReleasedPages {
         _ = madvise(start, limit - releasedUpTo, Int32(MADV_DONTNEED))
         releasedUpTo = limit
     }
+
 }

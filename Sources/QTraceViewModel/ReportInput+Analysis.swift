@@ -159,6 +159,7 @@ struct AnalysisReportBuilder {
         var items: [WorkItem] = []
         swap(&items, &analysis.model.items)
         analysis = AnalysisResult(model: TraceModel(info: analysis.model.info), statistics: TraceStatistics(), findings: [])
+        FreeMemory.giveBack()
         var columns = ReportItems()
         columns.reserveCapacity(items.count)
         // A copy if the items were shared, whose pages are then the ones released: never the

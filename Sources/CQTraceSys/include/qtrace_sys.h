@@ -12,5 +12,7 @@ int qt_sys_wifexited(int status);
 int qt_sys_wexitstatus(int status);
 int qt_sys_wifsignaled(int status);
 int qt_sys_wtermsig(int status);
+/// glibc's malloc_trim(0): gives the allocator's free pages back to the kernel (0 elsewhere).
+int qt_sys_malloc_trim(void);
 
 #endif
