@@ -53,7 +53,7 @@ final class CompressionTests: XCTestCase {
             let r = state >> 33
             if r % 7 == 0, bytes.count > 5000 {
                 let from = bytes.count - 1 - Int(r % 4000)
-                bytes.append(contentsOf: bytes[from..<from + Int(r % 50) + 3])
+                bytes.append(contentsOf: bytes[from..<min(from + Int(r % 50) + 3, bytes.count)])
             } else {
                 bytes.append(UInt8(truncatingIfNeeded: r % (r % 3 == 0 ? 256 : 16)))
             }
