@@ -24,12 +24,17 @@ struct TrackBoxes {
 
     var count: Int { begin.count }
 
-    /// Empties it for the next track, keeping the arrays' memory.
-    mutating func removeAll() {
+    /// Empties it for the next track of `count` boxes, keeping the arrays' memory when they
+    /// have room for them.
+    mutating func removeAll(reservingCapacity count: Int) {
         begin.removeAll(keepingCapacity: true)
         end.removeAll(keepingCapacity: true)
         row.removeAll(keepingCapacity: true)
         color.removeAll(keepingCapacity: true)
+        begin.reserveCapacity(count)
+        end.reserveCapacity(count)
+        row.reserveCapacity(count)
+        color.reserveCapacity(count)
     }
 }
 
@@ -72,9 +77,9 @@ struct LevelsOfDetail {
         if boxes.count >= LevelsOfDetail.minimumBoxes {
             var bucketNs = topBucketNs
             while levels < LevelsOfDetail.maximumLevels, bucketNs >= LevelsOfDetail.minimumBucketNs {
-                let runs = LevelsOfDetail.summarize(boxes, bucketNs: bucketNs)
-                if runs.count * 4 > boxes.count { break }
-                append(runs, track: id, level: UInt8(levels))
+                let rows = LevelsOfDetail.summarize(boxes, bucketNs: bucketNs)
+                if rows.reduce(0, { $0 + $1.count }) * 4 > boxes.count { break }
+                for runs in rows { append(runs, track: id, level: UInt8(levels)) }
                 levels += 1
                 bucketNs >>= 2
             }
@@ -103,8 +108,9 @@ struct LevelsOfDetail {
         var color: Int32
     }
 
-    /// The summaries of one level, grouped by row, each row in bucket order.
-    static func summarize(_ boxes: TrackBoxes, bucketNs: Int64) -> [SummaryRun] {
+    /// The summaries of one level, grouped by row (one array per row used, not concatenated:
+    /// a copy of them all would double a busy lane's), each row in bucket order.
+    static func summarize(_ boxes: TrackBoxes, bucketNs: Int64) -> [[SummaryRun]] {
         var rows = [RowSummarizer](repeating: RowSummarizer(), count: 256)
         var used = [Bool](repeating: false, count: 256)
         for i in 0..<boxes.count {
@@ -112,10 +118,11 @@ struct LevelsOfDetail {
             used[r] = true
             rows[r].add(begin: boxes.begin[i], end: boxes.end[i], color: boxes.color[i], bucketNs: bucketNs, row: UInt8(r))
         }
-        var out: [SummaryRun] = []
+        var out: [[SummaryRun]] = []
         for r in 0..<256 where used[r] {
             rows[r].flush(bucketNs: bucketNs, row: UInt8(r))
-            out += rows[r].runs
+            out.append(rows[r].runs)
+            rows[r].runs = []
         }
         return out
     }

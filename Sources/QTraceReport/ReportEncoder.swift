@@ -60,22 +60,22 @@ struct ReportEncoder {
     }
 
     mutating func encode() throws -> EncodedReport {
-        writeItems()
+        Phases.time("report: encode: items") { writeItems() }
         let blockedTable = writeBlocked()
         writeSched()
         writeSources()
         writeAnnotations()
         writeTaskJobs()
         writeActorVisits()
-        let counters = writeCounters()
+        let counters = Phases.time("report: encode: blocked, sched, sources, tasks, counters") { writeCounters() }
         writeQueues()
         writeGroups()
         writeHistograms()
         let stats = input.stats.enumerated().map { statsTableJSON($0.element, index: $0.offset) }
-        addItemTracks()
+        Phases.time("report: encode: item tracks' levels of detail") { addItemTracks() }
         addBlockedTracks(blockedTable)
         addSourceTracks()
-        lod.write(to: &payload)
+        Phases.time("report: encode: levels of detail") { lod.write(to: &payload) }
         writeStrings()
         let header = headerJSON(counters: counters, stats: stats)
         let rawBytes = payload.count
@@ -145,7 +145,9 @@ struct ReportEncoder {
         let grouped = Self.rowsByLane(rows: layout.order.count, lanes: lanes, laneOf: laneOf)
         var boxes = TrackBoxes()
         for l in 0..<lanes {
-            boxes.removeAll()
+            // Exactly the lane's size: growing by doubling would leave freed buffers of every
+            // size behind (a busy thread's lane holds millions of boxes).
+            boxes.removeAll(reservingCapacity: grouped.starts[l + 1] - grouped.starts[l])
             for row in grouped.rows[grouped.starts[l]..<grouped.starts[l + 1]].lazy.map(Int.init) {
                 boxes.append(begin: layout.start[row], end: layout.end[row], row: slot[row],
                              color: input.items.queue[Int(layout.order[row])])
