@@ -77,8 +77,8 @@ struct LevelsOfDetail {
         if boxes.count >= LevelsOfDetail.minimumBoxes {
             var bucketNs = topBucketNs
             while levels < LevelsOfDetail.maximumLevels, bucketNs >= LevelsOfDetail.minimumBucketNs {
-                let rows = LevelsOfDetail.summarize(boxes, bucketNs: bucketNs)
-                if rows.reduce(0, { $0 + $1.count }) * 4 > boxes.count { break }
+                // A level of more than a quarter as many entries as boxes is worth nothing.
+                guard let rows = LevelsOfDetail.summarize(boxes, bucketNs: bucketNs, maxRuns: boxes.count / 4) else { break }
                 for runs in rows { append(runs, track: id, level: UInt8(levels)) }
                 levels += 1
                 bucketNs >>= 2
@@ -109,14 +109,20 @@ struct LevelsOfDetail {
     }
 
     /// The summaries of one level, grouped by row (one array per row used, not concatenated:
-    /// a copy of them all would double a busy lane's), each row in bucket order.
-    static func summarize(_ boxes: TrackBoxes, bucketNs: Int64) -> [[SummaryRun]] {
+    /// a copy of them all would double a busy lane's), each row in bucket order; nil as soon
+    /// as there are more than `maxRuns` (the level that fails is not built whole: on a thread
+    /// lane of 10M boxes it was as many runs of 32 bytes).
+    static func summarize(_ boxes: TrackBoxes, bucketNs: Int64, maxRuns: Int = .max) -> [[SummaryRun]]? {
         var rows = [RowSummarizer](repeating: RowSummarizer(), count: 256)
         var used = [Bool](repeating: false, count: 256)
+        var runs = 0 // never decreases: runs only merge into the last one or are appended
         for i in 0..<boxes.count {
             let r = Int(boxes.row[i])
             used[r] = true
+            let before = rows[r].runs.count
             rows[r].add(begin: boxes.begin[i], end: boxes.end[i], color: boxes.color[i], bucketNs: bucketNs, row: UInt8(r))
+            runs += rows[r].runs.count - before
+            if runs > maxRuns { return nil }
         }
         var out: [[SummaryRun]] = []
         for r in 0..<256 where used[r] {
@@ -124,7 +130,7 @@ struct LevelsOfDetail {
             out.append(rows[r].runs)
             rows[r].runs = []
         }
-        return out
+        return out.reduce(0, { $0 + $1.count }) > maxRuns ? nil : out
     }
 
     /// Accumulates one row's boxes into bucket summaries.

@@ -165,13 +165,15 @@ final class ReportWriterTests: XCTestCase {
         XCTAssertGreaterThan(level.filter { $0 == 0 }.count, 0)
     }
 
-    func testSummaryOfOneRow() {
+    func testSummaryOfOneRow() throws {
         var boxes = TrackBoxes()
         boxes.append(begin: 0, end: 50, row: 0, color: 3)       // half of bucket 0
         boxes.append(begin: 100, end: 450, row: 0, color: 4)    // buckets 1..3 full, half of 4
         boxes.append(begin: 500, end: 510, row: 1, color: 5)
-        let rows = LevelsOfDetail.summarize(boxes, bucketNs: 100)
+        let rows = try XCTUnwrap(LevelsOfDetail.summarize(boxes, bucketNs: 100))
         XCTAssertEqual(rows.map(\.count), [3, 1], "one array per row used")
+        XCTAssertNotNil(LevelsOfDetail.summarize(boxes, bucketNs: 100, maxRuns: 4), "4 runs: not more than 4")
+        XCTAssertNil(LevelsOfDetail.summarize(boxes, bucketNs: 100, maxRuns: 3), "4 runs: more than 3")
         let runs = rows.flatMap { $0 }
         XCTAssertEqual(runs.map(\.row), [0, 0, 0, 1])
         XCTAssertEqual(runs.map(\.bucket), [0, 1, 4, 5])
