@@ -8,8 +8,15 @@
 // entries as it has boxes: below that the viewer draws the boxes themselves.
 import QTraceViewModel
 
-/// One box of a track, in the order the track lists them (by begin or by end).
-struct TrackBoxes {
+/// The boxes of one track by index, in the order the track lists them (by begin or by end):
+/// `TrackBoxes`, or a lane's rows of the item layout read in place (`LaneBoxes`).
+protocol TrackBoxSource {
+    var count: Int { get }
+    func box(_ i: Int) -> (begin: Int64, end: Int64, row: UInt8, color: Int32)
+}
+
+/// A track's boxes, as columns.
+struct TrackBoxes: TrackBoxSource {
     var begin: [Int64] = []
     var end: [Int64] = []
     var row: [UInt8] = []
@@ -24,18 +31,7 @@ struct TrackBoxes {
 
     var count: Int { begin.count }
 
-    /// Empties it for the next track of `count` boxes, keeping the arrays' memory when they
-    /// have room for them.
-    mutating func removeAll(reservingCapacity count: Int) {
-        begin.removeAll(keepingCapacity: true)
-        end.removeAll(keepingCapacity: true)
-        row.removeAll(keepingCapacity: true)
-        color.removeAll(keepingCapacity: true)
-        begin.reserveCapacity(count)
-        end.reserveCapacity(count)
-        row.reserveCapacity(count)
-        color.reserveCapacity(count)
-    }
+    func box(_ i: Int) -> (begin: Int64, end: Int64, row: UInt8, color: Int32) { (begin[i], end[i], row[i], color[i]) }
 }
 
 struct TrackInfo {
@@ -71,7 +67,7 @@ struct LevelsOfDetail {
         topBucketNs = top
     }
 
-    mutating func addTrack(kind: String, object: Int, boxes: TrackBoxes) {
+    mutating func addTrack(kind: String, object: Int, boxes: some TrackBoxSource) {
         let id = Int32(tracks.count)
         var levels = 0
         if boxes.count >= LevelsOfDetail.minimumBoxes {
@@ -112,15 +108,16 @@ struct LevelsOfDetail {
     /// a copy of them all would double a busy lane's), each row in bucket order; nil as soon
     /// as there are more than `maxRuns` (the level that fails is not built whole: on a thread
     /// lane of 10M boxes it was as many runs of 32 bytes).
-    static func summarize(_ boxes: TrackBoxes, bucketNs: Int64, maxRuns: Int = .max) -> [[SummaryRun]]? {
+    static func summarize(_ boxes: some TrackBoxSource, bucketNs: Int64, maxRuns: Int = .max) -> [[SummaryRun]]? {
         var rows = [RowSummarizer](repeating: RowSummarizer(), count: 256)
         var used = [Bool](repeating: false, count: 256)
         var runs = 0 // never decreases: runs only merge into the last one or are appended
         for i in 0..<boxes.count {
-            let r = Int(boxes.row[i])
+            let box = boxes.box(i)
+            let r = Int(box.row)
             used[r] = true
             let before = rows[r].runs.count
-            rows[r].add(begin: boxes.begin[i], end: boxes.end[i], color: boxes.color[i], bucketNs: bucketNs, row: UInt8(r))
+            rows[r].add(begin: box.begin, end: box.end, color: box.color, bucketNs: bucketNs, row: box.row)
             runs += rows[r].runs.count - before
             if runs > maxRuns { return nil }
         }

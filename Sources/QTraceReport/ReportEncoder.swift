@@ -133,9 +133,10 @@ struct ReportEncoder {
     }
 
     /// The running boxes of every lane (a thread's or a queue's), one lane at a time: the rows
-    /// are first grouped by lane (a counting sort, 4 bytes a row, each lane's in row order), so
-    /// that only one lane's boxes exist at once rather than every lane's (21 bytes a row each,
-    /// plus their arrays' growth: a gigabyte on a 20M-item trace).
+    /// are first grouped by lane (a counting sort, 4 bytes a row, each lane's in row order), and
+    /// each lane's boxes are read from the layout in place (LaneBoxes), rather than copied for
+    /// every lane (21 bytes a row each, plus their arrays' growth: a gigabyte on a 20M-item
+    /// trace) or for one (a busy thread's lane holds 10M boxes).
     private mutating func addRunTracks(kind: String, lanes: Int, slot: [UInt8], lane: (Int) -> Int32) {
         let flags = layout.flags
         func laneOf(_ row: Int) -> Int {
@@ -143,16 +144,9 @@ struct ReportEncoder {
             return flags[row] & ItemFlags.neverStarted == 0 && l >= 0 && l < lanes ? l : -1
         }
         let grouped = Self.rowsByLane(rows: layout.order.count, lanes: lanes, laneOf: laneOf)
-        var boxes = TrackBoxes()
         for l in 0..<lanes {
-            // Exactly the lane's size: growing by doubling would leave freed buffers of every
-            // size behind (a busy thread's lane holds millions of boxes).
-            boxes.removeAll(reservingCapacity: grouped.starts[l + 1] - grouped.starts[l])
-            for row in grouped.rows[grouped.starts[l]..<grouped.starts[l + 1]].lazy.map(Int.init) {
-                boxes.append(begin: layout.start[row], end: layout.end[row], row: slot[row],
-                             color: input.items.queue[Int(layout.order[row])])
-            }
-            lod.addTrack(kind: kind, object: l, boxes: boxes)
+            let rows = grouped.rows[grouped.starts[l]..<grouped.starts[l + 1]]
+            lod.addTrack(kind: kind, object: l, boxes: LaneBoxes(rows: rows, layout: layout, slot: slot, queues: input.items.queue))
         }
     }
 
@@ -474,5 +468,22 @@ struct CounterSteps {
             }
             previous = v
         }
+    }
+}
+
+/// One lane's running boxes, read from the item layout: its rows (sorted by start), their
+/// times and slots, colored by their items' queues.
+struct LaneBoxes: TrackBoxSource {
+    let rows: ArraySlice<Int32>
+    let layout: ItemLayout
+    let slot: [UInt8]
+    /// The items' queues, by input index.
+    let queues: [Int32]
+
+    var count: Int { rows.count }
+
+    func box(_ i: Int) -> (begin: Int64, end: Int64, row: UInt8, color: Int32) {
+        let row = Int(rows[rows.startIndex + i])
+        return (layout.start[row], layout.end[row], slot[row], queues[Int(layout.order[row])])
     }
 }
