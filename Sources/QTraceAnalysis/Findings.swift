@@ -59,6 +59,10 @@ public enum Thresholds {
     /// Handler runs that coalesced events (while the source was active) before we call the
     /// handler slower than its events†.
     public static let slowHandlerMinCoalescedRuns = 2
+    /// A timer's handler is slow only when its median run takes at least this share of the
+    /// period†: a 20 µs handler of a 2 ms timer that coalesced was late to start (a loaded
+    /// machine, a busy target queue), not slow (the corpus's timer fixture on a loaded machine).
+    public static let slowHandlerMinShareOfPeriod = 0.5
     /// A backlog is unbounded when, over a queue's run of at least this long, the least
     /// backlog of the last of `backlogTrendWindows` windows is above every earlier window's
     /// and at least this deep†: it grew. A burst that drains is not unbounded.
@@ -78,6 +82,10 @@ public enum Thresholds {
     /// Items too small: at least this many, with median run under this factor × median wait†.
     public static let tinyItemsMinCount = 1000
     public static let tinyItemsRunToWaitFactor: UInt64 = 2
+    /// ... and a median run under this†: Dispatch costs about a microsecond per item, so an
+    /// item of 87 µs is worth its dispatch however long it waited (a loaded machine makes every
+    /// wait long: the corpus's group fixture).
+    public static let tinyItemsMaxRunNs: UInt64 = 20_000
 }
 
 public enum Diagnostics {
@@ -221,8 +229,12 @@ struct RuleContext {
         }
     }
 
+    /// Threads a deadlock finding already names (on the current queue or in a sync cycle): what
+    /// stays open on them at the end is that deadlock, not a finding of its own.
+    var deadlockedThreads: Set<Int> { Set(model.deadlocks.map(\.thread) + model.syncCycles.flatMap(\.threads)) }
+
     mutating func unfinishedAndLongWaits() {
-        let deadlocked = Set(model.deadlocks.map(\.thread))
+        let deadlocked = deadlockedThreads
         for thread in model.threads {
             for b in thread.blocked {
                 let length = b.duration(traceEnd: model.endTime)
@@ -247,8 +259,10 @@ struct RuleContext {
     /// unknown (at least the rest of the trace), so the run columns leave them out.
     mutating func runningAtEnd() {
         guard stats.queues.contains(where: { ($0.runningAtEndLongestNs ?? 0) >= Thresholds.longWaitNs }) else { return }
+        let deadlocked = deadlockedThreads
         for (i, item) in model.items.enumerated() where item.startTime != noTime && item.endTime == noTime {
             guard item.depth == 0, let qi = item.queue, model.endTime >= item.startTime else { continue }
+            if let t = item.thread, deadlocked.contains(t) { continue }
             let length = model.endTime - item.startTime
             guard length >= Thresholds.longWaitNs else { continue }
             add("item.running-at-end", .warning, item.startTime, model.endTime, [queueRef(qi)] + itemSiteObjects(i),
@@ -366,7 +380,7 @@ struct RuleContext {
                     "\(sourceRef(s).label) was cancelled while suspended: its cancel handler never runs; resume it after cancel()")
             }
             let st = stats.sources[s]
-            if st.coalescedRunsWhileActive >= Thresholds.slowHandlerMinCoalescedRuns {
+            if st.coalescedRunsWhileActive >= Thresholds.slowHandlerMinCoalescedRuns, handlerIsSlow(st) {
                 let first = src.runs.first { $0.coalesced && !$0.afterSuspension }
                 let start = first.map { model.items[$0.item].startTime } ?? src.createdAt
                 let period = st.timerIntervalNs.map { " against a \(formatDuration($0)) period" } ?? ""
@@ -374,6 +388,13 @@ struct RuleContext {
                     "\(sourceRef(s).label): \(st.coalescedRunsWhileActive) handler runs each covered several events (data up to \(st.maxData)); handler p50 \(formatDuration(st.handlerRun.p50Ns))\(period): the handler is slower than its events; make it cheaper or move work off its queue")
             }
         }
+    }
+
+    /// A timer's handler is slower than its events when it runs for a good share of the period;
+    /// other sources (reads, data) have no period and coalescing is their only sign.
+    func handlerIsSlow(_ st: SourceStats) -> Bool {
+        guard let period = st.timerIntervalNs, period > 0 else { return true }
+        return Double(st.handlerRun.p50Ns) >= Thresholds.slowHandlerMinShareOfPeriod * Double(period)
     }
 
     mutating func groups() {
