@@ -35,6 +35,10 @@ public struct Finding: Sendable, Codable, Equatable {
     public var message: String
     /// Occurrences aggregated into this finding (same rule and objects).
     public var occurrences: Int
+    /// (1.4) A wait's call stack (the worst occurrence's), innermost first, ≤ 8 frames: the
+    /// library call that blocked and the program's lines above it. Nil when not a wait, or
+    /// when the trace has only the caller.
+    public var stack: [String]? = nil
 }
 
 /// Rule thresholds. Values marked † in gcd-talks.md are proposals, not from the talks.
@@ -147,7 +151,7 @@ struct RuleContext {
     /// Adds an occurrence. Occurrences of one rule on the same objects merge into one finding
     /// that spans them all and keeps the message of the worst (largest `weight`, then first).
     mutating func add(_ id: String, _ severity: Severity, _ start: UInt64, _ end: UInt64,
-                      _ objects: [FindingObject], _ message: String, weight: UInt64 = 0) {
+                      _ objects: [FindingObject], _ message: String, weight: UInt64 = 0, stack: [String]? = nil) {
         let key = id + "|" + objects.map { "\($0.kind.rawValue)\($0.index)" }.joined(separator: ",")
         if let slot = slotByKey[key] {
             found[slot].occurrences += 1
@@ -156,13 +160,14 @@ struct RuleContext {
             if weight > weights[slot] {
                 weights[slot] = weight
                 found[slot].message = message
+                found[slot].stack = stack
             }
             return
         }
         slotByKey[key] = found.count
         weights.append(weight)
         found.append(Finding(id: id, severity: severity, start: start, end: end, objects: objects,
-                             message: message, occurrences: 1))
+                             message: message, occurrences: 1, stack: stack))
     }
 
     // MARK: Object references
@@ -245,11 +250,11 @@ struct RuleContext {
                     guard !deadlocked.contains(t) else { continue }
                     add("wait.never-finished", .error, b.start, model.endTime, [threadRef(t)] + blockedObjects(b),
                         "\(threadName(model.threads[t])) was still blocked in \(what) \(formatDuration(length)) after it began, \(traceEnd): likely deadlock; find who should signal or release it",
-                        weight: length)
+                        weight: length, stack: waitStack(b))
                 } else if model.threads[t].kind != .main {
                     add("wait.long", .warning, b.start, b.end!, [threadRef(t)] + blockedObjects(b),
                         "\(threadName(model.threads[t])) blocked \(formatDuration(length)) in \(what): a blocked worker holds a thread; prefer async completion (notify, sources) to waiting",
-                        weight: length)
+                        weight: length, stack: waitStack(b))
                 }
             }
         }
@@ -288,6 +293,9 @@ struct RuleContext {
         return call + " at " + model.siteDescription(s)
     }
 
+    /// The call stack of a wait, for the finding's details.
+    func waitStack(_ b: BlockedInterval) -> [String]? { b.site.flatMap(model.callStackDescription) }
+
     func blockedObjects(_ b: BlockedInterval) -> [FindingObject] {
         var objects: [FindingObject]
         switch b.cause {
@@ -322,7 +330,7 @@ struct RuleContext {
             if b.cause == .sync && length < Thresholds.mainSyncAllowanceNs { continue }
             add("main.blocking-call", .warning, b.start, b.end ?? model.endTime, [threadRef(t)] + blockedObjects(b),
                 "the main thread blocked \(formatDuration(length)) in \(blockedWhat(b)): it cannot handle events meanwhile; use async and continue in a completion on main",
-                weight: length)
+                weight: length, stack: waitStack(b))
         }
     }
 
