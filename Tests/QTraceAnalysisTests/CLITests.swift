@@ -100,7 +100,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stdout, "")
         let summary = try AnalysisSummary.decode(try Data(contentsOf: URL(fileURLWithPath: out)))
-        XCTAssertEqual(summary.schema, "qtrace-summary/1.3")
+        XCTAssertEqual(summary.schema, "qtrace-summary/1.4")
         XCTAssertEqual(summary.statistics.queues.first { $0.label == "com.example.db" }?.items, 5)
         XCTAssertEqual(summary.findingCounts.error, 1)
     }
