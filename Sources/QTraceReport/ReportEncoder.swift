@@ -358,7 +358,7 @@ struct ReportEncoder {
                     ("threads", .ints(f.threads)), ("items", .array(f.items.map { .int(sortedRow($0)) })),
                     ("sites", .ints(f.sites)), ("process", .int(f.process)),
                     ("count", .int(Int64(f.count))), ("processCount", .int(Int64(f.processCount))),
-                ])
+                ] + (f.stack.isEmpty ? [] : [("stack", .array(f.stack.map { .string($0) }))]))
             })),
             ("codes", .array(input.codes.map(codeJSON))),
             ("sites", .array(input.sites.map(siteJSON))),

@@ -328,6 +328,7 @@ struct AnalysisReportBuilder {
             sites: f.objects.filter { $0.kind == .site }.map(\.index))
         finding.groupKey = g.id + "\u{1F}" + g.subject
         finding.count = g.count
+        finding.stack = f.stack ?? []
         return finding
     }
 }

@@ -651,6 +651,8 @@ public struct ReportFinding: Sendable {
     /// Occurrences grouped into it, and the processes they came from.
     public var count = 1
     public var processCount = 1
+    /// A wait's call stack, innermost first (Finding.stack), empty when none.
+    public var stack: [String] = []
 
     public init(
         id: String, severity: ReportSeverity, message: String, startNs: Int64, endNs: Int64,
