@@ -146,7 +146,8 @@ struct AnalysisReportBuilder {
     func items() -> ReportItems {
         var columns = ReportItems()
         columns.reserveCapacity(model.items.count)
-        for item in model.items {
+        let inside = BlockedInside(model) { Self.blockCause($0).rawValue }
+        for (i, item) in model.items.enumerated() {
             let start = item.started.map(Int64.init) ?? -1
             let enqueue = item.enqueued.map(Int64.init) ?? max(start, 0)
             let queue = item.queue ?? model.sources[safe: item.source]?.queue ?? unknownQueue
@@ -156,7 +157,8 @@ struct AnalysisReportBuilder {
                 endNs: item.ended.map(Int64.init) ?? -1,
                 parent: item.parent ?? -1, waitedBehind: item.waitedBehind ?? -1, group: item.group ?? -1,
                 source: item.source ?? -1, site: item.site ?? -1, traceID: item.id,
-                waitNs: item.wait.map(Int64.init) ?? -1))
+                waitNs: item.wait.map(Int64.init) ?? -1, blockedInsideNs: Int64(clamping: inside.ns[i]),
+                blockedInsideCauses: inside.causeMasks[i]))
         }
         return columns
     }

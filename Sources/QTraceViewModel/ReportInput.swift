@@ -279,12 +279,16 @@ public struct ReportItem: Sendable, Equatable {
     public var traceID: UInt64
     /// The analysis' wait (ready to start), or -1 when unknown.
     public var waitNs: Int64
+    /// The analysis' time blocked inside the item (QTraceAnalysis `BlockedInside`) and its
+    /// causes (bit `ReportBlockCause.rawValue` set per cause).
+    public var blockedInsideNs: Int64
+    public var blockedInsideCauses: UInt8
 
     public init(
         queue: Int, kind: ReportItemKind, submitterThread: Int, thread: Int,
         enqueueNs: Int64, startNs: Int64, endNs: Int64,
         parent: Int = -1, waitedBehind: Int = -1, group: Int = -1, source: Int = -1, site: Int = -1,
-        traceID: UInt64 = 0, waitNs: Int64 = -1
+        traceID: UInt64 = 0, waitNs: Int64 = -1, blockedInsideNs: Int64 = 0, blockedInsideCauses: UInt8 = 0
     ) {
         self.queue = queue
         self.kind = kind
@@ -300,6 +304,8 @@ public struct ReportItem: Sendable, Equatable {
         self.site = site
         self.traceID = traceID
         self.waitNs = waitNs
+        self.blockedInsideNs = blockedInsideNs
+        self.blockedInsideCauses = blockedInsideCauses
     }
 }
 
@@ -320,6 +326,8 @@ public struct ReportItems: Sendable {
     public var site: [Int32] = []
     public var traceID: [UInt64] = []
     public var waitNs: [Int64] = []
+    public var blockedInsideNs: [Int64] = []
+    public var blockedInsideCauses: [UInt8] = []
 
     public init() {}
 
@@ -340,6 +348,8 @@ public struct ReportItems: Sendable {
         site.reserveCapacity(n)
         traceID.reserveCapacity(n)
         waitNs.reserveCapacity(n)
+        blockedInsideNs.reserveCapacity(n)
+        blockedInsideCauses.reserveCapacity(n)
     }
 
     public mutating func append(_ item: ReportItem) {
@@ -357,6 +367,8 @@ public struct ReportItems: Sendable {
         site.append(Int32(item.site))
         traceID.append(item.traceID)
         waitNs.append(item.waitNs)
+        blockedInsideNs.append(item.blockedInsideNs)
+        blockedInsideCauses.append(item.blockedInsideCauses)
     }
 
     public subscript(i: Int) -> ReportItem {
@@ -365,7 +377,9 @@ public struct ReportItems: Sendable {
             enqueueNs: enqueueNs[i], startNs: startNs[i], endNs: endNs[i], parent: Int(parent[i]),
             waitedBehind: Int(waitedBehind[i]), group: Int(group[i]), source: Int(source[i]),
             site: i < site.count ? Int(site[i]) : -1,
-            traceID: i < traceID.count ? traceID[i] : 0, waitNs: i < waitNs.count ? waitNs[i] : -1
+            traceID: i < traceID.count ? traceID[i] : 0, waitNs: i < waitNs.count ? waitNs[i] : -1,
+            blockedInsideNs: i < blockedInsideNs.count ? blockedInsideNs[i] : 0,
+            blockedInsideCauses: i < blockedInsideCauses.count ? blockedInsideCauses[i] : 0
         )
     }
 }

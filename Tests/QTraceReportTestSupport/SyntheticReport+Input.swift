@@ -1,5 +1,6 @@
 // The derived parts of a synthetic report: counters, stats tables, histograms, sources,
 // annotations and findings, computed from the simulated items the way the analysis would.
+import QTraceAnalysis
 import QTraceViewModel
 
 extension Simulation {
@@ -16,6 +17,7 @@ extension Simulation {
                              qtraceVersion: "0.1.0"),
             threads: threads, queues: queues, items: items, blocked: blocked, sources: sources, groups: groups,
             annotations: makeAnnotations(end: end))
+        SyntheticReport.setBlockedInside(&input)
         input.counters = makeCounters(end: end)
         input.stats = [queueTable(end: end), threadTable()]
         input.histograms = makeHistograms()
@@ -273,5 +275,23 @@ extension Simulation {
     var suspendedWindow: Range<Int64> {
         let from = Int64(meanGapNs * Double(itemCount) * 0.4)
         return from..<(from + 4_000_000)
+    }
+}
+
+extension SyntheticReport {
+    /// Sets each item's blocked time inside it as the analysis computes it (QTraceAnalysis
+    /// `BlockedInside`), from the input's items and blocked intervals.
+    public static func setBlockedInside(_ input: inout ReportInput) {
+        let items = input.items
+        let runs = (0..<items.count).map { i in
+            items.startNs[i] < 0 ? BlockedInside.Run(thread: -1, start: 0, end: 0)
+                : BlockedInside.Run(thread: Int(items.thread[i]), start: UInt64(items.startNs[i]), end: UInt64(max(items.startNs[i], items.endNs[i])))
+        }
+        let waits = input.blocked.map {
+            BlockedInside.Wait(thread: $0.thread, start: UInt64($0.startNs), end: UInt64(max($0.startNs, $0.endNs)), cause: $0.cause.rawValue)
+        }
+        let inside = BlockedInside(runs: runs, waits: waits)
+        input.items.blockedInsideNs = inside.ns.map { Int64(clamping: $0) }
+        input.items.blockedInsideCauses = inside.causeMasks
     }
 }
