@@ -114,8 +114,10 @@ struct AnalysisReportBuilder {
         var result = model.queues.enumerated().map { i, q in
             ReportQueue(index: i, label: queueName(q), kind: Self.queueKind(q.kind), qosName: q.qos.name, targetIndex: q.target ?? -1)
         }
-        if model.items.contains(where: { $0.queue == nil && model.sources[safe: $0.source]?.queue == nil }) {
-            result.append(ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent))
+        if let figures = UnrecordedQueueFigures(model) {
+            var placeholder = ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent)
+            (placeholder.items, placeholder.busyNs, placeholder.busyShare) = (figures.items, Int64(figures.busyNs), figures.busyShare)
+            result.append(placeholder)
         }
         return result
     }

@@ -2,6 +2,8 @@
 // thread, and the target-queue forest; kept through merging, -1 when there is no analysis.
 import Foundation
 import XCTest
+import QTraceAnalysis
+import QTraceFormat
 @testable import QTraceReport
 @testable import QTraceViewModel
 import QTraceReportTestSupport
@@ -51,6 +53,28 @@ final class ReportFiguresTests: XCTestCase {
         XCTAssertEqual(queues.count, 6)   // the main queue and the five global ones at least
         XCTAssertTrue(queues.allSatisfy { $0["busy"] as? Double == -1 && $0["items"] as? Int == -1 })
         XCTAssertEqual(try report.objects("queueTree").count, 0)
+    }
+
+    /// Items of no recorded queue (a START whose ENQUEUE was lost) go to the placeholder queue
+    /// with the analysis' figures: two overlapping runs and one apart.
+    func testThePlaceholderQueueHasTheAnalysisFigures() {
+        let events = [
+            Event(type: .threadStart, time: 0, tid: 1), Event(type: .threadStart, time: 0, tid: 2),
+            Event(type: .start, time: 100, tid: 1, a: 7), Event(type: .start, time: 150, tid: 2, a: 8),
+            Event(type: .end, time: 200, tid: 1, a: 7), Event(type: .end, time: 300, tid: 2, a: 8),
+            Event(type: .start, time: 500, tid: 1, a: 9), Event(type: .end, time: 600, tid: 1, a: 9),
+            Event(type: .mark, time: 1_000, tid: 1, string: "end"),
+        ]
+        let result = Analysis.run(info: TraceInfo(pid: 1, mainTid: 1), events: events)
+        let input = ReportInput(analysis: result, header: TraceHeader(pid: 1), qtraceVersion: "test")
+        guard let placeholder = input.queues.last, placeholder.label == "(queue not recorded)" else {
+            return XCTFail("no placeholder queue in \(input.queues.map(\.label))")
+        }
+        XCTAssertEqual(placeholder.items, 3)
+        XCTAssertEqual(placeholder.busyNs, 300)   // 100..300 and 500..600
+        XCTAssertEqual(placeholder.busyShare, 300.0 / Double(result.model.duration), accuracy: 1e-12)
+        XCTAssertTrue(input.queues.allSatisfy { $0.items >= 0 && $0.busyNs >= 0 && $0.busyShare >= 0 })
+        XCTAssertFalse(input.queueTree.contains { $0.queue == placeholder.index }, "qtrace stats does not count it")
     }
 
     func testMergingKeepsFiguresAndShiftsTheTree() {

@@ -13,10 +13,19 @@ function setFigures(m) {
   m.threadBusy = m.threads.map((t, i) => (t.busy >= 0 ? t.busy : threadBusyFallback(m, i)));
   m.threadBlockedNs = m.threads.map((t, i) => (t.blocked >= 0 ? t.blocked : sumOf(m.blocked.duration, m.threadBlocked[i].idx)));
   m.queueForest = queueForest(m);
-  // The queues `qtrace stats` counts: not the report's placeholder for items of no recorded
-  // queue (the one queue without the analysis' figures).
-  const analysed = m.queues.some((q) => q.items >= 0);
-  m.queueCounted = m.queues.map((q) => !analysed || q.items >= 0);
+  m.queueCounted = queuesCounted(m);
+}
+
+/**
+ * The queues `qtrace stats` counts: those of the analysis' forest, not the report's placeholder
+ * for items of no recorded queue (which has figures, but no place in the forest).
+ */
+function queuesCounted(m) {
+  const tree = m.tables.queueTree;
+  if (!tree || !tree.rows) return m.queues.map(() => true);
+  const counted = m.queues.map(() => false);
+  for (let k = 0; k < tree.rows; k++) if (tree.queue[k] >= 0 && tree.queue[k] < counted.length) counted[tree.queue[k]] = true;
+  return counted;
 }
 
 /** How many queues the analysis found. */
