@@ -3,10 +3,15 @@
 // Definitions): in a blocking call of the item or of an item nested in it on the same thread,
 // less the time the thread ran work inside the call (a sync item run on the caller is busy).
 
-/// Per item: nanoseconds blocked inside it and the causes of that time (a bit per cause code).
+/// Per item: nanoseconds blocked inside it and the causes of that time (a bit per cause code);
+/// per thread, from the same frames: its busy time (an item innermost) and blocked time (a wait
+/// innermost), the thread's figures for inputs that have runs and waits but no model.
 public struct BlockedInside: Sendable, Equatable {
     public var ns: [UInt64]
     public var causeMasks: [UInt8]
+    /// Indexed by thread, for threads 0..<threads of `init(runs:waits:threads:)`.
+    public var threadBusyNs: [UInt64]
+    public var threadBlockedNs: [UInt64]
 
     /// An item's run on a thread (thread < 0 or end < start: it never ran, 0 blocked inside).
     public struct Run: Sendable {
@@ -31,10 +36,12 @@ public struct BlockedInside: Sendable, Equatable {
     /// a blocking call, inside that a sync item run on the caller...). One sweep per thread in
     /// start order with a stack of open frames: each wait's own time (its duration less its
     /// children's) is blocked, and every enclosing item gets it when the frames close.
-    public init(runs: [Run], waits: [Wait]) {
+    public init(runs: [Run], waits: [Wait], threads: Int = 0) {
         ns = [UInt64](repeating: 0, count: runs.count)
         causeMasks = [UInt8](repeating: 0, count: runs.count)
-        for frames in Self.framesByThread(runs: runs, waits: waits) { sweep(frames) }
+        threadBusyNs = [UInt64](repeating: 0, count: threads)
+        threadBlockedNs = threadBusyNs
+        for (thread, frames) in Self.framesByThread(runs: runs, waits: waits) { sweep(frames, thread: thread) }
     }
 
     /// The model's items and blocked intervals; `cause` gives each blocked interval's code.
@@ -47,7 +54,7 @@ public struct BlockedInside: Sendable, Equatable {
         let waits = model.threads.enumerated().flatMap { t, thread in
             thread.blocked.map { Wait(thread: t, start: $0.start, end: Swift.max($0.start, $0.end ?? end), cause: cause($0.cause)) }
         }
-        self.init(runs: runs, waits: waits)
+        self.init(runs: runs, waits: waits, threads: model.threads.count)
     }
 
     private struct Frame {
@@ -64,7 +71,7 @@ public struct BlockedInside: Sendable, Equatable {
 
     /// Each thread's frames, outer before inner: by start, longer first, an item before a wait
     /// of the same span (a wait that fills its item is the item's own call).
-    private static func framesByThread(runs: [Run], waits: [Wait]) -> [[Frame]] {
+    private static func framesByThread(runs: [Run], waits: [Wait]) -> [(thread: Int, frames: [Frame])] {
         var byThread: [Int: [Frame]] = [:]
         for (i, r) in runs.enumerated() where r.thread >= 0 && r.end >= r.start {
             byThread[r.thread, default: []].append(Frame(start: r.start, end: r.end, item: i, cause: 0))
@@ -73,36 +80,40 @@ public struct BlockedInside: Sendable, Equatable {
             byThread[w.thread, default: []].append(Frame(start: w.start, end: w.end, item: -1, cause: w.cause & 7))
         }
         return byThread.keys.sorted().map { t in
-            byThread[t]!.sorted { a, b in
+            (t, byThread[t]!.sorted { a, b in
                 if a.start != b.start { return a.start < b.start }
                 if a.end != b.end { return a.end > b.end }
                 return a.item > b.item
-            }
+            })
         }
     }
 
-    private mutating func sweep(_ frames: [Frame]) {
+    private mutating func sweep(_ frames: [Frame], thread: Int) {
         var stack: [Frame] = []
         for f in frames {
-            while let top = stack.last, top.end <= f.start { close(&stack) }
+            while let top = stack.last, top.end <= f.start { close(&stack, thread: thread) }
             stack.append(f)
         }
-        while !stack.isEmpty { close(&stack) }
+        while !stack.isEmpty { close(&stack, thread: thread) }
     }
 
-    /// Closes the innermost open frame: a wait adds its own time; an item records its total;
-    /// both pass what is inside them to the frame around them.
-    private mutating func close(_ stack: inout [Frame]) {
+    /// Closes the innermost open frame: its own time (its span less its children's) is the
+    /// thread's busy time for an item, blocked time for a wait; an item records the blocked time
+    /// inside it; both pass what is inside them to the frame around them.
+    private mutating func close(_ stack: inout [Frame], thread: Int) {
         var f = stack.removeLast()
+        let span = f.end - f.start
+        let own = span > f.covered ? span - f.covered : 0
         if f.item < 0 {
-            let own = (f.end - f.start).subtractingReportingOverflow(f.covered)
-            if !own.overflow && own.partialValue > 0 {
-                f.blocked += own.partialValue
+            if own > 0 {
+                f.blocked += own
                 f.mask |= 1 << f.cause
             }
+            if thread < threadBlockedNs.count { threadBlockedNs[thread] += own }
         } else {
             ns[f.item] = f.blocked
             causeMasks[f.item] = f.mask
+            if thread < threadBusyNs.count { threadBusyNs[thread] += own }
         }
         guard !stack.isEmpty else { return }
         let p = stack.count - 1

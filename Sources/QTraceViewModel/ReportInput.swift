@@ -35,7 +35,7 @@ public struct ReportInput: Sendable {
     /// Swift actors (format 1.7) with their visits, as the analysis computed them.
     public var actors: [ReportActor] = []
     /// The analysis' target-queue forest, depth-first in its order (docs/report-data.md,
-    /// Definitions); empty when the input has no analysis (the viewer then builds it the same way).
+    /// Definitions); ReportWriter refuses an input with queues and no forest.
     public var queueTree: [ReportQueueTreeNode] = []
 
     public init(
@@ -173,7 +173,8 @@ public struct ReportThread: Sendable {
     public var endNs: Int64
     /// Its process (index into `ReportInput.processes`).
     public var process: Int
-    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed.
+    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed, which
+    /// ReportWriter refuses (the viewer computes no figure).
     public var items = -1
     public var busyNs: Int64 = -1
     public var blockedNs: Int64 = -1
@@ -203,7 +204,8 @@ public struct ReportQueue: Sendable {
     public var targetIndex: Int
     /// Its process (index into `ReportInput.processes`).
     public var process: Int
-    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed.
+    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed, which
+    /// ReportWriter refuses (the viewer computes no figure).
     public var items = -1
     public var busyNs: Int64 = -1
     public var busyShare: Double = -1

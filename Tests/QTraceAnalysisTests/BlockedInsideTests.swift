@@ -32,6 +32,10 @@ final class BlockedInsideTests: XCTestCase {
         XCTAssertEqual(inside.ns[idle], 0)
         XCTAssertEqual(inside.causeMasks[idle], 0)
         XCTAssertEqual(inside.ns[outer], m.threads[m.thread(tid: 202)].blockedNs)
+        // The same frames give each thread's busy and blocked time, as the model's thread states do.
+        XCTAssertEqual(inside.threadBusyNs, m.threads.map(\.busyNs))
+        XCTAssertEqual(inside.threadBlockedNs, m.threads.map(\.blockedNs))
+        XCTAssertEqual(inside.threadBusyNs[m.thread(tid: 202)], us(65))
     }
 
     /// Work the thread runs inside a blocking call (concurrentPerform's iterations on the
@@ -43,9 +47,11 @@ final class BlockedInsideTests: XCTestCase {
                     BlockedInside.Run(thread: -1, start: 0, end: 0)]      // never ran
         let waits = [BlockedInside.Wait(thread: 0, start: 0, end: 100, cause: 3),
                      BlockedInside.Wait(thread: 0, start: 20, end: 30, cause: 1)]
-        let inside = BlockedInside(runs: runs, waits: waits)
+        let inside = BlockedInside(runs: runs, waits: waits, threads: 2)
         XCTAssertEqual(inside.ns, [80, 10, 0, 0])
         XCTAssertEqual(inside.causeMasks, [0b1010, 0b10, 0, 0])
+        XCTAssertEqual(inside.threadBlockedNs, [80, 0])
+        XCTAssertEqual(inside.threadBusyNs, [120, 0])
     }
 
     /// Every wait counts, however many (the viewer once stopped at 5,000).

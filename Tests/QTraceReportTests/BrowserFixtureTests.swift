@@ -43,7 +43,7 @@ final class BrowserFixtureTests: XCTestCase {
         }
         input.blocked.append(ReportBlockedInterval(thread: 0, startNs: 70_000_000, endNs: 71_230_000, cause: .groupWait,
                                                    objectLabel: "group #0"))
-        SyntheticReport.setBlockedInside(&input)
+        SyntheticReport.setAnalysisFigures(&input)
         return input
     }
 
@@ -56,6 +56,7 @@ final class BrowserFixtureTests: XCTestCase {
             ReportQueue(index: $0.offset, label: $0.element, kind: .serial)
         }
         input.items.append(ReportItem(queue: 0, kind: .async, submitterThread: 0, thread: 0, enqueueNs: 100, startNs: 200, endNs: 300))
+        SyntheticReport.setAnalysisFigures(&input)
         return input
     }
 

@@ -47,12 +47,42 @@ final class ReportFiguresTests: XCTestCase {
         XCTAssertEqual(tree.map { $0["subtreeBusy"] as? Double }, input.queueTree.map { Double($0.subtreeBusyNs) })
     }
 
-    func testWithoutAnAnalysisTheFiguresAreMissing() throws {
-        let report = try WrittenReport(try ReportWriter.html(SyntheticReport.make(items: 50, threads: 2, queues: 2, seed: 4)))
+    /// The viewer computes no figure of its own: an input without the analysis' figures is
+    /// refused with a one-line reason, not written with the numbers left to the viewer.
+    func testAnInputWithoutTheAnalysisFiguresIsRefused() throws {
+        var input = SyntheticReport.make(items: 50, threads: 2, queues: 2, seed: 4)
+        XCTAssertNoThrow(try ReportWriter.html(input))
+        var noQueueFigure = input
+        noQueueFigure.queues[1].busyNs = -1
+        XCTAssertThrowsError(try ReportWriter.html(noQueueFigure)) {
+            XCTAssertEqual("\($0)", "report input: queue 1 has no items, busy time or share from the analysis")
+        }
+        var noThreadFigure = input
+        noThreadFigure.threads[0].blockedNs = -1
+        XCTAssertThrowsError(try ReportWriter.html(noThreadFigure)) {
+            XCTAssertEqual("\($0)", "report input: thread 0 has no items, busy or blocked time from the analysis")
+        }
+        input.queueTree = []
+        XCTAssertThrowsError(try ReportWriter.html(input)) { XCTAssertTrue("\($0)".contains("no target-queue tree")) }
+    }
+
+    /// Synthetic reports get their figures from the analysis' functions, by its definitions.
+    func testSyntheticReportsCarryTheAnalysisFigures() throws {
+        let input = SyntheticReport.make(items: 400, threads: 3, queues: 4, seed: 4)
+        let report = try WrittenReport(try ReportWriter.html(input))
         let queues = try report.objects("queues")
-        XCTAssertEqual(queues.count, 6)   // the main queue and the five global ones at least
-        XCTAssertTrue(queues.allSatisfy { $0["busy"] as? Double == -1 && $0["items"] as? Int == -1 })
-        XCTAssertEqual(try report.objects("queueTree").count, 0)
+        XCTAssertEqual(queues.map { $0["items"] as? Int }, input.queues.map(\.items))
+        XCTAssertEqual(queues.map { $0["busy"] as? Double }, input.queues.map { Double($0.busyNs) })
+        var counts = [Int](repeating: 0, count: input.queues.count)
+        for q in input.items.queue { counts[Int(q)] += 1 }
+        XCTAssertEqual(input.queues.map(\.items), counts)
+        XCTAssertEqual(input.threads.reduce(0) { $0 + $1.items }, (0..<input.items.count).filter { input.items.startNs[$0] >= 0 }.count)
+        XCTAssertEqual(Set(input.queueTree.map(\.queue)), Set(input.queues.indices), "every queue in the analysis' forest")
+        // A thread's blocked time is what its blocking calls took, less work it ran inside them.
+        for t in input.threads.indices {
+            let calls = input.blocked.filter { $0.thread == t }.reduce(Int64(0)) { $0 + $1.endNs - $1.startNs }
+            XCTAssertLessThanOrEqual(input.threads[t].blockedNs, calls)
+        }
     }
 
     /// Items of no recorded queue (a START whose ENQUEUE was lost) go to the placeholder queue
