@@ -22,7 +22,7 @@ def _duration(ns):
             x = ns / scale
             break
     else:
-        x, unit = ns, "ns"
+        return f"{round(ns)} ns"   # whole nanoseconds, as fmtDuration since a2c0cf8
     digits = 0 if x >= 100 else 1 if x >= 10 else 2
     return f"{x:.{digits}f} {unit}"
 
