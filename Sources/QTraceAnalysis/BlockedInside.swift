@@ -72,15 +72,18 @@ public struct BlockedInside: Sendable, Equatable {
     /// Each thread's frames, outer before inner: by start, longer first, an item before a wait
     /// of the same span (a wait that fills its item is the item's own call).
     private static func framesByThread(runs: [Run], waits: [Wait]) -> [(thread: Int, frames: [Frame])] {
-        var byThread: [Int: [Frame]] = [:]
+        let threads = Swift.max(runs.lazy.map(\.thread).max() ?? -1, waits.lazy.map(\.thread).max() ?? -1) + 1
+        var byThread = [[Frame]](repeating: [], count: threads)
         for (i, r) in runs.enumerated() where r.thread >= 0 && r.end >= r.start {
-            byThread[r.thread, default: []].append(Frame(start: r.start, end: r.end, item: i, cause: 0))
+            byThread[r.thread].append(Frame(start: r.start, end: r.end, item: i, cause: 0))
         }
         for w in waits where w.thread >= 0 && w.end >= w.start {
-            byThread[w.thread, default: []].append(Frame(start: w.start, end: w.end, item: -1, cause: w.cause & 7))
+            byThread[w.thread].append(Frame(start: w.start, end: w.end, item: -1, cause: w.cause & 7))
         }
-        return byThread.keys.sorted().map { t in
-            (t, byThread[t]!.sorted { a, b in
+        return byThread.indices.compactMap { t in
+            guard !byThread[t].isEmpty else { return nil }
+            // Items and waits are each nearly in start order already: two runs for the merge sort.
+            return (t, byThread[t].sorted { a, b in
                 if a.start != b.start { return a.start < b.start }
                 if a.end != b.end { return a.end > b.end }
                 return a.item > b.item
