@@ -104,6 +104,10 @@ struct ReportEncoder {
         payload.column("depth", .u8, as: .u8, layout.depth.lazy.map { Int64($0) })
         payload.column("slot", .u8, as: .u8, layout.runSlot.lazy.map { Int64($0) })
         payload.column("pendingSlot", .u8, as: .u8, layout.pendingSlot.lazy.map { Int64($0) })
+        // The analysis' time blocked inside each item (0 where a hand-built input has no column).
+        let insideNs = items.blockedInsideNs, insideCauses = items.blockedInsideCauses
+        payload.column("blockedInside", .uvarint, as: .f64, order.lazy.map { max(0, insideNs[safe: $0] ?? 0) })
+        payload.column("blockedCauses", .u8, as: .u8, order.lazy.map { Int64(insideCauses[safe: $0] ?? 0) })
         if order.enumerated().contains(where: { $0.offset != $0.element }) {
             payload.column("inputIndex", .delta, as: .i32, order.lazy.map { Int64($0) })
         }

@@ -64,6 +64,7 @@ public enum ReportWriter {
     static var viewerTemplate: String { ViewerAssets.template }
 
     private static func writeHTML(_ input: ReportInput, to out: some ByteSink) throws {
+        try FigureCheck.check(input)
         let encoded = ReportEncoder.encode(input)
         let compressed = try Zlib.compress(encoded.payload)
         let script = viewerScript

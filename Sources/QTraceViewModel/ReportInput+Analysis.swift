@@ -114,8 +114,10 @@ struct AnalysisReportBuilder {
         var result = model.queues.enumerated().map { i, q in
             ReportQueue(index: i, label: queueName(q), kind: Self.queueKind(q.kind), qosName: q.qos.name, targetIndex: q.target ?? -1)
         }
-        if model.items.contains(where: { $0.queue == nil && model.sources[safe: $0.source]?.queue == nil }) {
-            result.append(ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent))
+        if let figures = UnrecordedQueueFigures(model) {
+            var placeholder = ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent)
+            (placeholder.items, placeholder.busyNs, placeholder.busyShare) = (figures.items, Int64(figures.busyNs), figures.busyShare)
+            result.append(placeholder)
         }
         return result
     }
@@ -146,7 +148,8 @@ struct AnalysisReportBuilder {
     func items() -> ReportItems {
         var columns = ReportItems()
         columns.reserveCapacity(model.items.count)
-        for item in model.items {
+        let inside = BlockedInside(model) { Self.blockCause($0).rawValue }
+        for (i, item) in model.items.enumerated() {
             let start = item.started.map(Int64.init) ?? -1
             let enqueue = item.enqueued.map(Int64.init) ?? max(start, 0)
             let queue = item.queue ?? model.sources[safe: item.source]?.queue ?? unknownQueue
@@ -156,7 +159,8 @@ struct AnalysisReportBuilder {
                 endNs: item.ended.map(Int64.init) ?? -1,
                 parent: item.parent ?? -1, waitedBehind: item.waitedBehind ?? -1, group: item.group ?? -1,
                 source: item.source ?? -1, site: item.site ?? -1, traceID: item.id,
-                waitNs: item.wait.map(Int64.init) ?? -1))
+                waitNs: item.wait.map(Int64.init) ?? -1, blockedInsideNs: Int64(clamping: inside.ns[i]),
+                blockedInsideCauses: inside.causeMasks[i]))
         }
         return columns
     }

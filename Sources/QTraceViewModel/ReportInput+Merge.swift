@@ -208,7 +208,8 @@ extension ReportInput {
                 thread: s.thread(item.thread), enqueueNs: s.time(item.enqueueNs), startNs: s.time(item.startNs),
                 endNs: s.time(item.endNs), parent: s.item(item.parent), waitedBehind: s.item(item.waitedBehind),
                 group: s.group(item.group), source: s.source(item.source), site: s.site(item.site),
-                traceID: item.traceID, waitNs: item.waitNs))
+                traceID: item.traceID, waitNs: item.waitNs, blockedInsideNs: item.blockedInsideNs,
+                blockedInsideCauses: item.blockedInsideCauses))
         }
     }
 
