@@ -26,6 +26,8 @@ final class FindingsCorpusTests: XCTestCase {
             let made = try SampleRecordings.shared.recording(argv, extraArgs: program.recordArgs, name: program.name)
             XCTAssertEqual(made.traced.status, made.plain.status, "\(program.name): exit status")
             XCTAssertEqual(made.traced.stdout, made.plain.stdout, "\(program.name): output changed under tracing")
+            // Every gallery trace also feeds the consistency test (CLI, JSON and report agree).
+            if kind == "gallery" { try writeGalleryOutputs(name, made.result, made.header) }
             let fired = FindingsCorpus.fired(made.result)
             mismatches += program.mismatches(fired)
             try FindingsCorpus.writeOutcome(program, fired)

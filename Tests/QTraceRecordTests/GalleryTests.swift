@@ -27,20 +27,6 @@ final class GalleryTests: XCTestCase {
         return made.result
     }
 
-    /// With QTRACE_BROWSER_FIXTURES set, the three outputs of each gallery trace for the
-    /// consistency test (Tests/BrowserTests/test_consistency.py): the report, `qtrace stats
-    /// --json` and the table `qtrace stats --wide --all` prints.
-    func writeGalleryOutputs(_ sample: String, _ result: AnalysisResult, _ header: TraceHeader) throws {
-        guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else { return }
-        let base = "\(dir)/gallery-\(sample)"
-        let input = ReportInput(analysis: result, header: header, qtraceVersion: "test")
-        try ReportWriter.write(input, to: base + ".html")
-        try AnalysisSummary(result: result, tracePath: sample, generator: "test").jsonData()
-            .write(to: URL(fileURLWithPath: base + ".summary.json"))
-        let table = StatsText.render(result, tracePath: nil, width: Int.max / 2, limit: 0)
-        try Data(table.utf8).write(to: URL(fileURLWithPath: base + ".stats.txt"))
-    }
-
     func queue(_ label: String, in model: TraceModel) throws -> Int {
         try XCTUnwrap(model.queues.firstIndex { $0.label == label }, "no queue \(label)")
     }
@@ -189,4 +175,18 @@ final class GalleryTests: XCTestCase {
             try summary.jsonData().write(to: URL(fileURLWithPath: "\(dir)/\(name).summary.json"))
         }
     }
+}
+
+/// With QTRACE_BROWSER_FIXTURES set, the three outputs of each gallery trace for the
+/// consistency test (Tests/BrowserTests/test_consistency.py): the report, `qtrace stats
+/// --json` and the table `qtrace stats --wide --all` prints.
+func writeGalleryOutputs(_ sample: String, _ result: AnalysisResult, _ header: TraceHeader) throws {
+    guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else { return }
+    let base = "\(dir)/gallery-\(sample)"
+    let input = ReportInput(analysis: result, header: header, qtraceVersion: "test")
+    try ReportWriter.write(input, to: base + ".html")
+    try AnalysisSummary(result: result, tracePath: sample, generator: "test").jsonData()
+        .write(to: URL(fileURLWithPath: base + ".summary.json"))
+    let table = StatsText.render(result, tracePath: nil, width: Int.max / 2, limit: 0)
+    try Data(table.utf8).write(to: URL(fileURLWithPath: base + ".stats.txt"))
 }
