@@ -59,9 +59,13 @@ extension TraceModel {
     /// A Swift job that ran on a cooperative-pool thread: not the main actor's (the main queue's,
     /// which a dispatchMain() program drains on a worker thread) and not on the main thread.
     func isPoolJob(_ item: Int) -> Bool {
-        let job = items[item]
-        guard let t = job.thread, threads[t].kind != .main else { return false }
-        return job.queue.map { queues[$0].kind != .main } ?? true
+        guard let t = items[item].thread, threads[t].kind != .main else { return false }
+        return !isOnMainQueue(item)
+    }
+
+    /// An item of the main queue (for a Swift job: the main actor's).
+    func isOnMainQueue(_ item: Int) -> Bool {
+        items[item].queue.map { queues[$0].kind == .main } ?? false
     }
 }
 
