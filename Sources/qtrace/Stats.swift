@@ -23,8 +23,8 @@ struct Stats: ParsableCommand {
         Several processes (several TRACEs, a directory, a multi-process LTTng trace) print a \
         PROCESSES table, a total and the findings of all of them grouped (the same rule on the \
         same code site or queue in the same executable is one line with a count and the worst \
-        case), then each process's tables. --json then writes a recording summary (each \
-        process's summary and the overview); --pid selects one process.
+        case), then the busiest process's tables (--all: every process's). --json then writes a \
+        recording summary (each process's summary and the overview); --pid selects one process.
           qtrace stats build.qtrace build.*.qtrace
           qtrace stats out/
         """)
@@ -41,7 +41,7 @@ struct Stats: ParsableCommand {
     @Option(name: .shortAndLong, help: "Write the output to FILE instead of stdout (- is stdout; a file is renamed into place once complete, a symlink there is replaced).")
     var output: String?
 
-    @Flag(help: "Show every queue and thread, not the busiest 20.")
+    @Flag(help: "Show every queue and thread, not the busiest 20; with several processes, every process's tables, not the busiest one's.")
     var all = false
 
     @Flag(help: "Never shorten names to fit the terminal (tables as wide as their longest cell).")
