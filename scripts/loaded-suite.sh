@@ -5,7 +5,7 @@
 # on"); this is how to check that.
 #
 #   scripts/loaded-suite.sh                 # make test, with two hogs
-#   scripts/loaded-suite.sh --gallery       # the gallery's clean samples (after make build)
+#   scripts/loaded-suite.sh --gallery       # the findings corpus: gallery and fixtures (after make build)
 #   scripts/loaded-suite.sh CMD ARGS...     # any command
 #
 # Exits with the command's status.
@@ -26,7 +26,7 @@ if [ "${1:-}" = "--gallery" ]; then
     shift
     bin=$(swift build --show-bin-path)
     set -- env QTRACE_SHIM="$bin/libqtrace-shim.so" swift test --skip-build \
-        --filter "GalleryTests.testCleanSamplesRaiseNoFindings" "$@"
+        --filter "FindingsCorpusTests" "$@"
 elif [ $# -eq 0 ]; then
     set -- make test
 fi

@@ -209,6 +209,26 @@ static uintptr_t find_caller(uintptr_t ra) {
     return 0;
 }
 
+static uint32_t frame_find(uint32_t parent, uintptr_t address);
+
+/// The call stack above a blocking call: up to `max` return addresses outside the skipped
+/// modules, innermost (the caller) first; returns how many. One DWARF unwind: waits that
+/// really blocked only, already slower than it (docs/code-identity.md, "Wait stacks").
+static int wait_stack(uintptr_t ra, uintptr_t *out, int max) {
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    int i = 0;
+    while (i < n && (uintptr_t)frames[i] != ra) i++;
+    if (i == n) i = 0;  // not found (a tail call): search from the top
+    int count = 0;
+    for (; i < n && count < max; i++) {
+        uintptr_t a = (uintptr_t)frames[i];
+        if (in_skipped_code(a)) continue;
+        out[count++] = a;
+    }
+    return count;
+}
+
 // ---- the site table: (code, capture, ra) -> id, lock-free lookups ----
 
 typedef struct { uintptr_t code, capture, ra; uint32_t id; uint32_t is_closure; } qt_site_entry_t;
@@ -309,15 +329,28 @@ uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uint
     return id;
 }
 
+/// A wait's site is keyed by its caller and the stack above it (a chain of ASYNC_FRAME nodes,
+/// its leaf in the SITE record's capture word): a wait inside Foundation (Process.waitUntilExit)
+/// is then told apart by who called it, and the analysis names the program's frame.
 uint32_t qt_wait_site(qt_thread_t *t, uintptr_t ra) {
     int saved_depth = t->depth;
     t->depth++;
-    uintptr_t caller = find_caller(ra);
-    qt_site_entry_t *e = site_find(0, 0, caller);
+    uintptr_t stack[QT_WAIT_STACK_MAX];
+    int n = wait_stack(ra, stack, QT_WAIT_STACK_MAX);
+    uintptr_t caller = n > 0 ? stack[0] : 0;
+    // The chain's nodes, outermost first; a known stack is found without a lock.
+    uint32_t leaf = 0;
+    for (int i = n - 1; i >= 0 && n > 1 && (i == n - 1 || leaf != 0); i--) leaf = frame_find(leaf, stack[i]);
+    if (n > 1 && leaf == 0) {
+        for (int i = 0; i < n; i++)
+            if (!address_is_code(stack[i])) { rescan_modules(); break; }
+        for (int i = n - 1; i >= 0; i--) leaf = qt_async_frame(t, leaf, stack[i]);
+    }
+    qt_site_entry_t *e = site_find(0, leaf, caller);
     uint32_t id = e ? e->id : 0;
     if (!e) {
         if (caller && !address_is_code(caller)) rescan_modules();
-        id = site_insert(t, QT_CODE_NONE, 0, 0, caller, caller, 0, &e);
+        id = site_insert(t, QT_CODE_NONE, 0, leaf, caller, caller, 0, &e);
     }
     t->depth = saved_depth;
     return id;
@@ -358,20 +391,40 @@ typedef struct { uintptr_t parent, address; uint32_t id; } qt_frame_entry_t;
 static qt_frame_entry_t g_frames[QT_FRAMES_SIZE];
 static uint32_t g_next_frame = 1;
 
-uint32_t qt_async_frame(qt_thread_t *t, uint32_t parent, uintptr_t address) {
-    pthread_mutex_lock(&g_site_lock);
+static inline size_t frame_hash(uint32_t parent, uintptr_t address) {
     uint64_t h = ((uint64_t)address ^ ((uint64_t)parent * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
-    size_t i = (size_t)(h >> 40) & (QT_FRAMES_SIZE - 1);
+    return (size_t)(h >> 40) & (QT_FRAMES_SIZE - 1);
+}
+
+/// A known node's id without the lock (0 when new): an entry is published by storing its id last.
+static uint32_t frame_find(uint32_t parent, uintptr_t address) {
+    size_t i = frame_hash(parent, address);
+    for (int probe = 0; probe < 64; probe++, i = (i + 1) & (QT_FRAMES_SIZE - 1)) {
+        qt_frame_entry_t *f = &g_frames[i];
+        uint32_t id = __atomic_load_n(&f->id, __ATOMIC_ACQUIRE);
+        if (id == 0) return 0;
+        if (f->parent == parent && f->address == address) return id;
+    }
+    return 0;
+}
+
+uint32_t qt_async_frame(qt_thread_t *t, uint32_t parent, uintptr_t address) {
+    uint32_t known = frame_find(parent, address);
+    if (QT_LIKELY(known != 0)) return known;
+    pthread_mutex_lock(&g_site_lock);
+    size_t i = frame_hash(parent, address);
     uint32_t id = 0;
     for (int probe = 0; probe < 64; probe++, i = (i + 1) & (QT_FRAMES_SIZE - 1)) {
         qt_frame_entry_t *f = &g_frames[i];
         if (f->id != 0 && (f->parent != parent || f->address != address)) continue;
         if (f->id == 0) {
-            f->parent = parent; f->address = address; f->id = g_next_frame++;
+            f->parent = parent; f->address = address;
+            uint32_t fresh = g_next_frame++;
             if (!emitted(address)) emit_new_modules(t);
             qt_thread_t *meta = qt_meta_begin(t);
-            qt_rec2(meta, QT_ASYNC_FRAME, 0, f->id, parent, address);
+            qt_rec2(meta, QT_ASYNC_FRAME, 0, fresh, parent, address);
             qt_meta_end(meta, t);
+            __atomic_store_n(&f->id, fresh, __ATOMIC_RELEASE);
         }
         id = f->id;
         break;

@@ -17,7 +17,9 @@ typedef struct { void *isa; int flags; int reserved; void *invoke; const unsigne
 QT_HIDDEN uint32_t qt_site_lookup(qt_thread_t *t, unsigned code_kind, uintptr_t code, uintptr_t capture, uintptr_t ra);
 
 /// The site of a blocking call made from `ra` that really blocked: unwinds to the first frame
-/// outside Dispatch and the Swift runtime every time (waits are rare and already slow).
+/// outside Dispatch and the Swift runtime every time (waits are rare and already slow), and
+/// keeps up to QT_WAIT_STACK_MAX frames from there up (the SITE's capture: their leaf node).
+#define QT_WAIT_STACK_MAX 8
 QT_HIDDEN uint32_t qt_wait_site(qt_thread_t *t, uintptr_t ra);
 
 /// What a Swift Concurrency job tells (docs/trace-format.md, "Swift Concurrency jobs").

@@ -119,10 +119,6 @@ extension TraceModel {
         return (next.time, 0)
     }
 
-    private func isOnMainQueue(_ item: Int) -> Bool {
-        items[item].queue.map { queues[$0].kind == .main } ?? false
-    }
-
     /// A serial actor runs one visit at a time: the part of a visit before the earlier ones
     /// left was waiting.
     static func withWaits(_ visits: [ActorVisit]) -> [ActorVisit] {

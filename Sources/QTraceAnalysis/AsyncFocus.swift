@@ -17,10 +17,14 @@ public struct CodeFocus: Sendable, Equatable {
         self.init(modules: Set(list.split(separator: ",").map { trimmedWhitespace(String($0)) }.filter { !$0.isEmpty }))
     }
 
-    /// Modules of the toolchain: never the program, whatever their file paths say.
+    /// Modules of the toolchain: never the program, whatever their file paths say. The
+    /// toolchain's tools link swift-tools-support-core (TSC*) statically from its own source
+    /// tree: swift-driver's waits happen in TSCBasic's Process.waitUntilExit, and the line to
+    /// name is the driver's that called it.
     static let toolchainModules: Set<String> = ["Swift", "_Concurrency", "Foundation", "FoundationEssentials",
                                                 "FoundationInternationalization", "Dispatch", "_StringProcessing",
-                                                "Synchronization", "Observation", "XCTest", "Testing"]
+                                                "Synchronization", "Observation", "XCTest", "Testing",
+                                                "TSCBasic", "TSCUtility", "TSCLibc"]
 
     /// Whether a frame is the program's own code.
     public func isProgram(_ frame: CodeLocation) -> Bool {
@@ -101,6 +105,23 @@ extension TraceModel {
     /// The async stack of a site as text, innermost first ("name at File.swift:12").
     public func asyncStackDescription(_ s: Int) -> [String] {
         sites[s].asyncFrames.map(\.described)
+    }
+
+    /// Names each wait by the first frame of its call stack that is the program's own code: a
+    /// wait inside Foundation (Process.waitUntilExit at Process.swift:869) is the line that
+    /// called it. The same rule as jobs' (`CodeFocus`); call stacks hold return addresses, each
+    /// symbolized at the call instruction (address − 1).
+    mutating func focusCallStacks(_ locations: [UInt64: CodeLocation], focus: CodeFocus) {
+        for s in sites.indices where !sites[s].callStack.isEmpty {
+            let frames = sites[s].callStack.map { locations[$0 &- 1] ?? CodeLocation(unresolved: $0) }
+            sites[s].callFrames = frames
+            if let f = focus.focusIndex(frames), f > 0 { sites[s].from = frames[f] }
+        }
+    }
+
+    /// A wait's call stack as text, innermost first, when it has more than its caller.
+    public func callStackDescription(_ s: Int) -> [String]? {
+        sites[s].callFrames.count > 1 ? sites[s].callFrames.map(\.described) : nil
     }
 }
 

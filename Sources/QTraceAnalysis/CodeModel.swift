@@ -62,6 +62,11 @@ public struct CodeSite: Sendable {
     public var asyncStack: [UInt64] = []
     /// The async stack, symbolized (same order).
     public var asyncFrames: [CodeLocation] = []
+    /// A wait's call stack: up to 8 return addresses from its caller up, innermost first (empty
+    /// for other sites and older traces). `from` is its first frame of the program's own code.
+    public var callStack: [UInt64] = []
+    /// The call stack, symbolized (same order).
+    public var callFrames: [CodeLocation] = []
 }
 
 /// One distinct piece of code that items ran, with the sites it was submitted from.
@@ -123,6 +128,7 @@ extension TraceModel {
         // return address itself may already belong to the next line).
         for site in sites where site.caller != 0 { seen.insert(site.caller - 1) }
         for site in sites { seen.formUnion(site.asyncStack) }
+        for site in sites { seen.formUnion(site.callStack.lazy.filter { $0 != 0 }.map { $0 - 1 }) }
         for hop in actorHops where hop.executor != 0 && hop.resume != 0 { seen.insert(hop.resume) }
         if let cpu { seen.formUnion(cpu.symbolAddresses) }
         return seen.sorted()
@@ -136,6 +142,7 @@ extension TraceModel {
         if let addresses = cpu?.symbolAddresses { cpu?.locations = locations.filter { addresses.contains($0.key) } }
         splitOverlayCodes()
         focusAsyncStacks(locations, focus: focus)
+        focusCallStacks(locations, focus: focus)
         for hop in actorHops where hop.executor != 0 { actorCode[hop.resume] = locations[hop.resume] }
     }
 

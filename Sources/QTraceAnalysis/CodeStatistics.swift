@@ -52,6 +52,10 @@ public struct WaitSiteStats: Sendable, Codable {
     public var blocked = DurationStats()
     /// Blocked intervals on the main thread.
     public var onMainThread = 0
+    /// (1.4) The call stack of the wait that blocked longest, innermost first, ≤ 8 frames
+    /// ("Process.waitUntilExit() at Process.swift:869", then its callers); nil when the trace
+    /// has only the caller.
+    public var stack: [String]?
 }
 
 public struct TaskStats: Sendable, Codable {
@@ -165,15 +169,28 @@ struct PairCounter {
 extension WaitSiteStats {
     static func all(_ model: TraceModel) -> [WaitSiteStats] {
         guard !model.sites.isEmpty else { return [] }
+        // Sites whose waits name one line are one row (a wait reached from one program line
+        // through different library paths has a site per stack); keyed by the first site.
+        var rowOfSite: [Int: Int] = [:], rowOfName: [String: Int] = [:]
+        func row(_ s: Int) -> Int {
+            if let known = rowOfSite[s] { return known }
+            let r = rowOfName[model.siteDescription(s)] ?? s
+            rowOfName[model.siteDescription(s)] = r
+            rowOfSite[s] = r
+            return r
+        }
         var blocked: [Int: DurationRecorder] = [:]
         var causes: [Int: Set<String>] = [:]
         var main: [Int: Int] = [:]
+        var longest: [Int: (ns: UInt64, site: Int)] = [:]
         for thread in model.threads {
             for b in thread.blocked {
                 guard let s = b.site, let end = b.end else { continue }
-                blocked[s, default: DurationRecorder()].record(end >= b.start ? end - b.start : 0)
-                causes[s, default: []].insert(b.cause.rawValue)
-                if thread.kind == .main { main[s, default: 0] += 1 }
+                let r = row(s), length = end >= b.start ? end - b.start : 0
+                blocked[r, default: DurationRecorder()].record(length)
+                causes[r, default: []].insert(b.cause.rawValue)
+                if thread.kind == .main { main[r, default: 0] += 1 }
+                if length >= longest[r]?.ns ?? 0 { longest[r] = (length, s) }
             }
         }
         return blocked.keys.map { s in
@@ -181,7 +198,8 @@ extension WaitSiteStats {
             return WaitSiteStats(site: s, location: model.siteDescription(s), file: from?.file,
                                  line: from?.line.flatMap { $0 > 0 ? $0 : nil },
                                  causes: causes[s, default: []].sorted(), blocked: blocked[s]!.stats,
-                                 onMainThread: main[s, default: 0])
+                                 onMainThread: main[s, default: 0],
+                                 stack: longest[s].flatMap { model.callStackDescription($0.site) })
         }.sorted { ($0.blocked.totalNs, $1.site) > ($1.blocked.totalNs, $0.site) }
     }
 }

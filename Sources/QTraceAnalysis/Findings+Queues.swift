@@ -90,7 +90,7 @@ extension RuleContext {
             weight: UInt64(trend.floors.last!))
     }
 
-    /// Items too small: median run under `tinyItemsRunToWaitFactor` × median wait over at
+    /// Items too small: median run under `tinyItemsMaxRunNs` and `tinyItemsRunToWaitFactor` × median wait over at
     /// least `tinyItemsMinCount` items, counting only waits outside saturated periods: there
     /// every item waits for a CPU, whatever its size. First on the queue's statistics.
     func looksTooSmall(_ qi: Int) -> Bool {
@@ -99,7 +99,8 @@ extension RuleContext {
     }
 
     func tooSmall(run: DurationStats, wait: DurationStats) -> Bool {
-        wait.count >= Thresholds.tinyItemsMinCount && run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * wait.p50Ns
+        wait.count >= Thresholds.tinyItemsMinCount && run.p50Ns < Thresholds.tinyItemsMaxRunNs
+            && run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * wait.p50Ns
     }
 
     /// Run and wait of each queue's completed items whose wait lies outside saturated periods.

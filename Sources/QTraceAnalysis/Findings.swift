@@ -35,6 +35,10 @@ public struct Finding: Sendable, Codable, Equatable {
     public var message: String
     /// Occurrences aggregated into this finding (same rule and objects).
     public var occurrences: Int
+    /// (1.4) A wait's call stack (the worst occurrence's), innermost first, ≤ 8 frames: the
+    /// library call that blocked and the program's lines above it. Nil when not a wait, or
+    /// when the trace has only the caller.
+    public var stack: [String]? = nil
 }
 
 /// Rule thresholds. Values marked † in gcd-talks.md are proposals, not from the talks.
@@ -59,6 +63,10 @@ public enum Thresholds {
     /// Handler runs that coalesced events (while the source was active) before we call the
     /// handler slower than its events†.
     public static let slowHandlerMinCoalescedRuns = 2
+    /// A timer's handler is slow only when its median run takes at least this share of the
+    /// period†: a 20 µs handler of a 2 ms timer that coalesced was late to start (a loaded
+    /// machine, a busy target queue), not slow (the corpus's timer fixture on a loaded machine).
+    public static let slowHandlerMinShareOfPeriod = 0.5
     /// A backlog is unbounded when, over a queue's run of at least this long, the least
     /// backlog of the last of `backlogTrendWindows` windows is above every earlier window's
     /// and at least this deep†: it grew. A burst that drains is not unbounded.
@@ -78,6 +86,10 @@ public enum Thresholds {
     /// Items too small: at least this many, with median run under this factor × median wait†.
     public static let tinyItemsMinCount = 1000
     public static let tinyItemsRunToWaitFactor: UInt64 = 2
+    /// ... and a median run under this†: Dispatch costs about a microsecond per item, so an
+    /// item of 87 µs is worth its dispatch however long it waited (a loaded machine makes every
+    /// wait long: the corpus's group fixture).
+    public static let tinyItemsMaxRunNs: UInt64 = 20_000
 }
 
 public enum Diagnostics {
@@ -139,7 +151,7 @@ struct RuleContext {
     /// Adds an occurrence. Occurrences of one rule on the same objects merge into one finding
     /// that spans them all and keeps the message of the worst (largest `weight`, then first).
     mutating func add(_ id: String, _ severity: Severity, _ start: UInt64, _ end: UInt64,
-                      _ objects: [FindingObject], _ message: String, weight: UInt64 = 0) {
+                      _ objects: [FindingObject], _ message: String, weight: UInt64 = 0, stack: [String]? = nil) {
         let key = id + "|" + objects.map { "\($0.kind.rawValue)\($0.index)" }.joined(separator: ",")
         if let slot = slotByKey[key] {
             found[slot].occurrences += 1
@@ -148,13 +160,14 @@ struct RuleContext {
             if weight > weights[slot] {
                 weights[slot] = weight
                 found[slot].message = message
+                found[slot].stack = stack
             }
             return
         }
         slotByKey[key] = found.count
         weights.append(weight)
         found.append(Finding(id: id, severity: severity, start: start, end: end, objects: objects,
-                             message: message, occurrences: 1))
+                             message: message, occurrences: 1, stack: stack))
     }
 
     // MARK: Object references
@@ -221,8 +234,12 @@ struct RuleContext {
         }
     }
 
+    /// Threads a deadlock finding already names (on the current queue or in a sync cycle): what
+    /// stays open on them at the end is that deadlock, not a finding of its own.
+    var deadlockedThreads: Set<Int> { Set(model.deadlocks.map(\.thread) + model.syncCycles.flatMap(\.threads)) }
+
     mutating func unfinishedAndLongWaits() {
-        let deadlocked = Set(model.deadlocks.map(\.thread))
+        let deadlocked = deadlockedThreads
         for thread in model.threads {
             for b in thread.blocked {
                 let length = b.duration(traceEnd: model.endTime)
@@ -233,11 +250,11 @@ struct RuleContext {
                     guard !deadlocked.contains(t) else { continue }
                     add("wait.never-finished", .error, b.start, model.endTime, [threadRef(t)] + blockedObjects(b),
                         "\(threadName(model.threads[t])) was still blocked in \(what) \(formatDuration(length)) after it began, \(traceEnd): likely deadlock; find who should signal or release it",
-                        weight: length)
+                        weight: length, stack: waitStack(b))
                 } else if model.threads[t].kind != .main {
                     add("wait.long", .warning, b.start, b.end!, [threadRef(t)] + blockedObjects(b),
                         "\(threadName(model.threads[t])) blocked \(formatDuration(length)) in \(what): a blocked worker holds a thread; prefer async completion (notify, sources) to waiting",
-                        weight: length)
+                        weight: length, stack: waitStack(b))
                 }
             }
         }
@@ -247,8 +264,10 @@ struct RuleContext {
     /// unknown (at least the rest of the trace), so the run columns leave them out.
     mutating func runningAtEnd() {
         guard stats.queues.contains(where: { ($0.runningAtEndLongestNs ?? 0) >= Thresholds.longWaitNs }) else { return }
+        let deadlocked = deadlockedThreads
         for (i, item) in model.items.enumerated() where item.startTime != noTime && item.endTime == noTime {
             guard item.depth == 0, let qi = item.queue, model.endTime >= item.startTime else { continue }
+            if let t = item.thread, deadlocked.contains(t) { continue }
             let length = model.endTime - item.startTime
             guard length >= Thresholds.longWaitNs else { continue }
             add("item.running-at-end", .warning, item.startTime, model.endTime, [queueRef(qi)] + itemSiteObjects(i),
@@ -273,6 +292,9 @@ struct RuleContext {
         guard site.codeIndex != nil || site.caller != 0 else { return call } // no caller recorded
         return call + " at " + model.siteDescription(s)
     }
+
+    /// The call stack of a wait, for the finding's details.
+    func waitStack(_ b: BlockedInterval) -> [String]? { b.site.flatMap(model.callStackDescription) }
 
     func blockedObjects(_ b: BlockedInterval) -> [FindingObject] {
         var objects: [FindingObject]
@@ -308,7 +330,7 @@ struct RuleContext {
             if b.cause == .sync && length < Thresholds.mainSyncAllowanceNs { continue }
             add("main.blocking-call", .warning, b.start, b.end ?? model.endTime, [threadRef(t)] + blockedObjects(b),
                 "the main thread blocked \(formatDuration(length)) in \(blockedWhat(b)): it cannot handle events meanwhile; use async and continue in a completion on main",
-                weight: length)
+                weight: length, stack: waitStack(b))
         }
     }
 
@@ -366,7 +388,7 @@ struct RuleContext {
                     "\(sourceRef(s).label) was cancelled while suspended: its cancel handler never runs; resume it after cancel()")
             }
             let st = stats.sources[s]
-            if st.coalescedRunsWhileActive >= Thresholds.slowHandlerMinCoalescedRuns {
+            if st.coalescedRunsWhileActive >= Thresholds.slowHandlerMinCoalescedRuns, handlerIsSlow(st) {
                 let first = src.runs.first { $0.coalesced && !$0.afterSuspension }
                 let start = first.map { model.items[$0.item].startTime } ?? src.createdAt
                 let period = st.timerIntervalNs.map { " against a \(formatDuration($0)) period" } ?? ""
@@ -374,6 +396,13 @@ struct RuleContext {
                     "\(sourceRef(s).label): \(st.coalescedRunsWhileActive) handler runs each covered several events (data up to \(st.maxData)); handler p50 \(formatDuration(st.handlerRun.p50Ns))\(period): the handler is slower than its events; make it cheaper or move work off its queue")
             }
         }
+    }
+
+    /// A timer's handler is slower than its events when it runs for a good share of the period;
+    /// other sources (reads, data) have no period and coalescing is their only sign.
+    func handlerIsSlow(_ st: SourceStats) -> Bool {
+        guard let period = st.timerIntervalNs, period > 0 else { return true }
+        return Double(st.handlerRun.p50Ns) >= Thresholds.slowHandlerMinShareOfPeriod * Double(period)
     }
 
     mutating func groups() {

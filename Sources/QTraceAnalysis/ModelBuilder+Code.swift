@@ -31,10 +31,12 @@ extension ModelBuilder {
         let kind = SiteCodeKind(rawValue: e.flags) ?? .block
         // A repeated record keeps the first; an id wider than items keep (24 bits) is damage.
         guard code.siteByTraceID[e.arg] == nil, e.arg != 0, e.arg <= maxSiteID else { return }
-        // A job's capture word is its async stack (a leaf ASYNC_FRAME node), not a closure.
-        let isJob = kind == .job
-        var site = CodeSite(traceID: e.arg, codeKind: kind, code: e.a, capture: isJob ? 0 : e.b, caller: e.c)
+        // A job's capture word is its async stack (a leaf ASYNC_FRAME node), not a closure; a
+        // wait's is its call stack, in the same nodes.
+        let isJob = kind == .job, isWait = kind == .none
+        var site = CodeSite(traceID: e.arg, codeKind: kind, code: e.a, capture: isJob || isWait ? 0 : e.b, caller: e.c)
         if isJob, e.b != 0, e.b <= UInt64(UInt32.max) { site.asyncStack = asyncStack(leaf: UInt32(e.b)) }
+        if isWait, e.b != 0, e.b <= UInt64(UInt32.max) { site.callStack = asyncStack(leaf: UInt32(e.b)) }
         let address = !isJob && e.b != 0 ? e.b : e.a
         if kind != .none, address != 0 {
             let c: Int32

@@ -66,7 +66,8 @@ public struct TraceStatistics: Sendable, Codable {
     }
 }
 
-func share(_ part: UInt64, of whole: UInt64) -> Double { whole == 0 ? 0 : Double(part) / Double(whole) }
+/// A figure's share of a whole (busy share: busy / the trace's duration); 0 of nothing.
+public func share(_ part: UInt64, of whole: UInt64) -> Double { whole == 0 ? 0 : Double(part) / Double(whole) }
 
 /// A queue's display name: its label, or its address when it has none.
 public func queueName(_ q: TraceQueue) -> String {
@@ -243,70 +244,6 @@ public struct QueueStats: Sendable, Codable, Equatable {
         throughputPerSecond = duration == 0 ? 0 : Double(completed) * 1e9 / Double(duration)
         widthMean = share(a.runSum, of: busyNs)
         a.reset()
-    }
-}
-
-public struct QueueTreeNode: Sendable, Codable, Equatable {
-    public var queue: Int
-    public var depth: Int
-    public var parent: Int?
-    public var children: [Int]
-    /// This queue and everything that targets it, directly or not.
-    public var subtreeQueues = 1
-    public var subtreeItems = 0
-    public var subtreeRunNs: UInt64 = 0
-    public var subtreeWaitNs: UInt64 = 0
-    public var subtreeBusyNs: UInt64 = 0
-
-    /// Roots are queues without a target (or in a target loop); children sorted by name.
-    static func forest(_ model: TraceModel, _ stats: QueueStatsTable) -> [QueueTreeNode] {
-        let n = model.queues.count
-        var children = [[Int]](repeating: [], count: n)
-        var isRoot = [Bool](repeating: true, count: n)
-        for (q, queue) in model.queues.enumerated() {
-            if let t = queue.target, t != q, !inLoop(model, q) { children[t].append(q); isRoot[q] = false }
-        }
-        func order(_ a: Int, _ b: Int) -> Bool {
-            let qa = model.queues[a], qb = model.queues[b]
-            func rank(_ q: TraceQueue) -> Int { q.kind == .main ? 0 : q.kind == .global ? 1 : 2 }
-            if rank(qa) != rank(qb) { return rank(qa) < rank(qb) }
-            if qa.kind == .global && qa.qos != qb.qos { return qa.qos.rawValue > qb.qos.rawValue }
-            if qa.label != qb.label { return qa.label < qb.label }
-            return a < b
-        }
-        for q in 0..<n { children[q].sort(by: order) }
-        var out: [QueueTreeNode] = []
-        var visited = [Bool](repeating: false, count: n)
-        func visit(_ q: Int, depth: Int, parent: Int?) -> Int {
-            visited[q] = true
-            let slot = out.count
-            let s = stats[q]
-            out.append(QueueTreeNode(queue: q, depth: depth, parent: parent, children: children[q],
-                                     subtreeItems: s.items, subtreeRunNs: s.run.totalNs, subtreeWaitNs: s.wait.totalNs,
-                                     subtreeBusyNs: s.busyNs))
-            for c in children[q] where !visited[c] {
-                let child = out[visit(c, depth: depth + 1, parent: q)]
-                out[slot].subtreeQueues += child.subtreeQueues
-                out[slot].subtreeItems += child.subtreeItems
-                out[slot].subtreeRunNs.saturatingIncrement(by: child.subtreeRunNs)
-                out[slot].subtreeWaitNs.saturatingIncrement(by: child.subtreeWaitNs)
-                out[slot].subtreeBusyNs.saturatingIncrement(by: child.subtreeBusyNs)
-            }
-            return slot
-        }
-        for q in (0..<n).filter({ isRoot[$0] }).sorted(by: order) where !visited[q] { _ = visit(q, depth: 0, parent: nil) }
-        return out
-    }
-
-    static func inLoop(_ model: TraceModel, _ q: Int) -> Bool {
-        var cur = model.queues[q].target
-        var steps = 0
-        while let c = cur, steps < 64 {
-            if c == q { return true }
-            cur = model.queues[c].target
-            steps += 1
-        }
-        return false
     }
 }
 

@@ -14,7 +14,8 @@ public struct AnalysisSummary: Sendable, Codable {
     /// 1.3 added `sites[].asyncStack`, `tasks.runtimeTasks`, `tasks.top[].entry/asyncStack`
     /// and the rules `swift.blocking-in-async`, `swift.pool-starvation`, `swift.long-job`,
     /// `swift.actor-contention`, `swift.continuation-never-resumed`.
-    public static let schemaVersion = "qtrace-summary/1.3"
+    /// 1.4 added `findingGroups` and `waitSites[].stack` (docs/summary-schema.md).
+    public static let schemaVersion = "qtrace-summary/1.4"
 
     public var schema: String
     public var generator: String
@@ -22,6 +23,9 @@ public struct AnalysisSummary: Sendable, Codable {
     public var findingCounts: FindingCounts
     public var statistics: TraceStatistics
     public var findings: [Finding]
+    /// The findings as `qtrace stats` lists them: one rule on one code site or queue label is
+    /// one group (absent in summaries before 1.4).
+    public var findingGroups: [FindingGroup]?
 
     public init(result: AnalysisResult, tracePath: String?, generator: String) {
         schema = Self.schemaVersion
@@ -30,6 +34,7 @@ public struct AnalysisSummary: Sendable, Codable {
         findingCounts = FindingCounts(result.findings)
         statistics = result.statistics
         findings = result.findings
+        findingGroups = FindingGrouping.groups([(result.model.info.executable, result.model.info.pid, result.findings)])
     }
 
     /// Pretty, key-sorted JSON: the same trace always gives the same bytes.

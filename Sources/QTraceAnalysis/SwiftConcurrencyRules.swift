@@ -59,9 +59,13 @@ extension TraceModel {
     /// A Swift job that ran on a cooperative-pool thread: not the main actor's (the main queue's,
     /// which a dispatchMain() program drains on a worker thread) and not on the main thread.
     func isPoolJob(_ item: Int) -> Bool {
-        let job = items[item]
-        guard let t = job.thread, threads[t].kind != .main else { return false }
-        return job.queue.map { queues[$0].kind != .main } ?? true
+        guard let t = items[item].thread, threads[t].kind != .main else { return false }
+        return !isOnMainQueue(item)
+    }
+
+    /// An item of the main queue (for a Swift job: the main actor's).
+    func isOnMainQueue(_ item: Int) -> Bool {
+        items[item].queue.map { queues[$0].kind == .main } ?? false
     }
 }
 
@@ -85,7 +89,7 @@ extension RuleContext {
                 held.append(Span(start: b.start, end: b.start + length))
                 // blockedWhat names the call site already.
                 blockingInAsync(job: job, task: taskOfJob[job], thread: t, start: b.start, length: length,
-                                what: blockedWhat(b), site: b.site, sayWhere: false)
+                                what: blockedWhat(b), site: b.site, sayWhere: false, stack: waitStack(b))
             }
         }
         for (i, item) in model.items.enumerated() where item.kind.isSynchronous {
@@ -155,14 +159,14 @@ extension RuleContext {
     }
 
     private mutating func blockingInAsync(job: Int, task: Int?, thread t: Int, start: UInt64, length: UInt64,
-                                          what: String, site: Int?, sayWhere: Bool) {
+                                          what: String, site: Int?, sayWhere: Bool, stack: [String]? = nil) {
         let at = sayWhere ? site.map { " (\(model.siteDescription($0)))" } ?? "" : ""
         let code = model.code(ofItem: job).map { " in " + ($0.what?.described ?? $0.name) } ?? ""
         let taskText = task.map { " (task \(model.tasks[$0].id))" } ?? ""
         let objects = (site.map { [siteRef($0)] } ?? []) + [itemRef(job)]
         add("swift.blocking-in-async", .warning, start, start + length, site.map { [siteRef($0)] } ?? objects,
             "a Swift job\(code)\(taskText) blocked \(formatDuration(length)) in \(what)\(at), holding one of the cooperative pool's threads (as many as CPUs): other tasks cannot run on it meanwhile; await instead (an async API, a continuation, or move the blocking work to a Dispatch queue and resume from it)",
-            weight: length)
+            weight: length, stack: stack)
     }
 }
 

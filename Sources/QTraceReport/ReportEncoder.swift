@@ -110,6 +110,10 @@ struct ReportEncoder {
         payload.column("depth", .u8, as: .u8, layout.depth.lazy.map { Int64($0) })
         payload.column("slot", .u8, as: .u8, layout.runSlot.lazy.map { Int64($0) })
         payload.column("pendingSlot", .u8, as: .u8, layout.pendingSlot.lazy.map { Int64($0) })
+        // The analysis' time blocked inside each item (0 where a hand-built input has no column).
+        let insideNs = items.blockedInsideNs, insideCauses = items.blockedInsideCauses
+        payload.column("blockedInside", .uvarint, as: .f64, order.lazy.map { max(0, insideNs[safe: Int($0)] ?? 0) })
+        payload.column("blockedCauses", .u8, as: .u8, order.lazy.map { Int64(insideCauses[safe: Int($0)] ?? 0) })
         if order.enumerated().contains(where: { $0.offset != Int($0.element) }) {
             payload.column("inputIndex", .delta, as: .i32, order.lazy.map { Int64($0) })
         }
@@ -388,7 +392,7 @@ struct ReportEncoder {
                     ("threads", .ints(f.threads)), ("items", .array(f.items.map { .int(sortedRow($0)) })),
                     ("sites", .ints(f.sites)), ("process", .int(f.process)),
                     ("count", .int(Int64(f.count))), ("processCount", .int(Int64(f.processCount))),
-                ])
+                ] + (f.stack.isEmpty ? [] : [("stack", .array(f.stack.map { .string($0) }))]))
             })),
             ("codes", .array(input.codes.map(codeJSON))),
             ("sites", .array(input.sites.map(siteJSON))),

@@ -65,6 +65,7 @@ public enum ReportWriter {
     static var viewerTemplate: String { ViewerAssets.template }
 
     private static func writeHTML(_ input: ReportInput, to out: some ByteSink) throws {
+        try FigureCheck.check(input)
         let encoded = try ReportEncoder.encode(input)
         let (compressed, rawBytes) = (encoded.compressedPayload, encoded.rawBytes)
         let script = viewerScript

@@ -120,8 +120,10 @@ struct AnalysisReportBuilder {
         var result = model.queues.enumerated().map { i, q in
             ReportQueue(index: i, label: queueName(q), kind: Self.queueKind(q.kind), qosName: q.qos.name, targetIndex: q.target ?? -1)
         }
-        if model.items.contains(where: { $0.queue == nil && model.sources[safe: $0.source]?.queue == nil }) {
-            result.append(ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent))
+        if let figures = UnrecordedQueueFigures(model) {
+            var placeholder = ReportQueue(index: unknownQueue, label: "(queue not recorded)", kind: .concurrent)
+            (placeholder.items, placeholder.busyNs, placeholder.busyShare) = (figures.items, Int64(figures.busyNs), figures.busyShare)
+            result.append(placeholder)
         }
         return result
     }
@@ -156,6 +158,8 @@ struct AnalysisReportBuilder {
     static func itemColumns(releasing analysis: consuming AnalysisResult) -> ReportItems {
         let sourceQueues = analysis.model.sources.map(\.queue)
         let unknownQueue = analysis.model.queues.count
+        // Needs the threads' waits: computed before the rest of the analysis is dropped.
+        let inside = BlockedInside(analysis.model) { blockCause($0).rawValue }
         var items: [WorkItem] = []
         swap(&items, &analysis.model.items)
         analysis = AnalysisResult(model: TraceModel(info: analysis.model.info), statistics: TraceStatistics(), findings: [])
@@ -167,14 +171,16 @@ struct AnalysisReportBuilder {
         items.withUnsafeMutableBufferPointer { buffer in
             var pages = ReleasedPages(buffer)
             for item in buffer.indices {
-                columns.append(reportItem(buffer[item], sourceQueues: sourceQueues, unknownQueue: unknownQueue))
+                columns.append(reportItem(buffer[item], sourceQueues: sourceQueues, unknownQueue: unknownQueue,
+                                          blockedInsideNs: inside.ns[item], blockedInsideCauses: inside.causeMasks[item]))
                 if item % 4096 == 4095 { pages.release(before: item + 1) }
             }
         }
         return columns
     }
 
-    static func reportItem(_ item: WorkItem, sourceQueues: [Int?], unknownQueue: Int) -> ReportItem {
+    static func reportItem(_ item: WorkItem, sourceQueues: [Int?], unknownQueue: Int,
+                           blockedInsideNs: UInt64, blockedInsideCauses: UInt8) -> ReportItem {
         let start = item.started.map(Int64.init) ?? -1
         let enqueue = item.enqueued.map(Int64.init) ?? max(start, 0)
         let queue = item.queue ?? sourceQueues[safe: item.source].flatMap { $0 } ?? unknownQueue
@@ -184,7 +190,8 @@ struct AnalysisReportBuilder {
             endNs: item.ended.map(Int64.init) ?? -1,
             parent: item.parent ?? -1, waitedBehind: item.waitedBehind ?? -1, group: item.group ?? -1,
             source: item.source ?? -1, site: item.site ?? -1, traceID: item.id,
-            waitNs: item.wait.map(Int64.init) ?? -1)
+            waitNs: item.wait.map(Int64.init) ?? -1, blockedInsideNs: Int64(clamping: blockedInsideNs),
+            blockedInsideCauses: blockedInsideCauses)
     }
 
     func blocked() -> [ReportBlockedInterval] {
@@ -354,6 +361,7 @@ struct AnalysisReportBuilder {
             sites: f.objects.filter { $0.kind == .site }.map(\.index))
         finding.groupKey = g.id + "\u{1F}" + g.subject
         finding.count = g.count
+        finding.stack = f.stack ?? []
         return finding
     }
 }

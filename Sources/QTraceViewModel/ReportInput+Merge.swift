@@ -177,7 +177,7 @@ extension ReportInput {
             var shifted = ReportFinding(id: f.id, severity: f.severity, message: "\(title): \(f.message)", startNs: s.time(f.startNs),
                                         endNs: s.time(f.endNs), queues: f.queues.map(s.queue), threads: f.threads.map(s.thread),
                                         items: f.items.map(s.item), sites: f.sites.map(s.site), process: s.process)
-            (shifted.groupKey, shifted.count) = (f.groupKey, f.count)
+            (shifted.groupKey, shifted.count, shifted.stack) = (f.groupKey, f.count, f.stack)
             return shifted
         }
     }
@@ -208,7 +208,8 @@ extension ReportInput {
                 thread: s.thread(item.thread), enqueueNs: s.time(item.enqueueNs), startNs: s.time(item.startNs),
                 endNs: s.time(item.endNs), parent: s.item(item.parent), waitedBehind: s.item(item.waitedBehind),
                 group: s.group(item.group), source: s.source(item.source), site: s.site(item.site),
-                traceID: item.traceID, waitNs: item.waitNs))
+                traceID: item.traceID, waitNs: item.waitNs, blockedInsideNs: item.blockedInsideNs,
+                blockedInsideCauses: item.blockedInsideCauses))
         }
     }
 

@@ -35,7 +35,7 @@ public struct ReportInput: Sendable {
     /// Swift actors (format 1.7) with their visits, as the analysis computed them.
     public var actors: [ReportActor] = []
     /// The analysis' target-queue forest, depth-first in its order (docs/report-data.md,
-    /// Definitions); empty when the input has no analysis (the viewer then builds it the same way).
+    /// Definitions); ReportWriter refuses an input with queues and no forest.
     public var queueTree: [ReportQueueTreeNode] = []
 
     public init(
@@ -173,7 +173,8 @@ public struct ReportThread: Sendable {
     public var endNs: Int64
     /// Its process (index into `ReportInput.processes`).
     public var process: Int
-    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed.
+    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed, which
+    /// ReportWriter refuses (the viewer computes no figure).
     public var items = -1
     public var busyNs: Int64 = -1
     public var blockedNs: Int64 = -1
@@ -203,7 +204,8 @@ public struct ReportQueue: Sendable {
     public var targetIndex: Int
     /// Its process (index into `ReportInput.processes`).
     public var process: Int
-    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed.
+    /// The analysis' figures (docs/report-data.md, Definitions); -1 when not computed, which
+    /// ReportWriter refuses (the viewer computes no figure).
     public var items = -1
     public var busyNs: Int64 = -1
     public var busyShare: Double = -1
@@ -279,12 +281,16 @@ public struct ReportItem: Sendable, Equatable {
     public var traceID: UInt64
     /// The analysis' wait (ready to start), or -1 when unknown.
     public var waitNs: Int64
+    /// The analysis' time blocked inside the item (QTraceAnalysis `BlockedInside`) and its
+    /// causes (bit `ReportBlockCause.rawValue` set per cause).
+    public var blockedInsideNs: Int64
+    public var blockedInsideCauses: UInt8
 
     public init(
         queue: Int, kind: ReportItemKind, submitterThread: Int, thread: Int,
         enqueueNs: Int64, startNs: Int64, endNs: Int64,
         parent: Int = -1, waitedBehind: Int = -1, group: Int = -1, source: Int = -1, site: Int = -1,
-        traceID: UInt64 = 0, waitNs: Int64 = -1
+        traceID: UInt64 = 0, waitNs: Int64 = -1, blockedInsideNs: Int64 = 0, blockedInsideCauses: UInt8 = 0
     ) {
         self.queue = queue
         self.kind = kind
@@ -300,6 +306,8 @@ public struct ReportItem: Sendable, Equatable {
         self.site = site
         self.traceID = traceID
         self.waitNs = waitNs
+        self.blockedInsideNs = blockedInsideNs
+        self.blockedInsideCauses = blockedInsideCauses
     }
 }
 
@@ -320,6 +328,8 @@ public struct ReportItems: Sendable {
     public var site: [Int32] = []
     public var traceID: [UInt64] = []
     public var waitNs: [Int64] = []
+    public var blockedInsideNs: [Int64] = []
+    public var blockedInsideCauses: [UInt8] = []
 
     public init() {}
 
@@ -340,6 +350,8 @@ public struct ReportItems: Sendable {
         site.reserveCapacity(n)
         traceID.reserveCapacity(n)
         waitNs.reserveCapacity(n)
+        blockedInsideNs.reserveCapacity(n)
+        blockedInsideCauses.reserveCapacity(n)
     }
 
     public mutating func append(_ item: ReportItem) {
@@ -357,6 +369,8 @@ public struct ReportItems: Sendable {
         site.append(Int32(item.site))
         traceID.append(item.traceID)
         waitNs.append(item.waitNs)
+        blockedInsideNs.append(item.blockedInsideNs)
+        blockedInsideCauses.append(item.blockedInsideCauses)
     }
 
     public subscript(i: Int) -> ReportItem {
@@ -365,7 +379,9 @@ public struct ReportItems: Sendable {
             enqueueNs: enqueueNs[i], startNs: startNs[i], endNs: endNs[i], parent: Int(parent[i]),
             waitedBehind: Int(waitedBehind[i]), group: Int(group[i]), source: Int(source[i]),
             site: i < site.count ? Int(site[i]) : -1,
-            traceID: i < traceID.count ? traceID[i] : 0, waitNs: i < waitNs.count ? waitNs[i] : -1
+            traceID: i < traceID.count ? traceID[i] : 0, waitNs: i < waitNs.count ? waitNs[i] : -1,
+            blockedInsideNs: i < blockedInsideNs.count ? blockedInsideNs[i] : 0,
+            blockedInsideCauses: i < blockedInsideCauses.count ? blockedInsideCauses[i] : 0
         )
     }
 }
@@ -651,6 +667,8 @@ public struct ReportFinding: Sendable {
     /// Occurrences grouped into it, and the processes they came from.
     public var count = 1
     public var processCount = 1
+    /// A wait's call stack, innermost first (Finding.stack), empty when none.
+    public var stack: [String] = []
 
     public init(
         id: String, severity: ReportSeverity, message: String, startNs: Int64, endNs: Int64,

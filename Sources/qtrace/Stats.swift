@@ -23,8 +23,8 @@ struct Stats: ParsableCommand {
         Several processes (several TRACEs, a directory, a multi-process LTTng trace) print a \
         PROCESSES table, a total and the findings of all of them grouped (the same rule on the \
         same code site or queue in the same executable is one line with a count and the worst \
-        case), then each process's tables. --json then writes a recording summary (each \
-        process's summary and the overview); --pid selects one process.
+        case), then the busiest process's tables (--all: every process's). --json then writes a \
+        recording summary (each process's summary and the overview); --pid selects one process.
           qtrace stats build.qtrace build.*.qtrace
           qtrace stats out/
         """)
@@ -41,7 +41,7 @@ struct Stats: ParsableCommand {
     @Option(name: .shortAndLong, help: "Write the output to FILE instead of stdout (- is stdout; a file is renamed into place once complete, a symlink there is replaced).")
     var output: String?
 
-    @Flag(help: "Show every queue and thread, not the busiest 20.")
+    @Flag(help: "Show every queue and thread, not the busiest 20; with several processes, every process's tables, not the busiest one's.")
     var all = false
 
     @Flag(help: "Never shorten names to fit the terminal (tables as wide as their longest cell).")
@@ -80,12 +80,12 @@ struct Stats: ParsableCommand {
         try renderRecording(inputs.processes)
     }
 
-    /// Several processes: the overview (PROCESSES, total, grouped findings), then each one's
-    /// tables under a heading naming it. A trace that cannot be read is reported and left out;
-    /// the exit status then says so.
+    /// Several processes: the overview (PROCESSES, total, grouped findings), then the tables of
+    /// the process with most items (`--all`: of each one) under a heading naming it. A trace that
+    /// cannot be read is reported and left out; the exit status then says so.
     private func renderRecording(_ processes: [TraceInput]) throws {
         var overview = RecordingOverview.Builder()
-        var sections = "", summaries: [AnalysisSummary] = [], unreadable = 0
+        var sections: [(items: Int, text: String)] = [], summaries: [AnalysisSummary] = [], unreadable = 0
         for (n, process) in processes.enumerated() {
             let result: AnalysisResult
             do { result = try analyseTrace(process, command: "stats") } catch { unreadable += 1; continue }
@@ -97,19 +97,30 @@ struct Stats: ParsableCommand {
             let name = "process \(result.model.info.pid)" + (process.host.isEmpty ? "" : " @ \(process.host)")
             let program = ProcessOverview.programName(executable: result.model.info.executable,
                                                       commandLine: result.model.info.commandLine)
-            sections += "\n== \(name): \(program) (\(n + 1) of \(processes.count)) ==\n" + text(result, tracePath: process.source)
+            sections.append((result.model.items.count,
+                             "\n== \(name): \(program) (\(n + 1) of \(processes.count)) ==\n" + text(result, tracePath: process.source)))
         }
         ProgressLine.shared.phase("writing the summary")
         let recording = overview.build()
         let text = json
             ? String(decoding: try RecordingSummary(overview: recording, processes: summaries,
                                                     generator: "qtrace \(qtraceVersion)").jsonData(), as: UTF8.self) + "\n"
-            : StatsText.renderRecording(recording, width: width, limit: all ? 0 : 20) + sections
+            : StatsText.renderRecording(recording, width: width, limit: all ? 0 : 20) + shownSections(sections)
         ProgressLine.shared.finish()
         try writeOutput(text, to: output, command: "stats")
         if unreadable > 0 {
             throw fail("stats", "\(unreadable) of \(processes.count) traces could not be read (errors above); the rest are shown")
         }
+    }
+
+    /// A build's recording has dozens of processes, each with tables: by default only the one
+    /// with most items (the first on ties) is shown, so that the output stays readable.
+    private func shownSections(_ sections: [(items: Int, text: String)]) -> String {
+        guard !all, sections.count > 1, let busiest = sections.indices.max(by: { sections[$0].items < sections[$1].items || (sections[$0].items == sections[$1].items && $0 > $1) }) else {
+            return sections.map(\.text).joined()
+        }
+        return sections[busiest].text
+            + "\n... the tables of \(sections.count - 1) other processes (--pid PID shows one, --all every one)\n"
     }
 
     private func render(_ process: TraceInput) throws -> String {

@@ -27,6 +27,16 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("gallery", names or [None])
 
 
+def test_every_gallery_sample_has_its_outputs(fixtures_dir):
+    """The consistency tests run on every gallery sample the findings corpus records (a sample
+    whose outputs nobody writes would silently drop out of them)."""
+    from conftest import ROOT
+    corpus = (ROOT / "Tests/Fixtures/findings-corpus.txt").read_text()
+    samples = sorted(set(re.findall(r"^\[gallery/([^\]\s]+)\]", corpus, re.M)))
+    assert len(samples) > 20
+    assert [s for s in samples if f"gallery-{s}" not in gallery_names(fixtures_dir)] == []
+
+
 @pytest.fixture
 def outputs(gallery, fixtures_dir, driver):
     if gallery is None:

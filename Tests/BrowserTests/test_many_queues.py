@@ -16,13 +16,14 @@ def many(driver, fixtures_dir):
 
 
 def _duration(ns):
-    """fmtDuration of the viewer (10-util.js) for the values the fixture uses (no rounding ties)."""
+    """The CLI's formatDuration (Tests/Fixtures/duration-format.json), for the values the
+    fixture uses: whole nanoseconds below 1 µs, else three significant digits (no rounding ties)."""
+    if ns < 1e3:
+        return f"{round(ns)} ns"
     for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
         if ns >= scale:
             x = ns / scale
             break
-    else:
-        x, unit = ns, "ns"
     digits = 0 if x >= 100 else 1 if x >= 10 else 2
     return f"{x:.{digits}f} {unit}"
 

@@ -267,6 +267,18 @@ def test_swift_build_findings_are_grouped(swift_build, driver):
     assert not repeated, f"{len(cards)} findings, the same pattern listed separately: {repeated[:3]}"
 
 
+def test_swift_build_findings_match_the_corpus(swift_build, tools):
+    import findings_corpus
+
+    traces = [str(t) for t in swift_build["traces"]]
+    out = subprocess.run([tools["qtrace"], "stats", "--json"] + traces, env=_clean_env(), capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    summary = json.loads(out.stdout)
+    findings_corpus.check("real/swift-build", summary,
+                          [g["worst"]["message"] for g in summary["overview"]["findingGroups"]])
+
+
 # MARK: an HTTP server on SwiftNIO under load
 
 REQUESTS_PER_CLIENT, CLIENTS = 250, 4

@@ -121,6 +121,14 @@ def test_clean_routes_raise_no_swift_concurrency_finding(hummingbird):
     assert not [f for f in findings if f["id"].startswith("swift.")], [f["message"] for f in findings]
 
 
+def test_findings_match_the_corpus(hummingbird):
+    import findings_corpus
+
+    for run, program in (("all", "real/hummingbird"), ("clean", "real/hummingbird-clean")):
+        summary = hummingbird[run]["summary"]
+        findings_corpus.check(program, summary, [g["worst"]["message"] for g in summary["findingGroups"]])
+
+
 def test_report_shows_actor_and_task_lanes(hummingbird, driver):
     report = real._check_report(driver, hummingbird["all"]["trace"], "hummingbird-server", {})
     lanes = report.state()["lanes"]

@@ -139,7 +139,7 @@ final class CodeIdentityTests: XCTestCase {
         XCTAssertEqual(lines, ["code 'closure #1 in Loader.load()': run max 80.0 µs > 50.0 µs"])
         let decoded = try AnalysisSummary.decode(summary.jsonData())
         XCTAssertEqual(decoded.statistics.sites.count, 2)
-        XCTAssertEqual(decoded.schema, "qtrace-summary/1.3")
+        XCTAssertEqual(decoded.schema, "qtrace-summary/1.4")
     }
 
     /// Damaged code identity records: ids 0, huge or repeated, sites nobody announced, jobs of

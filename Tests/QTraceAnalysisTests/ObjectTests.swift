@@ -4,7 +4,8 @@ import QTraceFormat
 import QTraceAnalysisTestSupport
 
 final class ObjectTests: XCTestCase {
-    func testTimerLatenessAndCoalescing() {
+    /// A 10 ms timer source on a serial queue, resumed at 0; its handlers run on thread 201.
+    func tenMillisecondTimer() -> TraceScript {
         var s = TraceScript()
         s.mainAndGlobals()
         s.thread(201)
@@ -12,6 +13,11 @@ final class ObjectTests: XCTestCase {
         s.source(0x5000, type: .timer, queue: 0x3000, at: 0)
         s.add(.sourceSetTimer, 0, tid: mainTid, a: 0x5000, b: s.uptime(ms(10)), c: ms(10), d: 0)
         s.resume(0x5000, at: 0)
+        return s
+    }
+
+    func testTimerLatenessAndCoalescing() {
+        var s = tenMillisecondTimer()
         s.handler(0x5000, data: 1, from: us(10_500), to: us(10_600), on: 201)   // fire 1 due 10 ms
         s.handler(0x5000, data: 1, from: us(20_200), to: us(20_300), on: 201)   // fire 2 due 20 ms
         s.handler(0x5000, data: 2, from: ms(41), to: us(41_100), on: 201)       // fires 3-4, due 40 ms
@@ -37,6 +43,17 @@ final class ObjectTests: XCTestCase {
         let q = r.model.queue(labelled: "com.example.timer-queue")
         XCTAssertEqual(r.statistics.queues[q].sourceHandlerRuns, 4)
         XCTAssertEqual(r.model.items[src.runs[0].item].source, 0)
+        // 100 µs handlers of a 10 ms timer that coalesced started late: not slow.
+        XCTAssertEqual(r.findingIds, [])
+    }
+
+    func testTimerHandlerTakingHalfItsPeriodIsTooSlow() {
+        var s = tenMillisecondTimer()
+        s.handler(0x5000, data: 1, from: ms(10), to: ms(17), on: 201)       // fire 1, 7 ms of a 10 ms period
+        s.handler(0x5000, data: 2, from: ms(31), to: ms(38), on: 201)       // fires 2-3
+        s.handler(0x5000, data: 2, from: ms(51), to: ms(58), on: 201)       // fires 4-5
+        let r = s.analysis()
+        XCTAssertEqual(r.statistics.sources[0].coalescedRunsWhileActive, 2)
         XCTAssertEqual(r.findingIds, ["source.handler-too-slow"])
     }
 

@@ -14,7 +14,7 @@ final class SummaryTests: XCTestCase {
         let a = try summary(s).jsonData(), b = try summary(s).jsonData()
         XCTAssertEqual(a, b, "same trace, same bytes")
         let text = String(decoding: a, as: UTF8.self)
-        XCTAssertTrue(text.contains("\"schema\" : \"qtrace-summary/1.3\""), String(text.prefix(200)))
+        XCTAssertTrue(text.contains("\"schema\" : \"qtrace-summary/1.4\""), String(text.prefix(200)))
         let decoded = try AnalysisSummary.decode(a)
         XCTAssertEqual(decoded.schema, AnalysisSummary.schemaVersion)
         XCTAssertEqual(decoded.trace, summary(s).trace)

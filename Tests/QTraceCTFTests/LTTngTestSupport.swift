@@ -194,10 +194,12 @@ struct EventCensus: Equatable {
     /// threads come and go, source handlers coalesce, I/O handlers see varying chunks, and
     /// all-apis exits without waiting for its last I/O channel's cleanup handler. The module
     /// map differs by backend (the LTTng shim maps liblttng-ust and its dependencies), and a
-    /// blocking wait's site exists only when the wait really blocked.
+    /// blocking wait's site, and the frames of the stack above it (ASYNC_FRAME nodes), exist
+    /// only when the wait really blocked.
     static let timingDependent: Set<EventType> = [.threadStart, .threadExit, .threadName, .sourceHandlerBegin,
                                                   .sourceHandlerEnd, .ioHandlerBegin, .ioHandlerEnd,
-                                                  .ioCleanupBegin, .ioCleanupEnd, .module, .buildID, .site]
+                                                  .ioCleanupBegin, .ioCleanupEnd, .module, .buildID, .site,
+                                                  .asyncFrame]
 
     init(_ events: [Event]) {
         var labels: [UInt64: String] = [:]

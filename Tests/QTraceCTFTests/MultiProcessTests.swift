@@ -142,6 +142,12 @@ final class MultiProcessTests: XCTestCase {
             input.counters = [ReportCounterSeries(name: "threads alive", kind: .threadsAlive, timesNs: [0, 500], values: [1, 2])]
             input.stats = [ReportTable(id: "queues", title: "Queues", rowObject: .queue, columns: [ReportColumn(key: "label", title: "Queue")],
                                        rows: [ReportRow(values: [.text("t")], objectIndex: 1)])]
+            // Figures as the analysis gives every report input (ReportWriter refuses one without).
+            (input.queues[0].items, input.queues[0].busyNs, input.queues[0].busyShare) = (0, 0, 0)
+            (input.queues[1].items, input.queues[1].busyNs, input.queues[1].busyShare) = (items, 10, 0.01)
+            (input.threads[0].items, input.threads[0].busyNs, input.threads[0].blockedNs) = (items - 1, 10, 1)
+            input.queueTree = [ReportQueueTreeNode(queue: 0, parent: -1, subtreeBusyNs: 10),
+                               ReportQueueTreeNode(queue: 1, parent: 0, subtreeBusyNs: 10)]
             return input
         }
         let merged = ReportInput.merged([process(pid: 1, realtime: 5_000, items: 2), process(pid: 2, realtime: 5_300, items: 3)])

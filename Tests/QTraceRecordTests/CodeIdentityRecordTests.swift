@@ -9,15 +9,7 @@ final class CodeIdentityRecordTests: XCTestCase {
     override class func tearDown() { Paths.removeTempRoot() }
 
     /// Line numbers of the `SITE: name` markers in a source file of the repository.
-    func markers(in source: String) throws -> [String: Int] {
-        let text = try String(contentsOf: Paths.repo.appendingPathComponent(source), encoding: .utf8)
-        var lines: [String: Int] = [:]
-        for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            guard let r = line.range(of: "SITE: ") else { continue }
-            lines[String(line[r.upperBound...]).trimmingCharacters(in: .whitespaces)] = n + 1
-        }
-        return lines
-    }
+    func markers(in source: String) throws -> [String: Int] { try sourceMarkers(in: source) }
 
     func summary(_ trace: String, cache: URL, file: StaticString = #filePath, line: UInt = #line) throws -> (AnalysisSummary, String) {
         let result = runProgram([Paths.qtrace, "stats", "--json", trace], environment: ["XDG_CACHE_HOME": cache.path])

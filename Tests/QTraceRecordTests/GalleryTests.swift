@@ -15,32 +15,16 @@ final class GalleryTests: XCTestCase {
         super.tearDown()
     }
 
-    /// Records `sample` (checking exit status and output against an untraced run) and analyses it.
-    func recordSample(_ sample: String, extraArgs: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> (AnalysisResult, String) {
-        let dir = Paths.tempDir("gallery-\(sample)")
-        let plain = runProgram([Paths.samples, sample])
-        let (traced, path) = record([Paths.samples, sample], in: dir, extraArgs: extraArgs)
+    /// Records `sample` (checking exit status and output against an untraced run) and analyses it,
+    /// or takes the recording the findings corpus made of it with the same options.
+    func recordSample(_ sample: String, extraArgs: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> AnalysisResult {
+        let made = try SampleRecordings.shared.recording([Paths.samples, sample], extraArgs: extraArgs, name: "gallery-\(sample)")
+        let plain = made.plain, traced = made.traced
         XCTAssertEqual(plain.status, 0, "\(sample) untraced: \(plain.stderr)", file: file, line: line)
         XCTAssertEqual(traced.status, plain.status, "\(sample): exit status", file: file, line: line)
         XCTAssertEqual(traced.stdout, plain.stdout, "\(sample): output changed under tracing", file: file, line: line)
-        let file = try TraceFile(path: path)
-        let result = Analysis.run(file: file)
-        try writeGalleryOutputs(sample, result, file)
-        return (result, path)
-    }
-
-    /// With QTRACE_BROWSER_FIXTURES set, the three outputs of each gallery trace for the
-    /// consistency test (Tests/BrowserTests/test_consistency.py): the report, `qtrace stats
-    /// --json` and the table `qtrace stats --wide --all` prints.
-    func writeGalleryOutputs(_ sample: String, _ result: AnalysisResult, _ file: TraceFile) throws {
-        guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else { return }
-        let base = "\(dir)/gallery-\(sample)"
-        let input = ReportInput(analysis: result, header: file.header, qtraceVersion: "test")
-        try ReportWriter.write(input, to: base + ".html")
-        try AnalysisSummary(result: result, tracePath: sample, generator: "test").jsonData()
-            .write(to: URL(fileURLWithPath: base + ".summary.json"))
-        let table = StatsText.render(result, tracePath: nil, width: Int.max / 2, limit: 0)
-        try Data(table.utf8).write(to: URL(fileURLWithPath: base + ".stats.txt"))
+        try writeGalleryOutputs(sample, made.result, made.header)
+        return made.result
     }
 
     func queue(_ label: String, in model: TraceModel) throws -> Int {
@@ -72,27 +56,8 @@ final class GalleryTests: XCTestCase {
 
     func findingIds(_ result: AnalysisResult) -> Set<String> { Set(result.findings.map(\.id)) }
 
-    /// Findings that depend on how busy the machine was, not on the program: concurrentPerform
-    /// gets no second worker when the other CPU is taken (a CI machine building in parallel).
-    static let loadDependentFindings: Set<String> = ["apply.no-parallelism"]
-
-    /// Recorded with --sched (perf is installed with the tests): on a loaded machine an item
-    /// waits for a CPU too, and only the scheduler's states tell that wait from the item's own
-    /// time (main.long-item and qos.priority-inversion leave it out).
-    func testCleanSamplesRaiseNoFindings() throws {
-        for sample in ["clean", "main-to-serial", "group-fanout", "operation-queue", "app"] {
-            let (result, _) = try recordSample(sample, extraArgs: ["--sched"])
-            // The samples stand in for I/O with sleeps: what sched.blocked-in-items (a --sched
-            // rule) is for. The test is about every other rule.
-            let findings = result.findings.map(\.id).filter {
-                !Self.loadDependentFindings.contains($0) && $0 != "sched.blocked-in-items"
-            }
-            XCTAssertEqual(findings, [], "\(sample) should be clean")
-        }
-    }
-
     func testSerialQueueGuardingACacheRunsOneItemAtATime() throws {
-        let (result, _) = try recordSample("serial-cache")
+        let result = try recordSample("serial-cache")
         let q = try queue("com.example.thumbnail-cache", in: result.model)
         XCTAssertEqual(result.statistics.queues[q].widthMax, 1)
         let run = items(on: q, in: result.model)
@@ -102,7 +67,7 @@ final class GalleryTests: XCTestCase {
     }
 
     func testBarrierRunsAloneAfterEarlierItems() throws {
-        let (result, _) = try recordSample("readers-writer")
+        let result = try recordSample("readers-writer")
         let q = try queue("com.example.settings", in: result.model)
         let all = items(on: q, in: result.model)
         let barriers = all.filter(\.isBarrier)
@@ -120,7 +85,7 @@ final class GalleryTests: XCTestCase {
     }
 
     func testFunnelledQueuesRunOneItemAtATime() throws {
-        let (result, _) = try recordSample("target-funnel")
+        let result = try recordSample("target-funnel")
         let model = result.model
         let funnel = try queue("com.example.funnel", in: model)
         let members = model.queues.indices.filter { q in
@@ -135,48 +100,35 @@ final class GalleryTests: XCTestCase {
     }
 
     func testTimerSuspendedForFourPeriodsRunsWithDataFour() throws {
-        let (result, _) = try recordSample("timer-suspend")
+        let result = try recordSample("timer-suspend")
         let timer = try XCTUnwrap(result.model.sources.first { $0.type == .timer })
         XCTAssertTrue(timer.runs.contains { $0.kind == .event && $0.data == 4 }, "one handler run with data = 4")
         XCTAssertFalse(timer.suspensions.isEmpty)
     }
 
     func testThreadExplosionExceedsTheCPUCountAndIsFlagged() throws {
-        let (result, _) = try recordSample("thread-explosion")
+        let result = try recordSample("thread-explosion")
         XCTAssertGreaterThan(result.statistics.threadCounts.workers, Int(result.model.info.ncpu))
         XCTAssertTrue(findingIds(result).contains("threads.explosion"))
     }
 
     func testDeadlockFindingNamesTheQueuesAndThreads() throws {
-        let (result, _) = try recordSample("deadlock")
+        let result = try recordSample("deadlock")
         let cycle = try XCTUnwrap(result.findings.first { $0.id == "deadlock.sync-cycle" })
         let labels = Set(cycle.objects.map(\.label))
         XCTAssertTrue(labels.contains("com.example.accounts") && labels.contains("com.example.ledger"), "\(labels)")
         XCTAssertEqual(cycle.objects.filter { $0.kind == .thread }.count, 2)
     }
 
-    func testPitfallSamplesRaiseTheirFindings() throws {
-        let expected = [
-            "priority-inversion": "qos.priority-inversion",
-            "global-barrier": "barrier.global-queue",
-            "source-never-resumed": "source.never-resumed",
-            "group-imbalance": "group.never-left",
-        ]
-        for (sample, finding) in expected.sorted(by: { $0.key < $1.key }) {
-            let (result, _) = try recordSample(sample)
-            XCTAssertTrue(findingIds(result).contains(finding), "\(sample): \(findingIds(result))")
-        }
-    }
-
     func testConcurrentPerformSpreadsIterations() throws {
-        let (result, _) = try recordSample("concurrent-perform")
+        let result = try recordSample("concurrent-perform")
         let apply = try XCTUnwrap(result.model.applies.first)
         XCTAssertEqual(UInt64(apply.iterationsRun), apply.iterations)
         XCTAssertGreaterThan(apply.iterations, 1)
     }
 
     func testSemaphoreLimitsConcurrencyToTwo() throws {
-        let (result, _) = try recordSample("semaphore-limit")
+        let result = try recordSample("semaphore-limit")
         let q = try queue("com.example.uploads", in: result.model)
         // An upload signals its slot a moment before its END is recorded, so the next upload may
         // START inside that tail: count each 40 ms upload without its last 10 ms.
@@ -189,7 +141,7 @@ final class GalleryTests: XCTestCase {
 
     func testOtherSamplesRunUnchangedAndAreSeen() throws {
         for sample in ["global-fanout", "jump-queue", "read-source", "signal-source", "swift-concurrency", "dispatch-io"] {
-            let (result, _) = try recordSample(sample)
+            let result = try recordSample(sample)
             if sample != "dispatch-io" { XCTAssertGreaterThan(result.model.items.count, 0, sample) }
             switch sample {
             case "read-source": XCTAssertTrue(result.model.sources.contains { $0.type == .read && !$0.runs.isEmpty })
@@ -223,4 +175,18 @@ final class GalleryTests: XCTestCase {
             try summary.jsonData().write(to: URL(fileURLWithPath: "\(dir)/\(name).summary.json"))
         }
     }
+}
+
+/// With QTRACE_BROWSER_FIXTURES set, the three outputs of each gallery trace for the
+/// consistency test (Tests/BrowserTests/test_consistency.py): the report, `qtrace stats
+/// --json` and the table `qtrace stats --wide --all` prints.
+func writeGalleryOutputs(_ sample: String, _ result: AnalysisResult, _ header: TraceHeader) throws {
+    guard let dir = ProcessInfo.processInfo.environment["QTRACE_BROWSER_FIXTURES"] else { return }
+    let base = "\(dir)/gallery-\(sample)"
+    let input = ReportInput(analysis: result, header: header, qtraceVersion: "test")
+    try ReportWriter.write(input, to: base + ".html")
+    try AnalysisSummary(result: result, tracePath: sample, generator: "test").jsonData()
+        .write(to: URL(fileURLWithPath: base + ".summary.json"))
+    let table = StatsText.render(result, tracePath: nil, width: Int.max / 2, limit: 0)
+    try Data(table.utf8).write(to: URL(fileURLWithPath: base + ".stats.txt"))
 }

@@ -115,6 +115,17 @@ func buildCProgram(_ source: String, in dir: URL, extraFlags: [String] = [], fil
     return exe
 }
 
+/// Line numbers of the `SITE: name` markers in a source file of the repository.
+func sourceMarkers(in source: String) throws -> [String: Int] {
+    let text = try String(contentsOf: Paths.repo.appendingPathComponent(source), encoding: .utf8)
+    var lines: [String: Int] = [:]
+    for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        guard let r = line.range(of: "SITE: ") else { continue }
+        lines[String(line[r.upperBound...]).trimmingCharacters(in: .whitespaces)] = n + 1
+    }
+    return lines
+}
+
 /// Records `argv` with `qtrace record` into `dir/name.qtrace`.
 /// `timeout` only guards against a hang: a loaded machine may need several times the usual.
 func record(_ argv: [String], in dir: URL, name: String = "trace", extraArgs: [String] = [],

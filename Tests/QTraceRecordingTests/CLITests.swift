@@ -107,7 +107,7 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.stdout, "")
         let summary = try AnalysisSummary.decode(try Data(contentsOf: URL(fileURLWithPath: out)))
-        XCTAssertEqual(summary.schema, "qtrace-summary/1.3")
+        XCTAssertEqual(summary.schema, "qtrace-summary/1.4")
         XCTAssertEqual(summary.statistics.queues.first { $0.label == "com.example.db" }?.items, 5)
         XCTAssertEqual(summary.findingCounts.error, 1)
     }
@@ -182,8 +182,12 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(r.stdout.hasPrefix("recording  3 processes over "), r.stdout)
         XCTAssertTrue(r.stdout.contains("PROCESSES"), r.stdout)
         XCTAssertTrue(r.stdout.contains("ERROR main.hang ×3 (3 processes of app): worst: "), r.stdout)
-        for pid in [42, 43, 1044] { XCTAssertTrue(r.stdout.contains("== process \(pid)"), "\(pid): \(r.stdout)") }
-        XCTAssertTrue(r.stdout.contains("(3 of 3)"))
+        // The tables of one process (the most items; the first on ties), the others on request.
+        XCTAssertEqual(r.stdout.components(separatedBy: "\n== process ").count - 1, 1, r.stdout)
+        XCTAssertTrue(r.stdout.contains("... the tables of 2 other processes (--pid PID shows one, --all every one)"), r.stdout)
+        let all = try run(["stats", "--all", recording.path])
+        for pid in [42, 43, 1044] { XCTAssertTrue(all.stdout.contains("== process \(pid)"), "\(pid): \(all.stdout)") }
+        XCTAssertTrue(all.stdout.contains("(3 of 3)"))
         let json = try run(["stats", "--json", recording.path])
         XCTAssertEqual(json.status, 0, json.stderr)
         let summary = try JSONDecoder().decode(RecordingSummary.self, from: Data(json.stdout.utf8))

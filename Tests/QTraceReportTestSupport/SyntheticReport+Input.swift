@@ -1,5 +1,7 @@
 // The derived parts of a synthetic report: counters, stats tables, histograms, sources,
 // annotations and findings, computed from the simulated items the way the analysis would.
+import QTraceAnalysis
+import QTraceFormat
 import QTraceViewModel
 
 extension Simulation {
@@ -16,8 +18,9 @@ extension Simulation {
                              qtraceVersion: "0.1.0"),
             threads: threads, queues: queues, items: items, blocked: blocked, sources: sources, groups: groups,
             annotations: makeAnnotations(end: end))
+        SyntheticReport.setAnalysisFigures(&input)
         input.counters = makeCounters(end: end)
-        input.stats = [queueTable(end: end), threadTable()]
+        input.stats = [queueTable(end: end, figures: input.queues), threadTable(figures: input.threads)]
         input.histograms = makeHistograms()
         input.findings = makeFindings(input)
         if codeIdentity { addCodeIdentity(&input) }
@@ -126,7 +129,7 @@ extension Simulation {
         return Double(sorted[min(sorted.count - 1, Int(p * Double(sorted.count)))])
     }
 
-    func queueTable(end: Int64) -> ReportTable {
+    func queueTable(end: Int64, figures: [ReportQueue]) -> ReportTable {
         var waits = [[Int64]](repeating: [], count: queues.count)
         var runs = [[Int64]](repeating: [], count: queues.count)
         for i in 0..<items.count {
@@ -151,7 +154,7 @@ extension Simulation {
         var rows: [ReportRow] = []
         for q in queues.indices where !runs[q].isEmpty {
             let w = waits[q].sorted(), r = runs[q].sorted()
-            let busy = Double(r.reduce(0, +)) / Double(max(end, 1)) * 100
+            let busy = figures[q].busyShare * 100
             rows.append(ReportRow(values: [
                 .text(queues[q].label), .text(queues[q].kind.rawValue), .number(Double(r.count)),
                 .number(Simulation.percentile(w, 0.5)), .number(Simulation.percentile(w, 0.9)),
@@ -164,16 +167,8 @@ extension Simulation {
         return ReportTable(id: "queues", title: "Queues", rowObject: .queue, columns: columns, rows: rows)
     }
 
-    func threadTable() -> ReportTable {
-        var count = [Int](repeating: 0, count: threads.count)
-        var busy = [Int64](repeating: 0, count: threads.count)
-        var blockedNs = [Int64](repeating: 0, count: threads.count)
-        for i in 0..<items.count where items.kind[i] != .sync {
-            let t = Int(items.thread[i])
-            count[t] += 1
-            busy[t] += items.endNs[i] - items.startNs[i]
-        }
-        for b in blocked { blockedNs[b.thread] += b.endNs - b.startNs }
+    /// The threads' table of the analysis' figures (setAnalysisFigures).
+    func threadTable(figures: [ReportThread]) -> ReportTable {
         let columns = [
             ReportColumn(key: "thread", title: "Thread"), ReportColumn(key: "tid", title: "TID", unit: "id"),
             ReportColumn(key: "kind", title: "Kind"), ReportColumn(key: "items", title: "Items", unit: "count"),
@@ -183,8 +178,9 @@ extension Simulation {
         ]
         let rows = threads.map { t in
             ReportRow(values: [
-                .text(t.name), .number(Double(t.tid)), .text(t.kind.rawValue), .number(Double(count[t.index])),
-                .number(Double(busy[t.index])), .number(Double(blockedNs[t.index])), .number(Double(t.endNs - t.startNs)),
+                .text(t.name), .number(Double(t.tid)), .text(t.kind.rawValue), .number(Double(figures[t.index].items)),
+                .number(Double(figures[t.index].busyNs)), .number(Double(figures[t.index].blockedNs)),
+                .number(Double(t.endNs - t.startNs)),
             ], objectIndex: t.index)
         }
         return ReportTable(id: "threads", title: "Threads", rowObject: .thread, columns: columns, rows: rows)
@@ -273,5 +269,60 @@ extension Simulation {
     var suspendedWindow: Range<Int64> {
         let from = Int64(meanGapNs * Double(itemCount) * 0.4)
         return from..<(from + 4_000_000)
+    }
+}
+
+extension SyntheticReport {
+    /// Sets the figures the analysis gives a real report (docs/report-data.md, Definitions), by
+    /// the analysis' own functions over the input's items and blocked intervals: each item's
+    /// blocked time inside it, each thread's items, busy and blocked time (`BlockedInside`),
+    /// each queue's items, busy time and share (`busyTime`, `share`).
+    public static func setAnalysisFigures(_ input: inout ReportInput) {
+        let items = input.items, traceEnd = max(0, input.meta.durationNs)
+        var runs: [BlockedInside.Run] = []
+        var queueRuns = [[Span]](repeating: [], count: input.queues.count)
+        var queueItems = [Int](repeating: 0, count: input.queues.count)
+        var threadItems = [Int](repeating: 0, count: input.threads.count)
+        runs.reserveCapacity(items.count)
+        for i in 0..<items.count {
+            let q = Int(items.queue[i]), t = Int(items.thread[i]), start = items.startNs[i]
+            if queueItems.indices.contains(q) { queueItems[q] += 1 }
+            guard start >= 0 else { runs.append(BlockedInside.Run(thread: -1, start: 0, end: 0)); continue }
+            if threadItems.indices.contains(t) { threadItems[t] += 1 }
+            let run = Span(start: UInt64(start), end: UInt64(max(start, items.endNs[i] < 0 ? traceEnd : items.endNs[i])))
+            runs.append(BlockedInside.Run(thread: t, start: run.start, end: run.end))
+            if queueRuns.indices.contains(q) { queueRuns[q].append(run) }
+        }
+        let waits = input.blocked.map {
+            BlockedInside.Wait(thread: $0.thread, start: UInt64($0.startNs), end: UInt64(max($0.startNs, $0.endNs)), cause: $0.cause.rawValue)
+        }
+        let frames = BlockedInside(runs: runs, waits: waits, threads: input.threads.count)
+        input.items.blockedInsideNs = frames.ns.map { Int64(clamping: $0) }
+        input.items.blockedInsideCauses = frames.causeMasks
+        for t in input.threads.indices {
+            (input.threads[t].items, input.threads[t].busyNs) = (threadItems[t], Int64(clamping: frames.threadBusyNs[t]))
+            input.threads[t].blockedNs = Int64(clamping: frames.threadBlockedNs[t])
+        }
+        for q in input.queues.indices {
+            let busy = busyTime(queueRuns[q])
+            (input.queues[q].items, input.queues[q].busyNs) = (queueItems[q], Int64(clamping: busy))
+            input.queues[q].busyShare = share(busy, of: UInt64(traceEnd))
+        }
+        input.queueTree = QueueTreeNode.forest(input.queues.map(forestQueue)).map {
+            ReportQueueTreeNode(queue: $0.queue, parent: $0.parent ?? -1, subtreeBusyNs: Int64(clamping: $0.subtreeBusyNs))
+        }
+    }
+
+    /// What the analysis' forest needs of a queue with its figures set.
+    static func forestQueue(_ q: ReportQueue) -> QueueTreeNode.Queue {
+        let kind: QueueKind = switch q.kind {
+        case .serial: .serial
+        case .concurrent: .concurrent
+        case .main: .main
+        case .global: .global
+        }
+        return QueueTreeNode.Queue(target: q.targetIndex >= 0 ? q.targetIndex : nil, kind: kind,
+                                   qos: QoSClass.allCases.first { $0.name == q.qosName } ?? .unspecified, label: q.label,
+                                   items: q.items, busyNs: UInt64(max(0, q.busyNs)))
     }
 }

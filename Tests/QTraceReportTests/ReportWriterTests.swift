@@ -101,6 +101,7 @@ final class ReportWriterTests: XCTestCase {
         input.items.append(ReportItem(queue: 0, kind: .sync, submitterThread: 0, thread: 0, enqueueNs: 100, startNs: 200, endNs: -1))
         input.items.append(ReportItem(queue: 0, kind: .async, submitterThread: 0, thread: -1, enqueueNs: 300, startNs: -1, endNs: -1,
                                       parent: 0, waitedBehind: 0))
+        SyntheticReport.setAnalysisFigures(&input)
         let report = try WrittenReport(try ReportWriter.html(input))
         XCTAssertEqual(try report.column("items", "flags"), [Int64(ItemFlags.neverFinished),
                                                             Int64(ItemFlags.neverStarted | ItemFlags.neverFinished)])
@@ -118,6 +119,7 @@ final class ReportWriterTests: XCTestCase {
             ReportHistogram(queueIndex: 0, metric: .wait, boundsNs: bounds, counts: [0, 0, 3, 0, 1, 0]),
             ReportHistogram(queueIndex: 1, metric: .run, boundsNs: bounds, counts: [0, 0, 0, 0, 0, 0]),
         ]
+        SyntheticReport.setAnalysisFigures(&input)
         let report = try WrittenReport(try ReportWriter.html(input))
         XCTAssertEqual(report.header["histogramBounds"] as? [[Double]], [bounds])
         let written = try report.objects("histograms")

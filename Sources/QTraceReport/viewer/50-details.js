@@ -132,25 +132,12 @@ class Details {
     ];
   }
 
-  /** Blocked time on the item's thread while it ran. */
+  /** The analysis' time blocked inside the item and its causes (docs/report-data.md, Definitions). */
   blockedDuring(i) {
     const m = this.m;
-    const out = { total: 0, causes: [] };
-    if (m.thread[i] < 0 || (m.flags[i] & FLAG_NEVER_STARTED)) return out;
-    const track = m.threadBlocked[m.thread[i]];
-    const [lo, hi] = track.range(m.start[i], m.end[i]);
-    const causes = new Set();
-    for (let k = lo; k < hi && k < lo + 5000; k++) {
-      const b = track.idx[k];
-      const a = Math.max(m.blocked.start[b], m.start[i]);
-      const e = Math.min(m.blocked.end[b], m.end[i]);
-      if (e > a) {
-        out.total += e - a;
-        causes.add(m.causes[m.blocked.cause[b]]);
-      }
-    }
-    out.causes = [...causes];
-    return out;
+    const total = m.blockedInside ? m.blockedInside[i] : 0;
+    const mask = m.blockedCauses ? m.blockedCauses[i] : 0;
+    return { total, causes: m.causes.filter((name, c) => mask & (1 << c)) };
   }
 
   showBlocked(b) {

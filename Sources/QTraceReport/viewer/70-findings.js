@@ -47,6 +47,8 @@ class FindingsView {
     // Identical findings grouped by the analysis: how many, and in how many processes.
     const count = f.count > 1 ? ` ×${f.count}` + (f.processCount > 1 ? ` in ${f.processCount} processes` : "") : "";
     body.appendChild(el("div", "rule", f.id + count));
+    // A wait's call stack (innermost first): the library call that blocked, then its callers.
+    if (f.stack && f.stack.length) body.appendChild(el("div", "stack", "called from: " + f.stack.join(" ← ")));
     card.appendChild(body);
     card.appendChild(el("div", "when", fmtWhenAndHowLong(f.start, f.end - f.start)));
     const objects = el("div", "objects");

@@ -1,5 +1,6 @@
 // Code identity fixtures: every way code reaches Dispatch, each on a line marked `// SITE:`
 // (CodeIdentityRecordTests finds the lines by their markers, so edits here stay safe).
+import AsyncRouterKit
 import Dispatch
 import Foundation
 
@@ -71,4 +72,28 @@ func codeSiteTasks(children: Int) {
         done.signal()
     }
     done.wait()
+}
+
+// MARK: - waits made inside a library and through a helper (docs/code-identity.md, "Wait stacks")
+
+/// A worker waits inside a library's blocking call (AsyncRouterKit, outside the program under
+/// `--focus qtrace_fixtures`) for 1.1 s, and the main thread for a semaphore through a helper of
+/// its own: each wait must be named by the program's line that made it.
+func libraryWaits() {
+    let done = DispatchGroup()
+    let reply = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async(group: done) {
+        LibraryWait.untilSignalled(reply)  // SITE: library-caller
+        print("reply arrived")
+    }
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1100)) { reply.signal() }
+    let ready = DispatchSemaphore(value: 0)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(20)) { ready.signal() }
+    waitThroughHelper(ready)  // SITE: helper-caller
+    done.wait()
+}
+
+@inline(never)
+func waitThroughHelper(_ semaphore: DispatchSemaphore) {
+    semaphore.wait()  // SITE: helper-wait
 }

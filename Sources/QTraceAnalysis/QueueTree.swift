@@ -1,0 +1,106 @@
+// The target-queue forest (docs/report-data.md, Definitions): each queue under the queue it
+// targets, in the order of `qtrace stats`, the report's tree and its queue lanes.
+import QTraceFormat
+
+public struct QueueTreeNode: Sendable, Codable, Equatable {
+    public var queue: Int
+    public var depth: Int
+    public var parent: Int?
+    public var children: [Int]
+    /// This queue and everything that targets it, directly or not.
+    public var subtreeQueues = 1
+    public var subtreeItems = 0
+    public var subtreeRunNs: UInt64 = 0
+    public var subtreeWaitNs: UInt64 = 0
+    public var subtreeBusyNs: UInt64 = 0
+
+    /// Roots are queues without a target (or in a target loop); children sorted by name.
+    static func forest(_ model: TraceModel, _ stats: QueueStatsTable) -> [QueueTreeNode] {
+        forest(count: model.queues.count, target: { model.queues[$0].target }, precedes: { a, b in
+            let qa = model.queues[a], qb = model.queues[b]
+            return siblingOrder((qa.kind, qa.qos, qa.label, a), (qb.kind, qb.qos, qb.label, b))
+        }, node: { q in
+            let s = stats[q]
+            return QueueTreeNode(queue: q, depth: 0, parent: nil, children: [], subtreeItems: s.items,
+                                 subtreeRunNs: s.run.totalNs, subtreeWaitNs: s.wait.totalNs, subtreeBusyNs: s.busyNs)
+        })
+    }
+
+    /// One queue of a trace given without a model (a synthetic report): what the forest needs.
+    public struct Queue: Sendable {
+        public var target: Int?
+        public var kind: QueueKind
+        public var qos: QoSClass
+        public var label: String
+        public var items: Int
+        public var busyNs: UInt64
+        public init(target: Int?, kind: QueueKind, qos: QoSClass, label: String, items: Int, busyNs: UInt64) {
+            self.target = target; self.kind = kind; self.qos = qos; self.label = label; self.items = items; self.busyNs = busyNs
+        }
+    }
+
+    /// The forest of queues given without a model, by the same rules (run and wait totals 0).
+    public static func forest(_ queues: [Queue]) -> [QueueTreeNode] {
+        forest(count: queues.count, target: { queues[$0].target.flatMap { queues.indices.contains($0) ? $0 : nil } },
+               precedes: { a, b in
+                   let qa = queues[a], qb = queues[b]
+                   return siblingOrder((qa.kind, qa.qos, qa.label, a), (qb.kind, qb.qos, qb.label, b))
+               }, node: { q in
+                   QueueTreeNode(queue: q, depth: 0, parent: nil, children: [], subtreeItems: queues[q].items,
+                                 subtreeBusyNs: queues[q].busyNs)
+               })
+    }
+
+    /// Roots and siblings: the main queue, global queues by QoS (highest first), then by label.
+    static func siblingOrder(_ a: (kind: QueueKind, qos: QoSClass, label: String, index: Int),
+                             _ b: (kind: QueueKind, qos: QoSClass, label: String, index: Int)) -> Bool {
+        func rank(_ kind: QueueKind) -> Int { kind == .main ? 0 : kind == .global ? 1 : 2 }
+        if rank(a.kind) != rank(b.kind) { return rank(a.kind) < rank(b.kind) }
+        if a.kind == .global && a.qos != b.qos { return a.qos.rawValue > b.qos.rawValue }
+        if a.label != b.label { return a.label < b.label }
+        return a.index < b.index
+    }
+
+    /// The forest of queues 0..<n, depth-first: `node(q)` gives a queue's own figures, which
+    /// each node adds up over its subtree.
+    private static func forest(count n: Int, target: (Int) -> Int?, precedes order: (Int, Int) -> Bool,
+                               node: (Int) -> QueueTreeNode) -> [QueueTreeNode] {
+        var children = [[Int]](repeating: [], count: n)
+        var isRoot = [Bool](repeating: true, count: n)
+        for q in 0..<n {
+            if let t = target(q), t != q, !inLoop(q, target) { children[t].append(q); isRoot[q] = false }
+        }
+        for q in 0..<n { children[q].sort(by: order) }
+        var out: [QueueTreeNode] = []
+        var visited = [Bool](repeating: false, count: n)
+        func visit(_ q: Int, depth: Int, parent: Int?) -> Int {
+            visited[q] = true
+            let slot = out.count
+            var own = node(q)
+            (own.depth, own.parent, own.children) = (depth, parent, children[q])
+            out.append(own)
+            for c in children[q] where !visited[c] {
+                let child = out[visit(c, depth: depth + 1, parent: q)]
+                out[slot].subtreeQueues += child.subtreeQueues
+                out[slot].subtreeItems += child.subtreeItems
+                out[slot].subtreeRunNs.saturatingIncrement(by: child.subtreeRunNs)
+                out[slot].subtreeWaitNs.saturatingIncrement(by: child.subtreeWaitNs)
+                out[slot].subtreeBusyNs.saturatingIncrement(by: child.subtreeBusyNs)
+            }
+            return slot
+        }
+        for q in (0..<n).filter({ isRoot[$0] }).sorted(by: order) where !visited[q] { _ = visit(q, depth: 0, parent: nil) }
+        return out
+    }
+
+    static func inLoop(_ q: Int, _ target: (Int) -> Int?) -> Bool {
+        var cur = target(q)
+        var steps = 0
+        while let c = cur, steps < 64 {
+            if c == q { return true }
+            cur = target(c)
+            steps += 1
+        }
+        return false
+    }
+}

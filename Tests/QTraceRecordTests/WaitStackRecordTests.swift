@@ -1,0 +1,51 @@
+// Waits named at the caller (docs/code-identity.md, "Wait stacks"): a wait made inside a
+// library is attributed to the first frame of the program's own code (the focus rule of Swift
+// jobs, `--focus`), with its short call stack in the wait table and the finding.
+import Foundation
+import QTraceAnalysis
+import XCTest
+
+final class WaitStackRecordTests: XCTestCase {
+    override class func tearDown() { Paths.removeTempRoot() }
+
+    func summary(_ trace: String, cache: URL, focus: String) throws -> AnalysisSummary {
+        let stats = runProgram([Paths.qtrace, "stats", "--json", "--focus", focus, trace], environment: ["XDG_CACHE_HOME": cache.path])
+        XCTAssertEqual(stats.status, 0, stats.stderr)
+        return try AnalysisSummary.decode(Data(stats.stdout.utf8))
+    }
+
+    func testWaitInsideALibraryIsNamedByTheProgramsLine() throws {
+        let dir = Paths.tempDir("library-waits")
+        let (run, trace) = record([Paths.fixtures, "library-waits"], in: dir)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.contains("reply arrived"), run.stdout)
+        let lines = try sourceMarkers(in: "Tests/Fixtures/qtrace-fixtures/CodeSites.swift")
+        let libraryLine = "Inbound.swift:\(try sourceMarkers(in: "Tests/Fixtures/async-router-kit/Inbound.swift")["library-wait"]!)"
+        let s = try summary(trace, cache: dir, focus: "qtrace_fixtures")
+        let waitSites = s.statistics.waitSites
+
+        let callerLine = "CodeSites.swift:\(lines["library-caller"]!)"
+        let wait = try XCTUnwrap(waitSites.first { $0.location.hasSuffix(" at \(callerLine)") },
+                                 "no wait named at \(callerLine): \(waitSites.map(\.location))")
+        let stack = try XCTUnwrap(wait.stack, "the wait's call stack")
+        XCTAssertLessThanOrEqual(stack.count, 8)
+        XCTAssertEqual(stack.first, "LibraryWait.untilSignalled(_:) at \(libraryLine)", "innermost: the library's call: \(stack)")
+        XCTAssertTrue(stack.dropFirst().first?.hasSuffix(callerLine) ?? false, "\(stack)")
+        XCTAssertFalse(waitSites.contains { $0.location.contains("Inbound.swift") }, "\(waitSites.map(\.location))")
+        let long = try XCTUnwrap(s.findings.first { $0.id == "wait.long" }, "\(s.findings.map { $0.message })")
+        XCTAssertTrue(long.message.contains(callerLine), long.message)
+        XCTAssertEqual(long.stack?.first, stack.first)
+
+        // Through a helper of the program's own: the helper's line is the program's first frame;
+        // its caller is next in the stack.
+        let helperLine = "CodeSites.swift:\(lines["helper-wait"]!)"
+        let helper = try XCTUnwrap(waitSites.first { $0.location.hasSuffix(" at \(helperLine)") }, "\(waitSites.map(\.location))")
+        XCTAssertTrue(helper.stack?.dropFirst().first?.hasSuffix("CodeSites.swift:\(lines["helper-caller"]!)") ?? false,
+                      "\(helper.stack ?? [])")
+
+        // Without --focus every module of the executable is the program: the library's line.
+        let unfocused = try summary(trace, cache: dir, focus: "")
+        XCTAssertTrue(unfocused.statistics.waitSites.contains { $0.location.hasSuffix(" at \(libraryLine)") },
+                      "\(unfocused.statistics.waitSites.map(\.location))")
+    }
+}
