@@ -251,7 +251,10 @@ struct RuleContext {
                     add("wait.never-finished", .error, b.start, model.endTime, [threadRef(t)] + blockedObjects(b),
                         "\(threadName(model.threads[t])) was still blocked in \(what) \(formatDuration(length)) after it began, \(traceEnd): likely deadlock; find who should signal or release it",
                         weight: length, stack: waitStack(b))
-                } else if model.threads[t].kind != .main {
+                } else if model.threads[t].kind != .main, b.cause != .apply {
+                    // concurrentPerform's caller runs iterations itself and then waits only for
+                    // its peers' last ones: its length is its iterations' run time (item and
+                    // queue rules), not a thread held idle (1.5 s under a loaded suite's load).
                     add("wait.long", .warning, b.start, b.end!, [threadRef(t)] + blockedObjects(b),
                         "\(threadName(model.threads[t])) blocked \(formatDuration(length)) in \(what): a blocked worker holds a thread; prefer async completion (notify, sources) to waiting",
                         weight: length, stack: waitStack(b))
