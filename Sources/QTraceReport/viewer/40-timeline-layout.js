@@ -9,25 +9,32 @@
 // 44-timeline-selection.js, 45-timeline-code.js). What is selected, the chosen range, the
 // followed finding and the item filter live in viewState (36-state.js), which every view reads.
 
-const AXIS_H = 30;
-const GUTTER = 240;
-const SECTION_H = 24;
-const THREAD_ROW_H = 16;
-const QUEUE_RUN_H = 14;
-const QUEUE_PENDING_H = 5;
-const BACKLOG_H = 14;
+import { $, CAUSE_COLORS, clamp, fade, hatchPattern, queueColor, upperBoundBy } from "./10-util.js";
+import { hasBacklog, maxOfSeries, queueLabel, threadName } from "./30-model.js";
+import { queueCount } from "./31-figures.js";
+import { watchViewState } from "./36-state.js";
+
+export const AXIS_H = 30;
+export const GUTTER = 240;
+export const SECTION_H = 24;
+export const THREAD_ROW_H = 16;
+export const QUEUE_RUN_H = 14;
+export const QUEUE_PENDING_H = 5;
+export const BACKLOG_H = 14;
 const COUNT_H = 58;
-const LANE_PAD = 4;
+export const LANE_PAD = 4;
 /** The scheduling-state strip under each thread lane (traces recorded with --sched). */
-const SCHED_STRIP_H = 6;
-const SCHED_COLORS = ["#3fb950", "#f0b429", "#4a6fa5"];
+export const SCHED_STRIP_H = 6;
+export const SCHED_COLORS = ["#3fb950", "#f0b429", "#4a6fa5"];
 const MIN_SPAN_NS = 50;
 /** More queues than this: the subtrees of more than QUEUE_CHILDREN_EXPANDED_MAX queues start
  * collapsed, so 100k short-lived queues under a few targets are a few lanes until expanded. */
 const QUEUE_LANES_EXPANDED_MAX = 2000;
 const QUEUE_CHILDREN_EXPANDED_MAX = 50;
+/** More tasks than this: the Tasks group starts collapsed. */
+const TASKS_EXPANDED_MAX = 50;
 
-class Timeline {
+export class Timeline {
   constructor(model, app) {
     this.m = model;
     this.app = app;
@@ -367,9 +374,8 @@ class Timeline {
   }
 }
 
-function maxOfSeries(series) {
-  if (!series) return [0];
-  let best = 0;
-  for (let k = 0; k < series.max.length; k++) if (series.max[k] > best) best = series.max[k];
-  return [best];
+/** The process of source i (its queue's), or -1. */
+export function sourceProcess(m, i) {
+  const queue = m.queues[m.sources[i].queue];
+  return queue && queue.process >= 0 ? queue.process : -1;
 }

@@ -2,6 +2,18 @@
 // lane's gutter and plot, and the boxes of a track (merged below a pixel, or the writer's
 // summaries when a lane holds more boxes in view than pixels).
 
+import { fitText, fmtCount, fmtDuration, MAIN_COLOR, SEVERITY_COLORS, upperBound } from "./10-util.js";
+import {
+  backlogMaxOf, backlogOf, FLAG_NEVER_FINISHED, lodLevelFor, queueLabel, queuePendingTrack, queueRunTrack,
+  sampleSteps,
+} from "./30-model.js";
+import { codeName, codeOfItem } from "./35-code.js";
+import { viewState } from "./36-state.js";
+import {
+  AXIS_H, BACKLOG_H, GUTTER, LANE_PAD, QUEUE_PENDING_H, QUEUE_RUN_H, SCHED_COLORS, SCHED_STRIP_H,
+  THREAD_ROW_H, Timeline,
+} from "./40-timeline-layout.js";
+
 Object.assign(Timeline.prototype, {
   // MARK: Drawing
 

@@ -2,6 +2,11 @@
 // group and annotation lanes, and what is drawn over all lanes (mark lines, grid, axis,
 // scrollbar, the chosen range).
 
+import { fitText, fmtDuration, fmtTime, lowerBound, lowerBoundBy, SEVERITY_COLORS, upperBound } from "./10-util.js";
+import { sampleSteps } from "./30-model.js";
+import { viewState } from "./36-state.js";
+import { AXIS_H, GUTTER, LANE_PAD, Timeline } from "./40-timeline-layout.js";
+
 Object.assign(Timeline.prototype, {
   // MARK: Drawing lanes and overlays
 

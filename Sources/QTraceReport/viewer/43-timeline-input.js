@@ -1,6 +1,13 @@
 // The timeline's input, added to the Timeline class: hit testing, the mouse (wheel, drag,
 // shift-drag for a range, click, double-click), the keyboard and the hover tooltip.
 
+import { clamp, clear, el, lowerBound } from "./10-util.js";
+import { queuePendingTrack, queueRunTrack } from "./30-model.js";
+import { updateViewState, viewState } from "./36-state.js";
+import {
+  AXIS_H, GUTTER, LANE_PAD, QUEUE_PENDING_H, QUEUE_RUN_H, THREAD_ROW_H, Timeline,
+} from "./40-timeline-layout.js";
+
 Object.assign(Timeline.prototype, {
   // MARK: Hit testing
 

@@ -3,6 +3,11 @@
 // (submitter → queue → thread, what it waited behind, what it enqueued) and the followed
 // finding's outlines.
 
+import { SEVERITY_COLORS } from "./10-util.js";
+import { childrenOf, FLAG_NEVER_STARTED } from "./30-model.js";
+import { updateViewState, viewState } from "./36-state.js";
+import { AXIS_H, LANE_PAD, QUEUE_PENDING_H, QUEUE_RUN_H, THREAD_ROW_H, Timeline } from "./40-timeline-layout.js";
+
 Object.assign(Timeline.prototype, {
   // MARK: Selection and flows
 

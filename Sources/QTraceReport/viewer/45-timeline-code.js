@@ -3,10 +3,13 @@
 // that spans the task's life, so the gaps read as awaiting) and the item filter (search,
 // a Code row, a finding's site) that dims everything it does not match.
 
+import { fmtDuration, lowerBound, upperBound } from "./10-util.js";
+import { taskSubtitle, taskTitle } from "./35-code.js";
+import { viewState } from "./36-state.js";
+import { GUTTER, LANE_PAD, Timeline } from "./40-timeline-layout.js";
+
 const TASK_ROW_H = 12;
 const TASK_LANE_H = LANE_PAD * 2 + TASK_ROW_H + 2;
-/** More tasks than this: the Tasks group starts collapsed. */
-const TASKS_EXPANDED_MAX = 50;
 /** Ready (a job enqueued, or a task waiting for an actor) and time on an actor. */
 const READY_COLOR = "rgba(236, 167, 44, 0.75)";
 const ACTOR_COLOR = "#4fb3a9";

@@ -4,6 +4,11 @@
 // lane (its running threads over its life), so 50 processes take 50 short lanes, not a wall.
 // The process picker (48-process-picker.js) hides and shows groups.
 
+import { fmtCount, fmtDuration } from "./10-util.js";
+import { maxOfSeries, sampleSteps } from "./30-model.js";
+import { queuesCounted } from "./31-figures.js";
+import { GUTTER, SECTION_H, sourceProcess, Timeline } from "./40-timeline-layout.js";
+
 /** More processes than this: only the busiest group starts expanded. */
 const PROCESSES_EXPANDED_MAX = 4;
 const PROCESS_LANE_H = 30;
@@ -96,12 +101,6 @@ function processesByActivity(m) {
   return m.processes.map((_, p) => p).sort((a, b) => busy(b) - busy(a) || a - b);
 }
 
-/** The process of source i (its queue's), or -1. */
-function sourceProcess(m, i) {
-  const queue = m.queues[m.sources[i].queue];
-  return queue && queue.process >= 0 ? queue.process : -1;
-}
-
 /** How many queues the analysis found in each process (one pass over the queues). */
 function queueCountsByProcess(m) {
   const counts = m.processes.map(() => 0);
@@ -110,7 +109,7 @@ function queueCountsByProcess(m) {
 }
 
 /** A collapsed group's second line: the analysis' figures of the process. */
-function processSubtitle(m, p) {
+export function processSubtitle(m, p) {
   const process = m.processes[p];
   const parts = [fmtDuration(process.durationNs)];
   if (process.items >= 0) parts.push(`${fmtCount(process.items)} items`);
