@@ -27,6 +27,8 @@ struct JSTokenizer {
     private var index = 0
     private var line = 1
     private var tokens: [JSToken] = []
+    /// Byte ranges of the comments.
+    private var comments: [Range<Int>] = []
     /// Per open `${`, the braces opened inside it: its `}` resumes the template.
     private var templateBraces: [Int] = []
 
@@ -34,6 +36,13 @@ struct JSTokenizer {
         var tokenizer = JSTokenizer(bytes: Array(text.utf8))
         tokenizer.run()
         return tokenizer.tokens
+    }
+
+    /// The UTF-8 byte ranges of `text`'s comments, in order.
+    static func commentRanges(_ text: String) -> [Range<Int>] {
+        var tokenizer = JSTokenizer(bytes: Array(text.utf8))
+        tokenizer.run()
+        return tokenizer.comments
     }
 
     private init(bytes: [UInt8]) {
@@ -57,11 +66,15 @@ struct JSTokenizer {
             if c == UInt8(ascii: " ") || c == UInt8(ascii: "\t") || c == UInt8(ascii: "\n") {
                 advance()
             } else if c == UInt8(ascii: "/") && byte(1) == UInt8(ascii: "/") {
+                let start = index
                 while index < bytes.count && byte() != UInt8(ascii: "\n") { advance() }
+                comments.append(start..<index)
             } else if c == UInt8(ascii: "/") && byte(1) == UInt8(ascii: "*") {
+                let start = index
                 advance(2)
                 while index < bytes.count && !(byte() == UInt8(ascii: "*") && byte(1) == UInt8(ascii: "/")) { advance() }
                 advance(2)
+                comments.append(start..<index)
             } else if c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") {
                 skipQuoted(c)
             } else if c == UInt8(ascii: "`") {

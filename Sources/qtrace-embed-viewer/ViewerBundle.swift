@@ -71,7 +71,8 @@ func bundle(_ modules: [ViewerModule], directory: String) -> String {
     checkModules(modules, directory: directory)
     var parts = ["(function () {\n\"use strict\";\nconst \(moduleRegistry) = {};\n"]
     for module in dependencyOrder(modules, directory: directory) {
-        let body = module.body.hasSuffix("\n") ? module.body : module.body + "\n"
+        let code = withoutCommentLines(module.body)
+        let body = code.hasSuffix("\n") ? code : code + "\n"
         if module.exports.isEmpty {
             parts.append("// ---- viewer/\(module.name)\n(function () {\n\(body)})();\n")
         } else {
@@ -80,4 +81,25 @@ func bundle(_ modules: [ViewerModule], directory: String) -> String {
         }
     }
     return parts.joined() + "})();\n"
+}
+
+/// `text` without its lines that hold only a comment: they are for the reader of viewer/, and
+/// a report carries the script in every file (about a sixth of it).
+func withoutCommentLines(_ text: String) -> String {
+    let bytes = Array(text.utf8)
+    var comments = JSTokenizer.commentRanges(text)[...]
+    var kept: [UInt8] = []
+    kept.reserveCapacity(bytes.count)
+    var lineStart = 0
+    while lineStart < bytes.count {
+        let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count
+        let code = bytes[lineStart..<lineEnd].indices.filter { bytes[$0] != UInt8(ascii: " ") && bytes[$0] != UInt8(ascii: "\t") }
+        while let comment = comments.first, comment.upperBound <= lineStart { comments.removeFirst() }
+        let onlyComment = code.first.map { first in
+            comments.first.map { $0.contains(first) && $0.upperBound > code.last! } ?? false
+        } ?? false
+        if !onlyComment { kept += bytes[lineStart..<min(lineEnd + 1, bytes.count)] }
+        lineStart = lineEnd + 1
+    }
+    return String(decoding: kept, as: UTF8.self)
 }

@@ -23,7 +23,7 @@ export function setFigures(m) {
  * The queues `qtrace stats` counts: those of the analysis' forest, not the report's placeholder
  * for items of no recorded queue (which has figures, but no place in the forest).
  */
-export function queuesCounted(m) {
+function queuesCounted(m) {
   const tree = m.tables.queueTree;
   const counted = m.queues.map(() => false);
   for (let k = 0; k < (tree ? tree.rows : 0); k++) if (tree.queue[k] >= 0 && tree.queue[k] < counted.length) counted[tree.queue[k]] = true;

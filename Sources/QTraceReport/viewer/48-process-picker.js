@@ -4,7 +4,7 @@
 // lists). The toolbar's Processes button and the header's process count open it.
 
 import { $, el } from "./10-util.js";
-import { processSubtitle } from "./46-timeline-processes.js";
+import { processSubtitle } from "./42-timeline-lanes.js";
 
 export class ProcessPicker {
   constructor(model, app) {

@@ -7,7 +7,9 @@ import { buildModel, FLAG_NEVER_STARTED, inputIndexOf, rowOfInputIndex } from ".
 import { setFigures } from "./31-figures.js";
 import { buildTasks, codeFilter, siteFilter, siteOfItem } from "./35-code.js";
 import { updateViewState, viewState } from "./36-state.js";
-import { GUTTER, SCHED_COLORS, Timeline } from "./40-timeline-layout.js";
+import { Timeline } from "./40-timeline.js";
+import { GUTTER } from "./41-timeline-view.js";
+import { SCHED_COLORS } from "./43-timeline-boxes.js";
 import { ProcessPicker } from "./48-process-picker.js";
 import { Details, detailsText } from "./50-details.js";
 import { shownFigures, StatsView } from "./60-stats.js";
