@@ -2,6 +2,7 @@
 // program). These run it, as the plugin does, on a copy of viewer/ with one mistake each: the
 // build must stop with one line naming the file and the mistake.
 import Foundation
+@testable import QTraceReport
 import XCTest
 
 final class ViewerModuleTests: XCTestCase {
@@ -56,6 +57,25 @@ final class ViewerModuleTests: XCTestCase {
         let viewer = packageRoot.appendingPathComponent("Sources/QTraceReport/viewer").path
         let (status, output) = try runEmbedder(viewer, output: directory.appendingPathComponent("out.swift").path)
         XCTAssertEqual(status, 0, output)
+    }
+
+    /// The report's script holds every module once, each after the modules it imports, and no
+    /// line that is only a comment but the modules' markers.
+    func testTheScriptHasEveryModuleAfterItsImports() throws {
+        let viewer = packageRoot.appendingPathComponent("Sources/QTraceReport/viewer")
+        let lines = ViewerAssets.script.split(separator: "\n").map(String.init)
+        let order = lines.filter { $0.hasPrefix("// ---- viewer/") }.map { String($0.dropFirst("// ---- viewer/".count)) }
+        let modules = try FileManager.default.contentsOfDirectory(atPath: viewer.path).filter { $0.hasSuffix(".js") }
+        XCTAssertEqual(order.sorted(), modules.sorted())
+        for module in modules {
+            let text = try String(contentsOf: viewer.appendingPathComponent(module), encoding: .utf8)
+            for line in text.split(separator: "\n") where line.contains(" from \"./") {
+                let imported = String(line.split(separator: "\"")[1].dropFirst(2))
+                XCTAssertLessThan(order.firstIndex(of: imported) ?? .max, order.firstIndex(of: module)!, "\(module) imports \(imported)")
+            }
+        }
+        let commentOnly = lines.filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("//") && !$0.hasPrefix("// ---- viewer/") }
+        XCTAssertEqual(commentOnly, [])
     }
 
     /// The embedder as the plugin runs it (SwiftPM builds it beside the test bundle).
