@@ -3,6 +3,9 @@
 // taking the block at the head of a queue, running it, and going away when idle. Everything
 // shown is the real trace at the replay time: pending items, running items, blocked threads.
 
+import { $, clamp, el, fade, fitText, fmtCount, fmtTime, hatchPattern, upperBoundBy } from "./10-util.js";
+import { backlogOf, queueItemCount, queueLabel, queuePendingTrack, valueAt } from "./30-model.js";
+
 const REPLAY_SPEEDS = [
   [1e3, "1 µs per second"], [1e4, "10 µs per second"], [1e5, "100 µs per second"], [1e6, "1 ms per second"],
   [1e7, "10 ms per second"], [1e8, "100 ms per second"], [1e9, "real time"],
@@ -12,7 +15,7 @@ const REPLAY_BLOCK_W = 26;
 const REPLAY_BLOCK_H = 24;
 const REPLAY_MAX_QUEUES = 9;
 
-class ReplayView {
+export class ReplayView {
   constructor(model, app) {
     this.m = model;
     this.app = app;
