@@ -172,12 +172,10 @@ class Details {
     if (flame) this.root.appendChild(flame);
   }
 
-  /** The Queues table's backlog max; from the backlog series when the report has no table. */
+  /** The Queues table's backlog max (the analysis'); "–" for a queue without a row. */
   backlogMaxText(q) {
-    const m = this.m;
-    const shown = statsValue(m, "queues", q, "backlogMax");
-    if (typeof shown === "number") return fmtValue(shown, "count");
-    return backlogOf(m, q) ? fmtCount(backlogMaxOf(m, q)) : "–";
+    const shown = statsValue(this.m, "queues", q, "backlogMax");
+    return typeof shown === "number" ? fmtValue(shown, "count") : "–";
   }
 
   showThread(t) {
