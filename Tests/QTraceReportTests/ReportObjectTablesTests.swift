@@ -17,7 +17,7 @@ final class ReportObjectTablesTests: XCTestCase {
             ReportRow(values: [.text(""), .missing, .number(Double.nan), .text("r")], objectIndex: 1),
             ReportRow(values: [.text("q ✓ 𝄞"), .number(-3), .number(1e300), .text("")], objectIndex: -1),
         ])]
-        SyntheticReport.setAnalysisFigures(&input)
+        HandBuiltInput.setAnalysisFigures(&input)
         let report = try WrittenReport(try ReportWriter.html(input))
         let rows = try report.statsRows("queues")
         XCTAssertEqual(rows.map(\.object), [0, 1, -1])
@@ -65,7 +65,7 @@ final class ReportObjectTablesTests: XCTestCase {
         var input = ReportInput(meta: ReportMeta(title: "strings", durationNs: 1_000))
         let labels = ["\u{FEFF}first", "", "plain", "é", "日本語", "😀 emoji", "a\u{0}b", "</script><script>alert(1)</script>", "\u{2028}"]
         input.queues = labels.enumerated().map { ReportQueue(index: $0.offset, label: $0.element, kind: .serial) }
-        SyntheticReport.setAnalysisFigures(&input)
+        HandBuiltInput.setAnalysisFigures(&input)
         let report = try WrittenReport(try ReportWriter.html(input))
         XCTAssertEqual(try report.objects("queues").map { $0["label"] as? String }, labels)
         XCTAssertFalse(report.html.contains("</script><script>alert"))
