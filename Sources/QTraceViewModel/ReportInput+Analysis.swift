@@ -274,7 +274,7 @@ struct AnalysisReportBuilder {
 
     /// The analysis' per-queue wait and run histograms (`QueueHistograms`), as report rows.
     func histograms() -> [ReportHistogram] {
-        let bounds = QueueHistograms.boundsNs.map(Double.init)
+        let bounds = QueueHistograms.boundsNs.map { Double($0) }  // not map(Double.init): that is init(bitPattern:)
         return QueueHistograms(model).queues.flatMap { h in
             [ReportHistogram(queueIndex: h.queue, metric: .wait, boundsNs: bounds, counts: h.wait),
              ReportHistogram(queueIndex: h.queue, metric: .run, boundsNs: bounds, counts: h.run)]
