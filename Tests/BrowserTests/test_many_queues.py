@@ -70,9 +70,8 @@ def test_labels_starting_with_a_byte_order_mark_keep_it(driver, fixtures_dir):
     from conftest import Report
     report = Report(driver, fixtures_dir / "bomlabels.html")
     # The analysis lists the main and global queues it found too: theirs must stay whole as well.
-    queues = [lane for lane in report.state()["lanes"] if lane["key"].startswith("queue:")]
-    titles = [report.js("return window.qtrace.showQueue(arguments[0]).title", int(lane["key"].split(":")[1]))
-              for lane in queues]
+    queues = sorted(int(lane["key"].split(":")[1]) for lane in report.state()["lanes"] if lane["key"].startswith("queue:"))
+    titles = [report.js("return window.qtrace.showQueue(arguments[0]).title", q) for q in queues]
     assert [t for t in titles if "\ufeff" in t] == ["\ufefffirst", "second \ufeff", "\ufeff"]
     assert all(t.startswith("com.apple.") for t in titles if "\ufeff" not in t), titles
     assert report.severe_logs() == []
