@@ -52,7 +52,8 @@ extension SyntheticReport {
             writer.header.mainQueue = mainQueue
             writer.header.shimOverheadNs = 31
             writer.header.commandLine = commandLine
-            writer.header.executablePath = "/opt/synthetic/" + (commandLine.split(separator: " ").first.map(String.init) ?? "")
+            let program = commandLine.split(separator: " ").first?.split(separator: "/").last.map(String.init) ?? ""
+            writer.header.executablePath = "/opt/synthetic/" + program
             try writer.append(contentsOf: events)
             try writer.finish()
             let file = try TraceFile(path: path)
