@@ -168,10 +168,6 @@ function queueRows(m, q) {
   return all.subarray(offsets[q], offsets[q + 1]);
 }
 
-export function queueItemCount(m, q) {
-  return m.queueRowIndex.offsets[q + 1] - m.queueRowIndex.offsets[q];
-}
-
 function prefixMax(values, idx) {
   const len = idx ? idx.length : values.length;
   const out = new Float64Array(len);

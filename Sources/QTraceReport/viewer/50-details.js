@@ -6,7 +6,7 @@ import {
   upperBound,
 } from "./10-util.js";
 import {
-  backlogMaxOf, backlogOf, FLAG_NEVER_FINISHED, FLAG_NEVER_STARTED, inputIndexOf, itemTitle, queueLabel,
+  backlogOf, FLAG_NEVER_FINISHED, FLAG_NEVER_STARTED, inputIndexOf, itemTitle, queueLabel,
   threadName, valueAt,
 } from "./30-model.js";
 import { queueBusyInRange, statsValue } from "./31-figures.js";
@@ -185,12 +185,10 @@ export class Details {
     if (flame) this.root.appendChild(flame);
   }
 
-  /** The Queues table's backlog max; from the backlog series when the report has no table. */
+  /** The Queues table's backlog max (the analysis'); "–" for a queue without a row. */
   backlogMaxText(q) {
-    const m = this.m;
-    const shown = statsValue(m, "queues", q, "backlogMax");
-    if (typeof shown === "number") return fmtValue(shown, "count");
-    return backlogOf(m, q) ? fmtCount(backlogMaxOf(m, q)) : "–";
+    const shown = statsValue(this.m, "queues", q, "backlogMax");
+    return typeof shown === "number" ? fmtValue(shown, "count") : "–";
   }
 
   showThread(t) {
