@@ -142,7 +142,7 @@ extension RuleContext {
             let code = model.code(ofItem: i).map { $0.what?.described ?? $0.name } ?? itemName(i)
             let task = taskOfJob[i].map { " (task \(model.tasks[$0].id))" } ?? ""
             add("swift.long-job", .warning, start, end, itemSiteObjects(i).isEmpty ? [itemRef(i)] : itemSiteObjects(i),
-                "a Swift job in \(code)\(task) ran \(formatDuration(computing)) without suspending, holding a cooperative-pool thread (one per CPU) the whole time: other tasks wait; split the work (await Task.yield() between parts) or run it on a Dispatch queue and resume from it",
+                "a Swift job in \(code)\(task) ran \(formatDuration(computing)) without suspending\(stretchText(ofJob: i)), holding a cooperative-pool thread (one per CPU) the whole time: other tasks wait; split the work (await Task.yield() between parts) or run it on a Dispatch queue and resume from it",
                 weight: computing)
         }
     }
