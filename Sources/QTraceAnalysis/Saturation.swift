@@ -59,7 +59,11 @@ public struct CPUSaturation: Sendable, Equatable {
         var busy = [UInt64](repeating: 0, count: count)
         if let sched = model.sched {
             evidence = .sched
-            for changes in sched.threads { Self.spreadWantingCPU(changes, model.endTime, window, into: &busy) }
+            for (t, changes) in sched.threads.enumerated() {
+                // A thread's last state lasts until it exited (the kernel's states stop there), as in SchedModel.
+                let end = model.threads.indices.contains(t) ? model.threads[t].exitedAt ?? model.endTime : model.endTime
+                Self.spreadWantingCPU(changes, end, window, into: &busy)
+            }
         } else if let cpu = model.cpu, cpu.hz > 0, !cpu.samples.isEmpty {
             evidence = .cpuSamples
             Self.spreadSamples(cpu, window, into: &busy)
@@ -89,7 +93,8 @@ public struct CPUSaturation: Sendable, Equatable {
         share >= Thresholds.saturationBusyShare && (evidence != .itemTime || share <= Thresholds.saturationMaxShareWithoutSched)
     }
 
-    /// A thread's running and runnable kernel states (`--sched`), each until its next change.
+    /// A thread's running and runnable kernel states (`--sched`), each until its next change
+    /// (the last until `endTime`, the thread's end).
     /// Runnable counts: the thread wanted a CPU and every CPU was taken (on a machine shared
     /// with other programs, by them: the program's items then wait for a CPU all the same).
     static func spreadWantingCPU(_ changes: [SchedChange], _ endTime: UInt64, _ window: UInt64, into busy: inout [UInt64]) {
