@@ -138,13 +138,13 @@ struct RuleContext {
     }
 
     /// For a long Swift job that went on past the function it resumed in: where most of its
-    /// time went (" (56.7 s of its 57.6 s in BuildOperation.build(...) at BuildOperation.swift:440 ...)").
+    /// time went (" (its longest stretch, 56.7 s of its 57.6 s, in BuildOperation.build(...) at ...)").
     func stretchText(ofJob i: Int) -> String {
         guard let stretch = jobStretches[i] else { return "" }
         let item = model.items[i]
         let run = (item.endTime == noTime ? model.endTime : item.endTime) - item.startTime
         let code = model.actorCode[stretch.resume]?.described ?? "0x" + String(stretch.resume, radix: 16)
-        return " (\(formatDuration(stretch.duration)) of its \(formatDuration(run)) in \(code), from \(formatDuration(stretch.start)) on: its task went on there without suspending after the function it resumed in)"
+        return " (its longest stretch, \(formatDuration(stretch.duration)) of its \(formatDuration(run)), in \(code) from \(formatDuration(stretch.start)) on: its task went on there without suspending after the function it resumed in)"
     }
 
     /// A flight-recorder snapshot ends while the program runs on: what is open at its end is

@@ -4,7 +4,7 @@
 // resumed in, which names it, may have returned long before the job ended: `swift build`'s
 // main task resumed in SwiftPM's dependency resolver and then ran the whole 57 s build in the
 // same job. The shim records each switch (ACTOR_HOP) with the function that continues after
-// it: the longest stretch between them names the code that held the thread.
+// it: the longest stretch between them names the code that held the thread longest.
 import QTraceFormat
 
 /// A stretch of a job between two of its task's switches.
@@ -17,9 +17,9 @@ public struct JobStretch: Sendable, Equatable {
 
 extension TraceModel {
     /// Swift jobs long enough for `swift.long-job` (run ≥ `longJobNs`) or
-    /// `item.running-at-end` (running ≥ `longWaitNs` at the end) that spent most of their time
-    /// in one stretch begun at a switch (not at the job's start): the function they resumed in
-    /// had returned or called on by then. Item index → stretch.
+    /// `item.running-at-end` (running ≥ `longWaitNs` at the end) whose longest stretch began
+    /// at a switch (not at the job's start): the function they resumed in had returned or
+    /// called on by then. Item index → stretch.
     public func longJobStretches() -> [Int: JobStretch] {
         let jobs = longSwiftJobs()
         guard !jobs.isEmpty else { return [:] }
@@ -43,9 +43,8 @@ extension TraceModel {
         }
     }
 
-    /// The longest span between the job's start, the switches on its thread and its end, when
-    /// it is at least half the job (else no one function held the thread); nil when it is the
-    /// span from the start (the function the job resumed in held it).
+    /// The longest span between the job's start, the switches on its thread and its end; nil
+    /// when it is the span from the start (the function the job resumed in held it longest).
     func longestStretch(ofJob i: Int, hops: [Int]) -> JobStretch? {
         let item = items[i]
         let end = item.endTime == noTime ? endTime : item.endTime
@@ -65,7 +64,7 @@ extension TraceModel {
             resume = hop.resume
             k += 1
         }
-        guard let best, best.resume != 0, best.duration * 2 >= end - item.startTime else { return nil }
+        guard let best, best.resume != 0 else { return nil }
         return best
     }
 }

@@ -152,7 +152,10 @@ extension RuleContext {
 
     /// `swift.actor-contention`: tasks waited for an actor longer than they ran on it.
     mutating func actorContention() {
-        for actor in stats.actors where actor.waitNs >= Thresholds.actorContentionNs && actor.waitNs > actor.runNs {
+        // Contention is tasks queued behind each other: a main-actor wait with no other visit
+        // on the actor is the main thread busy elsewhere (swift build's one 2.5 ms at startup).
+        for actor in stats.actors where actor.waitNs >= Thresholds.actorContentionNs && actor.waitNs > actor.runNs
+            && actor.peakQueueDepth >= 1 {
             let entered = actor.enteredAt.first.map { " (entered at \($0))" } ?? ""
             add("swift.actor-contention", .warning, model.startTime, model.endTime,
                 [FindingObject(kind: .actor, index: actor.actor, label: actor.name)],
