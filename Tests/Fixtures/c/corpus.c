@@ -11,13 +11,14 @@
 //   corpus sleepers                    items that mostly sleep (blocking I/O's shape): one serial
 //                                      queue per CPU for ~1 s, then 200 on the global queue (more
 //                                      workers): item time on every CPU, little CPU used
-//   corpus spin                        items that compute on one serial queue per CPU for ~1.5 s:
-//                                      every CPU busy
+//   corpus spin                        items that compute 5 ms of CPU each, 300 on one serial queue
+//                                      per CPU: every CPU busy for 1.5 s
 #include <dispatch/dispatch.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static atomic_long ran;
@@ -118,9 +119,17 @@ static void sleeper(void *context) {
     atomic_fetch_add(&ran, 1);
 }
 
+/// 5 ms of this thread's CPU time, however fast the machine (a loop of a fixed length would
+/// end before the 0.5 s a saturation needs on a fast one).
 static void spinner(void *context) {
     (void)context;
-    compute(5000);
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    long long until = (long long)now.tv_sec * 1000000000LL + now.tv_nsec + 5000000LL;
+    do {
+        compute(50);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    } while ((long long)now.tv_sec * 1000000000LL + now.tv_nsec < until);
     atomic_fetch_add(&ran, 1);
 }
 
