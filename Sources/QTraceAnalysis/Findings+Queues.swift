@@ -17,7 +17,7 @@ extension RuleContext {
     mutating func queues() {
         let tinyByStats = model.queues.indices.filter(looksTooSmall)
         // With saturated periods, the waits outside them, in one pass over the items.
-        let times = saturation.periods.isEmpty ? [:] : unsaturatedTimes(Set(tinyByStats))
+        let times = saturation.periods.isEmpty ? [:] : unsaturatedTimes(tinyByStats)
         var candidates: [(queue: Int, rule: QueueRule)] = []
         for qi in model.queues.indices where unboundedBacklog(qi) != nil { candidates.append((qi, .backlog)) }
         for qi in tinyByStats {
@@ -106,20 +106,47 @@ extension RuleContext {
     /// Run and wait of each queue's completed items whose wait lies outside saturated periods.
     /// Swift jobs are left out: their size is the runtime's (one per resumption), not a choice
     /// the program made, so "batch them" is no advice.
-    func unsaturatedTimes(_ queues: Set<Int>) -> [Int: (run: DurationStats, wait: DurationStats)] {
+    /// The values go into one flat array per figure, each queue's slice sized by a first pass
+    /// that counts them (no more memory than the values): a set lookup and a dictionary of
+    /// growing arrays per item were 8% of `stats` on a starfish lap (1,000 queues of 2,000 items).
+    func unsaturatedTimes(_ queues: [Int]) -> [Int: (run: DurationStats, wait: DurationStats)] {
         guard !queues.isEmpty else { return [:] }
-        var runs: [Int: [UInt64]] = [:], waits: [Int: [UInt64]] = [:]
-        for item in model.items {
-            guard let qi = item.queue, queues.contains(qi), !item.flags.contains(.swiftConcurrency),
-                  item.endTime != noTime, item.startTime != noTime,
+        var slot = [Int32](repeating: -1, count: model.queues.count)
+        for (k, qi) in queues.enumerated() where slot.indices.contains(qi) { slot[qi] = Int32(k) }
+        /// The slot of the item's queue when the item counts, else -1.
+        func counted(_ item: WorkItem) -> Int {
+            guard item.queueIndex >= 0 && Int(item.queueIndex) < slot.count else { return -1 }
+            let k = Int(slot[Int(item.queueIndex)])
+            guard k >= 0, !item.flags.contains(.swiftConcurrency), item.endTime != noTime, item.startTime != noTime,
                   item.readyTime != noTime, item.startTime >= item.readyTime,
-                  !saturation.explains(item.readyTime, item.startTime) else { continue }
-            runs[qi, default: []].append(item.endTime - item.startTime)
-            waits[qi, default: []].append(item.startTime - item.readyTime)
+                  !saturation.explains(item.readyTime, item.startTime) else { return -1 }
+            return k
+        }
+        var starts = [Int](repeating: 0, count: queues.count + 1)
+        for item in model.items {
+            let k = counted(item)
+            if k >= 0 { starts[k + 1] += 1 }
+        }
+        for k in queues.indices { starts[k + 1] += starts[k] }
+        var next = Array(starts.dropLast())
+        var runs = [UInt64](repeating: 0, count: starts[queues.count])
+        var waits = runs
+        runs.withUnsafeMutableBufferPointer { runs in
+            waits.withUnsafeMutableBufferPointer { waits in
+                for item in model.items {
+                    let k = counted(item)
+                    guard k >= 0 else { continue }
+                    runs[next[k]] = item.endTime >= item.startTime ? item.endTime - item.startTime : 0
+                    waits[next[k]] = item.startTime - item.readyTime
+                    next[k] += 1
+                }
+            }
         }
         var out: [Int: (run: DurationStats, wait: DurationStats)] = [:]
-        for qi in queues {
-            out[qi] = (DurationStats(sorted: (runs[qi] ?? []).sorted()[...]), DurationStats(sorted: (waits[qi] ?? []).sorted()[...]))
+        for (k, qi) in queues.enumerated() {
+            runs[starts[k]..<next[k]].sort()
+            waits[starts[k]..<next[k]].sort()
+            out[qi] = (DurationStats(sorted: runs[starts[k]..<next[k]]), DurationStats(sorted: waits[starts[k]..<next[k]]))
         }
         return out
     }
