@@ -16,7 +16,7 @@ public struct DurationStats: Sendable, Codable, Equatable {
 
     /// Exact statistics of sorted values (nearest-rank percentiles), for small groups where a
     /// histogram per group would cost more memory than the values.
-    init(sorted values: ArraySlice<UInt64>) {
+    init<Values: RandomAccessCollection<UInt64>>(sorted values: Values) {
         guard let first = values.first, let last = values.last else { return }
         count = values.count
         minNs = first
@@ -25,7 +25,7 @@ public struct DurationStats: Sendable, Codable, Equatable {
         meanNs = totalNs / UInt64(count)
         func at(_ p: Double) -> UInt64 {
             let rank = Swift.max(1, Int((p / 100 * Double(count)).rounded(.up)))
-            return values[values.startIndex + Swift.min(rank, count) - 1]
+            return values[values.index(values.startIndex, offsetBy: Swift.min(rank, count) - 1)]
         }
         p50Ns = at(50); p90Ns = at(90); p95Ns = at(95); p99Ns = at(99)
     }

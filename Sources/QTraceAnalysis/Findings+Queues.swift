@@ -19,7 +19,7 @@ extension RuleContext {
     mutating func queues() {
         let tinyByStats = model.queues.indices.filter(looksTooSmall)
         // With saturated periods, the waits outside them, in one pass over the items.
-        let times = saturation.periods.isEmpty ? [:] : unsaturatedTimes(Set(tinyByStats))
+        let times = saturation.periods.isEmpty ? [:] : unsaturatedTimes(tinyByStats)
         var candidates: [(queue: Int, rule: QueueRule)] = []
         for qi in model.queues.indices where unboundedBacklog(qi) != nil { candidates.append((qi, .backlog)) }
         for qi in tinyByStats {
@@ -109,20 +109,46 @@ extension RuleContext {
     /// Run and wait of each queue's completed items whose wait lies outside saturated periods.
     /// Swift jobs are left out: their size is the runtime's (one per resumption), not a choice
     /// the program made, so "batch them" is no advice.
-    func unsaturatedTimes(_ queues: Set<Int>) -> [Int: (run: DurationStats, wait: DurationStats)] {
+    /// The values go into one buffer per queue, sized by a first pass that counts them: a set
+    /// lookup and a dictionary of growing arrays per item were 8% of `stats` on a starfish lap
+    /// (1,000 queues of 2,000 items). Per queue, not one flat array: small buffers reuse the
+    /// heap the statistics freed, where one large array would be fresh pages on top of the peak.
+    func unsaturatedTimes(_ queues: [Int]) -> [Int: (run: DurationStats, wait: DurationStats)] {
         guard !queues.isEmpty else { return [:] }
-        var runs: [Int: [UInt64]] = [:], waits: [Int: [UInt64]] = [:]
-        for item in model.items {
-            guard let qi = item.queue, queues.contains(qi), !item.flags.contains(.swiftConcurrency),
-                  item.endTime != noTime, item.startTime != noTime,
+        var slot = [Int32](repeating: -1, count: model.queues.count)
+        for (k, qi) in queues.enumerated() where slot.indices.contains(qi) { slot[qi] = Int32(k) }
+        /// The slot of the item's queue when the item counts, else -1.
+        func counted(_ item: WorkItem) -> Int {
+            guard item.queueIndex >= 0 && Int(item.queueIndex) < slot.count else { return -1 }
+            let k = Int(slot[Int(item.queueIndex)])
+            guard k >= 0, !item.flags.contains(.swiftConcurrency), item.endTime != noTime, item.startTime != noTime,
                   item.readyTime != noTime, item.startTime >= item.readyTime,
-                  !saturation.explains(item.readyTime, item.startTime) else { continue }
-            runs[qi, default: []].append(item.endTime - item.startTime)
-            waits[qi, default: []].append(item.startTime - item.readyTime)
+                  !saturation.explains(item.readyTime, item.startTime) else { return -1 }
+            return k
+        }
+        var counts = [Int](repeating: 0, count: queues.count)
+        for item in model.items {
+            let k = counted(item)
+            if k >= 0 { counts[k] += 1 }
+        }
+        // Per queue: runs in the first half, waits in the second.
+        let buffers = counts.map { UnsafeMutableBufferPointer<UInt64>.allocate(capacity: 2 * $0) }
+        defer { for buffer in buffers { buffer.deallocate() } }
+        var filled = [Int](repeating: 0, count: queues.count)
+        for item in model.items {
+            let k = counted(item)
+            guard k >= 0 else { continue }
+            buffers[k][filled[k]] = item.endTime >= item.startTime ? item.endTime - item.startTime : 0
+            buffers[k][counts[k] + filled[k]] = item.startTime - item.readyTime
+            filled[k] += 1
         }
         var out: [Int: (run: DurationStats, wait: DurationStats)] = [:]
-        for qi in queues {
-            out[qi] = (DurationStats(sorted: (runs[qi] ?? []).sorted()[...]), DurationStats(sorted: (waits[qi] ?? []).sorted()[...]))
+        for (k, qi) in queues.enumerated() {
+            var runs = UnsafeMutableBufferPointer(rebasing: buffers[k][0..<counts[k]])
+            var waits = UnsafeMutableBufferPointer(rebasing: buffers[k][counts[k]...])
+            runs.sort()
+            waits.sort()
+            out[qi] = (DurationStats(sorted: runs), DurationStats(sorted: waits))
         }
         return out
     }

@@ -74,40 +74,6 @@ public enum QueueOrigin: String, Sendable, Codable {
     case created, info, header, implicit, defaultRoot
 }
 
-public struct TraceQueue: Sendable {
-    public var address: UInt64
-    /// 0 for the first object seen at this address, 1 for the next one, ...
-    public var generation: Int
-    public var label: String
-    /// Set when other queues share the label: what tells this one apart (QoS, kind or
-    /// address), shown after the label.
-    public var nameSuffix = ""
-    public var kind: QueueKind
-    public var origin: QueueOrigin
-    /// Declared QoS (QUEUE_CREATE attrs or QUEUE_INFO); `.unspecified` inherits from the target.
-    public var qos: QoSClass
-    public var relativePriority: Int = 0
-    public var createdAt: UInt64?
-    public var initiallyInactive = false
-    /// Target at creation and at the end of the trace (nil for roots: main and global queues).
-    public var initialTarget: Int?
-    public var target: Int?
-    public var targetChanges: [TargetChange] = []
-    public var suspensions: [SuspendInterval] = []
-    /// Items pending (enqueued, not started) over time; max over each point's span.
-    public var backlog = StepSeries()
-    /// Most items of this queue running at once (its concurrency width).
-    public var maxWidth = 0
-    /// Time with at least one of its items running.
-    public var busyNs: UInt64 = 0
-    /// Sum of item waits (ready to start), split by cause.
-    public var waitByCause = WaitBreakdown()
-    /// The longest wait of one item behind another on this queue's serial domain.
-    public var worstWaitBehind: WaitBehind?
-    /// The longest period with a non-empty backlog, for the unbounded-backlog rule.
-    public var longestBacklogEpisode: BacklogEpisode?
-}
-
 public struct TargetChange: Sendable, Codable, Equatable {
     public var time: UInt64
     public var from: Int?

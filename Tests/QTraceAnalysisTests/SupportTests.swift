@@ -153,6 +153,30 @@ final class SupportTests: XCTestCase {
         XCTAssertLessThanOrEqual(MemoryLayout<WorkItem>.stride, 72)
         XCTAssertLessThanOrEqual(MemoryLayout<BlockedInterval>.stride, 32)
         XCTAssertEqual(MemoryLayout<Span>.stride, 16)
+        // Per queue too: a trace of 900k queues holds them twice while the model is built.
+        XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 216)
+    }
+
+    /// The queue's compact storage reads back what was stored, absent values included.
+    func testTraceQueueStoresItsOptionalPartsCompactly() {
+        var q = TraceQueue(address: 0x10, generation: 3, label: "a", kind: .serial, origin: .created, qos: .utility)
+        XCTAssertEqual(q.generation, 3)
+        XCTAssertNil(q.createdAt); XCTAssertNil(q.target); XCTAssertNil(q.initialTarget)
+        XCTAssertNil(q.worstWaitBehind); XCTAssertNil(q.longestBacklogEpisode)
+        q.createdAt = 0; q.target = 0; q.initialTarget = 7; q.relativePriority = -15; q.maxWidth = 64
+        XCTAssertEqual(q.createdAt, 0); XCTAssertEqual(q.target, 0); XCTAssertEqual(q.initialTarget, 7)
+        XCTAssertEqual(q.relativePriority, -15); XCTAssertEqual(q.maxWidth, 64)
+        let wait = WaitBehind(item: 0, blocker: 5, waitNs: .max - 1)
+        q.worstWaitBehind = wait
+        XCTAssertEqual(q.worstWaitBehind, wait)
+        let open = BacklogEpisode(start: 0, end: nil, peak: 0, enqueued: 1, started: 0)
+        q.longestBacklogEpisode = open
+        XCTAssertEqual(q.longestBacklogEpisode, open)
+        let closed = BacklogEpisode(start: 5, end: 9, peak: Int(Int32.max), enqueued: 2_000_000, started: 2_000_000)
+        q.longestBacklogEpisode = closed
+        XCTAssertEqual(q.longestBacklogEpisode, closed)
+        q.target = nil; q.createdAt = nil; q.worstWaitBehind = nil; q.longestBacklogEpisode = nil
+        XCTAssertNil(q.target); XCTAssertNil(q.createdAt); XCTAssertNil(q.worstWaitBehind); XCTAssertNil(q.longestBacklogEpisode)
     }
 
     func testDispatchTimeConversion() {
