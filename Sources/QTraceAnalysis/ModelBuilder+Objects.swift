@@ -6,17 +6,17 @@ extension ModelBuilder {
 
     mutating func newGroup(address: UInt64, createdAt: UInt64?) -> Int32 {
         let g = Int32(model.groups.count)
-        var group = TraceGroup(address: address, generation: nextGeneration(address))
+        var group = TraceGroup(address: address, generation: objects.nextGeneration(address))
         group.createdAt = createdAt
         model.groups.append(group)
         groupLastEmptied.append(0)
-        objects.store(ObjectRef(kind: .group, index: g), at: address)
+        objects.store(.group, g, at: address)
         return g
     }
 
     @inline(__always)
     mutating func group(address: UInt64) -> Int32 {
-        if let ref = objects[address], ref.kind == .group { return ref.index }
+        if let known = objects.index(of: .group, at: address) { return known }
         return newGroup(address: address, createdAt: nil)
     }
 
@@ -66,17 +66,17 @@ extension ModelBuilder {
 
     mutating func newSemaphore(address: UInt64, value: Int64, createdAt: UInt64?) -> Int32 {
         let s = Int32(semaphores.count)
-        var sem = TraceSemaphore(address: address, generation: nextGeneration(address))
+        var sem = TraceSemaphore(address: address, generation: objects.nextGeneration(address))
         sem.createdAt = createdAt
         sem.initialValue = value
         semaphores.append(sem)
-        objects.store(ObjectRef(kind: .semaphore, index: s), at: address)
+        objects.store(.semaphore, s, at: address)
         return s
     }
 
     @inline(__always)
     mutating func semaphore(address: UInt64) -> Int32 {
-        if let ref = objects[address], ref.kind == .semaphore { return ref.index }
+        if let known = objects.index(of: .semaphore, at: address) { return known }
         return newSemaphore(address: address, value: 0, createdAt: nil)
     }
 
@@ -118,19 +118,18 @@ extension ModelBuilder {
     mutating func sourceCreated(_ e: Event) {
         let s = Int32(model.sources.count)
         let q = e.d == 0 ? defaultRootQueue() : queue(address: e.d)
-        var source = TraceSource(address: e.a, generation: nextGeneration(e.a),
+        var source = TraceSource(address: e.a, generation: objects.nextGeneration(e.a),
                                  type: SourceType(rawValue: e.arg) ?? .other, handle: e.b, mask: e.c,
                                  queue: Int(q), createdAt: now)
         // Sources are created inactive: nothing is delivered until the first resume/activate.
         source.suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
         model.sources.append(source)
         sourceState.append(SourceState())
-        objects.store(ObjectRef(kind: .source, index: s), at: e.a)
+        objects.store(.source, s, at: e.a)
     }
 
     func source(address: UInt64) -> Int? {
-        guard let ref = objects[address], ref.kind == .source else { return nil }
-        return Int(ref.index)
+        objects.index(of: .source, at: address).map { Int($0) }
     }
 
     mutating func sourceSetTimer(_ e: Event) {
@@ -273,10 +272,10 @@ extension ModelBuilder {
 
     mutating func ioCreated(_ e: Event) {
         let c = Int32(model.channels.count)
-        model.channels.append(IOChannel(address: e.a, generation: nextGeneration(e.a), isRandom: e.arg == 1,
+        model.channels.append(IOChannel(address: e.a, generation: objects.nextGeneration(e.a), isRandom: e.arg == 1,
                                         fd: e.b == ~0 ? nil : Int64(bitPattern: e.b), path: e.string,
                                         createdAt: now))
-        objects.store(ObjectRef(kind: .channel, index: c), at: e.a)
+        objects.store(.channel, c, at: e.a)
     }
 
     /// The channel at `address`; 0 is the pseudo-channel of dispatch_read/dispatch_write.
@@ -288,10 +287,10 @@ extension ModelBuilder {
             }
             return plainIOChannel
         }
-        if let ref = objects[address], ref.kind == .channel { return ref.index }
+        if let known = objects.index(of: .channel, at: address) { return known }
         let c = Int32(model.channels.count)
-        model.channels.append(IOChannel(address: address, generation: nextGeneration(address)))
-        objects.store(ObjectRef(kind: .channel, index: c), at: address)
+        model.channels.append(IOChannel(address: address, generation: objects.nextGeneration(address)))
+        objects.store(.channel, c, at: address)
         return c
     }
 

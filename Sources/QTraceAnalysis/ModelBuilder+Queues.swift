@@ -2,17 +2,10 @@
 import QTraceFormat
 
 extension ModelBuilder {
-    /// Starts a new object at `address`, returning its generation.
-    mutating func nextGeneration(_ address: UInt64) -> Int {
-        let g = generations[address] ?? 0
-        generations[address] = g + 1
-        return Int(g)
-    }
-
     mutating func newQueue(address: UInt64, label: String, kind: QueueKind, origin: QueueOrigin,
                            qos: QoSClass, target: Int32, inactive: Bool = false, relativePriority: Int = 0) -> Int32 {
         let q = Int32(queues.count)
-        let generation = origin == .defaultRoot ? 0 : nextGeneration(address)
+        let generation = origin == .defaultRoot ? 0 : objects.nextGeneration(address)
         var queue = TraceQueue(address: address, generation: generation, label: label, kind: kind, origin: origin, qos: qos)
         queue.relativePriority = relativePriority
         queue.createdAt = origin == .created ? now : nil
@@ -29,7 +22,7 @@ extension ModelBuilder {
         }
         queueState.append(state)
         linkToTarget(q)
-        if origin != .defaultRoot { objects.store(ObjectRef(kind: .queue, index: q), at: address) }
+        if origin != .defaultRoot { objects.store(.queue, q, at: address) }
         // Nothing targets a new queue yet: no cached chain changes (no topology bump, which
         // would make every queue's cache miss in a trace that keeps creating queues), and its
         // target's suspension state already holds for it.
@@ -45,7 +38,7 @@ extension ModelBuilder {
     /// implicit queue of unknown kind.
     @inline(__always)
     mutating func queue(address: UInt64) -> Int32 {
-        if let ref = objects[address], ref.kind == .queue { return ref.index }
+        if let known = objects.index(of: .queue, at: address) { return known }
         return newImplicitQueue(address: address)
     }
 
@@ -95,8 +88,8 @@ extension ModelBuilder {
         var qos = QoSClass(rawValue: UInt8((e.arg >> 8) & 0xFF)) ?? .unspecified
         if kind == .main && qos == .unspecified { qos = .userInteractive }
         let label = e.string ?? ""
-        if let ref = objects[e.a], ref.kind == .queue {
-            let q = Int(ref.index)
+        if let known = objects.index(of: .queue, at: e.a) {
+            let q = Int(known)
             let existing = queues[q]
             if existing.origin == .implicit || existing.origin == .header {
                 queues[q].label = label.isEmpty ? existing.label : label
@@ -104,7 +97,7 @@ extension ModelBuilder {
                 queues[q].qos = qos
                 queues[q].origin = .info
                 topologyVersion &+= 1
-                if kind == .main { mainQueue = ref.index }
+                if kind == .main { mainQueue = known }
                 return
             }
             if existing.label == label && existing.kind == kind { return }
@@ -116,8 +109,8 @@ extension ModelBuilder {
             queues[Int(q)].address = e.a
             queues[Int(q)].label = label
             queues[Int(q)].origin = .info
-            queues[Int(q)].generation = nextGeneration(e.a)
-            objects.store(ObjectRef(kind: .queue, index: q), at: e.a)
+            queues[Int(q)].generation = objects.nextGeneration(e.a)
+            objects.store(.queue, q, at: e.a)
             return
         }
         let q = newQueue(address: e.a, label: label, kind: kind, origin: .info, qos: qos, target: -1)

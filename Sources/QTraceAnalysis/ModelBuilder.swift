@@ -34,9 +34,8 @@ public struct ModelBuilder {
     /// Time of the latest event (events that go back in time are clamped to it).
     var now: UInt64 = 0
 
-    // Object identity: every address maps to its most recent object.
-    var objects = CachedIdMap<ObjectRef>()
-    var generations = IdMap<Int32>()
+    /// Object identity: every address maps to its most recent object.
+    var objects = ObjectDirectory()
     /// The live thread of each tid (an exited thread's tid is removed: Linux reuses tids).
     var threadByTid = CachedIdMap<Int32>()
     /// Most events come in runs from one thread: skip the lookup then.
@@ -249,7 +248,7 @@ public struct ModelBuilder {
         // The run-time state is done with, and each table goes once the model's array holds a
         // copy: at 900k queues the per-queue state and the table were half the peak memory.
         (queueState, threadState, pending) = (UnsafeTable(), UnsafeTable(), PendingTable())
-        (objects, generations, threadByTid) = (CachedIdMap(), IdMap(), CachedIdMap())
+        (objects, threadByTid) = (ObjectDirectory(), CachedIdMap())
         model.threads = Array(threads)
         threads = UnsafeTable()
         model.queues = Array(queues)
@@ -335,13 +334,6 @@ public struct AnalysisResult: Sendable {
 }
 
 // MARK: Run-time state
-
-enum ObjectKind: UInt8 { case queue, group, semaphore, source, channel }
-
-struct ObjectRef {
-    var kind: ObjectKind
-    var index: Int32
-}
 
 struct WorkItemInfo {
     var blockFlags: UInt32
