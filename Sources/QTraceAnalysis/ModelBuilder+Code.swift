@@ -149,7 +149,7 @@ extension ModelBuilder {
         for (t, address) in code.parentAddress {
             if let parent = code.taskByAddress[address], parent != t { model.tasks[Int(t)].parent = Int(parent) }
         }
-        let mainQueue = self.mainQueue
+        let mainQueue = queues.mainQueue
         for t in model.tasks.indices where mainQueue >= 0 {
             model.tasks[t].onMainActor = model.tasks[t].jobs.contains { items[$0].queueIndex == mainQueue }
         }

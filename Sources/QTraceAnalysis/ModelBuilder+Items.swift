@@ -30,19 +30,7 @@ extension ModelBuilder {
         items.append(item)
 
         let delayed = kind == .after || kind == .groupNotify || kind == .workItemNotify
-        let domain = domainRoot(q)
-        let qi = Int(q)
-        let entry = PendingItem(item: i, domain: domain, inBacklog: !delayed,
-                                domainBusyAt: domain >= 0 ? queueState[Int(domain)].domainBusy.value(at: now) : 0,
-                                runningAt: queueState[qi].running.value(at: now),
-                                barrierAt: queueState[qi].barrier.value(at: now),
-                                suspendedAt: queueState[qi].suspended.value(at: now))
-        if !delayed { backlogChanged(Int(q), by: 1) }
-        if item.isBarrier {
-            queueState[Int(q)].barriersOutstanding += 1
-            queueState[Int(q)].barrier.set(true, at: now)
-            queueState[Int(q)].lastBarrierItem = i
-        }
+        let entry = queues.enqueued(i, queue: q, isBarrier: item.isBarrier, delayed: delayed, at: now)
         if !pending.insertIfAbsent(e.a, entry) { pendingOverflow[e.a, default: []].append(entry) }
 
         if kind == .groupAsync, item.relatedIndex >= 0 { groupEnter(item.relatedIndex, thread: t, item: i) }
@@ -74,7 +62,7 @@ extension ModelBuilder {
         if let qos = workItem?.qos, qos != 0 { return qos }
         let callerQoS = currentQoS(of: t)
         if synchronous && callerQoS != 0 { return callerQoS }
-        let queueQoS = effectiveQoS(q)
+        let queueQoS = queues.effectiveQoS(q)
         return queueQoS != 0 ? queueQoS : callerQoS
     }
 
@@ -96,7 +84,7 @@ extension ModelBuilder {
             i = newUnqueuedItem(id: id, kind: e.arg, origin: .performed, thread: t)
         } else if let entry = takePending(id) {
             i = entry.item
-            checkTargetLoopItem(i)
+            countIfStuckInTargetLoop(i)
             startQueued(entry)
         } else {
             model.anomalies.startsWithoutEnqueue += 1
@@ -137,7 +125,7 @@ extension ModelBuilder {
     mutating func startQueued(_ entry: PendingItem) {
         let i = Int(entry.item)
         let q = Int(items[i].queueIndex)
-        if entry.inBacklog { backlogChanged(q, by: -1) }
+        if entry.inBacklog { queues.backlogChanged(q, by: -1, at: now) }
         // Fields are read and written one by one: copying the item in and out costs more.
         let kind = items[i].kind
         if kind == .groupNotify, items[i].relatedIndex >= 0 {
@@ -147,55 +135,32 @@ extension ModelBuilder {
         }
         let ready = items[i].readyTime
         guard ready != noTime, now > ready else { return }
-        let total = now - ready
         guard entry.inBacklog else {
-            queues[q].waitByCause.unattributedNs.saturatingIncrement(by: total)
+            queues.addUnattributedWait(now - ready, queue: q)
             items[i].waitCause = .unattributed
             return
         }
-        let isBarrier = items[i].isBarrier
-        let domain = domainRoot(Int32(q))
-        var occupied: UInt64 = 0
-        if isBarrier && domain < 0 {
-            occupied = queueState[q].running.value(at: now) - entry.runningAt // draining earlier items
-        } else if domain >= 0 && domain == entry.domain {
-            occupied = queueState[Int(domain)].domainBusy.value(at: now) - entry.domainBusyAt
-        }
-        let barrier = isBarrier ? 0 : queueState[q].barrier.value(at: now) - entry.barrierAt
-        let suspended = queueState[q].suspended.value(at: now) - entry.suspendedAt
-        let behindPrevious = Swift.min(occupied, total)
-        let behindBarrier = Swift.min(barrier, total - behindPrevious)
-        let whileSuspended = Swift.min(suspended, total - behindPrevious - behindBarrier)
-        let forThread = total - behindPrevious - behindBarrier - whileSuspended
-        // Sums over every item of the queue: saturating (Saturating.swift).
-        queues[q].waitByCause.behindPreviousNs.saturatingIncrement(by: behindPrevious)
-        queues[q].waitByCause.behindBarrierNs.saturatingIncrement(by: behindBarrier)
-        queues[q].waitByCause.suspendedNs.saturatingIncrement(by: whileSuspended)
-        queues[q].waitByCause.threadNs.saturatingIncrement(by: forThread)
-        items[i].waitCause = dominantCause(behindPrevious, behindBarrier, whileSuspended, forThread)
-
-        var blocker: Int32 = -1
-        var blockedFor: UInt64 = 0
-        if behindPrevious > 0 {
-            // Serial domain: the item that ran just before; a barrier draining: the last to end.
-            blocker = domain >= 0 && domain == entry.domain ? queueState[Int(domain)].lastDomainItem : queueState[q].lastEndedItem
-            blockedFor = behindPrevious
-        } else if behindBarrier > 0 {
-            blocker = queueState[q].lastBarrierItem
-            blockedFor = behindBarrier
-        }
+        let split = queues.splitWait(entry, queue: q, isBarrier: items[i].isBarrier, ready: ready, at: now)
+        items[i].waitCause = dominantCause(split.behindPrevious, split.behindBarrier, split.suspended, split.forThread)
+        let blocker = split.blocker, blockedFor = split.blockedFor
         guard blocker >= 0 && blocker != entry.item else { return }
         items[i].waitedBehindIndex = blocker
-        // Read into a local first: optional chaining through the array copied the whole queue.
-        let worst = queues[q].worstWaitBehind
-        if blockedFor > (worst?.waitNs ?? 0) {
-            queues[q].worstWaitBehind = WaitBehind(item: i, blocker: Int(blocker), waitNs: blockedFor)
-        }
+        queues.waitedBehind(i, blocker: blocker, for: blockedFor, queue: q)
         let itemQoS = items[i].qosRaw, blockerQoS = items[Int(blocker)].qosRaw
         if itemQoS != 0 && blockerQoS != 0 && itemQoS > blockerQoS && blockedFor >= Thresholds.priorityInversionMinWaitNs {
             Self.appendObservation(&model.priorityInversions,
                               PriorityInversion(item: i, blocker: Int(blocker), queue: q, waitNs: blockedFor,
                                                 itemQoS: itemQoS, blockerQoS: blockerQoS))
+        }
+    }
+
+    /// An item enqueued onto a looping queue after the loop formed cannot run: its start
+    /// means the trace was not written by libdispatch as recorded.
+    @inline(__always)
+    mutating func countIfStuckInTargetLoop(_ i: Int32) {
+        let q = items[Int(i)].queueIndex
+        if q >= 0, queues.isStuckInTargetLoop(queue: q, enqueuedAt: items[Int(i)].enqueueTime) {
+            model.anomalies.itemsRunInTargetLoops += 1
         }
     }
 
@@ -213,25 +178,8 @@ extension ModelBuilder {
         items[Int(i)].startTime = now
         items[Int(i)].threadIndex = t
         items[Int(i)].depth = threadState[Int(t)].itemDepth
-        var domain: Int32 = -1
         let q = items[Int(i)].queueIndex
-        if q >= 0 {
-            domain = domainRoot(q)
-            let qi = Int(q)
-            queueState[qi].runningCount += 1
-            queueState[qi].running.set(true, at: now)
-            if queueState[qi].runningCount > queueState[qi].maxWidth {
-                queueState[qi].maxWidth = queueState[qi].runningCount
-                queues[qi].maxWidth = Int(queueState[qi].runningCount)
-            }
-            if domain >= 0 {
-                let d = Int(domain)
-                queueState[d].domainRunning += 1
-                queueState[d].domainBusy.set(true, at: now)
-                queueState[d].lastDomainItem = i
-                queueState[d].holder = t
-            }
-        }
+        let domain = q >= 0 ? queues.itemStarted(i, queue: q, thread: t, at: now) : -1
         push(Frame(kind: kind, index: i, domain: domain, key: key, start: now), on: t)
     }
 
@@ -251,20 +199,7 @@ extension ModelBuilder {
         items[i].endTime = now
         let q = items[i].queueIndex
         if q >= 0 {
-            let qi = Int(q)
-            queueState[qi].runningCount -= 1
-            if queueState[qi].runningCount <= 0 { queueState[qi].running.set(false, at: now) }
-            queueState[qi].lastEndedItem = f.index
-            if items[i].isBarrier {
-                queueState[qi].barriersOutstanding -= 1
-                if queueState[qi].barriersOutstanding <= 0 { queueState[qi].barrier.set(false, at: now) }
-            }
-            if f.domain >= 0 {
-                let d = Int(f.domain)
-                queueState[d].domainRunning -= 1
-                if queueState[d].domainRunning <= 0 { queueState[d].domainBusy.set(false, at: now) }
-                if queueState[d].holder == t { queueState[d].holder = -1 }
-            }
+            queues.itemEnded(f.index, queue: q, domain: f.domain, isBarrier: items[i].isBarrier, thread: t, at: now)
         }
         if syncWaiter.count > 0, let caller = syncWaiter.remove(UInt64(i)) {
             _ = endBlocked(caller, cause: .sync, key: UInt64(i))
@@ -280,14 +215,14 @@ extension ModelBuilder {
     /// a barrier needs it drained) or of a queue below `c` when `c` is serial. The main thread
     /// always holds the main queue (it drains it). No allocation: this runs on every sync.
     func holds(_ t: Int32, _ c: Int32) -> Bool {
-        if c == mainQueue && threads[Int(t)].kind == .main { return true }
-        let serial = queues[Int(c)].kind.isSerial
+        if c == queues.mainQueue && threads[Int(t)].kind == .main { return true }
+        let serial = queues.isSerial(c)
         for f in threadState[Int(t)].stack where f.kind == .item || f.kind == .handler {
             var cur = items[Int(f.index)].queueIndex
             var steps = 0
             while cur >= 0 && steps < 64 {
                 if cur == c && (steps == 0 || serial) { return true }
-                cur = queueState[Int(cur)].target
+                cur = queues.target(of: cur)
                 steps += 1
             }
         }
@@ -302,14 +237,14 @@ extension ModelBuilder {
         var cur = q
         var steps = 0
         while cur >= 0 && steps < 64 {
-            let needsExclusive = queues[Int(cur)].kind.isSerial || (steps == 0 && exclusive)
+            let needsExclusive = queues.isSerial(cur) || (steps == 0 && exclusive)
             if needsExclusive && holds(t, cur) {
                 Self.appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
                                                                    queue: Int(q), heldQueue: Int(cur),
                                                                    item: item < 0 ? nil : Int(item)))
                 return
             }
-            cur = queueState[Int(cur)].target
+            cur = queues.target(of: cur)
             steps += 1
         }
     }
@@ -318,17 +253,17 @@ extension ModelBuilder {
     /// which waits on a queue ... back to the first thread.
     mutating func checkSyncCycle(thread t: Int32, queue q: Int32) {
         // Fast exit for the common case: nobody else holds the queue's domain.
-        let firstDomain = domainRoot(q)
-        guard firstDomain >= 0, queueState[Int(firstDomain)].holder != t,
-              queueState[Int(firstDomain)].holder >= 0 || firstDomain == mainQueue else { return }
+        let firstDomain = queues.domainRoot(q)
+        guard firstDomain >= 0, queues.holder(ofDomain: firstDomain) != t,
+              queues.holder(ofDomain: firstDomain) >= 0 || firstDomain == queues.mainQueue else { return }
         var cycleThreads: [Int32] = [t]
         var cycleQueues: [Int32] = [q]
         var wanted = q
         for _ in 0..<16 {
-            let domain = domainRoot(wanted)
+            let domain = queues.domainRoot(wanted)
             guard domain >= 0 else { return }
-            var holder = queueState[Int(domain)].holder
-            if holder < 0, domain == mainQueue,
+            var holder = queues.holder(ofDomain: domain)
+            if holder < 0, domain == queues.mainQueue,
                let main = threads.firstIndex(where: { $0.kind == .main && $0.exitedAt == nil }),
                threadState[main].state == .blocked {
                 holder = Int32(main) // blocked main-thread code holds the main queue

@@ -178,7 +178,7 @@ extension ModelBuilder {
         item.queueIndex = idx(model.sources[s].queue)
         item.parentIndex = topItem(of: t)
         if kind == .event, !code.sourceHandlerSite.isEmpty { item.siteRaw = code.sourceHandlerSite[s] ?? 0 }
-        if item.queueIndex >= 0 { item.qosRaw = effectiveQoS(item.queueIndex) }
+        if item.queueIndex >= 0 { item.qosRaw = queues.effectiveQoS(item.queueIndex) }
         let i = Int32(items.count)
         items.append(item)
 

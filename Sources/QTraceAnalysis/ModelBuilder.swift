@@ -20,11 +20,10 @@ import QTraceFormat
 /// Streaming model builder: `var b = ModelBuilder(info: info); b.consume(e) ...; b.finish()`.
 public struct ModelBuilder {
     var model: TraceModel
-    /// The model's threads, queues and semaphores while building (moved into `model` by
-    /// `finish`): they change several times per event, which an array in a struct would check
-    /// for sharing at every write.
+    /// The model's threads and semaphores while building (moved into `model` by `finish`):
+    /// they change several times per event, which an array in a struct would check for
+    /// sharing at every write.
     var threads = UnsafeTable<TraceThread>()
-    var queues = UnsafeTable<TraceQueue>()
     var semaphores = UnsafeTable<TraceSemaphore>()
     /// The model's items while building: in the final array's own buffer when
     /// `Analysis.buildModel(file:)` lends it (sized for one item per event, the most an event
@@ -36,6 +35,8 @@ public struct ModelBuilder {
 
     /// Object identity: every address maps to its most recent object.
     var objects = ObjectDirectory()
+    /// The queues: targets, serial domains, suspension, backlog, wait clocks.
+    var queues = QueueRegistry()
     /// The live thread of each tid (an exited thread's tid is removed: Linux reuses tids).
     var threadByTid = CachedIdMap<Int32>()
     /// Most events come in runs from one thread: skip the lookup then.
@@ -43,7 +44,6 @@ public struct ModelBuilder {
     var lastThread: Int32 = -1
 
     // Run-time state, index-aligned with the model arrays.
-    var queueState = UnsafeTable<QueueState>()
     var threadState = UnsafeTable<ThreadState>()
     var sourceState: [SourceState] = []
     var groupLastEmptied: [UInt64] = []
@@ -69,12 +69,6 @@ public struct ModelBuilder {
     var code = CodeBuildState()
     var operations = OperationBuildState()
 
-    /// Bumped when a target changes, invalidating cached serial domains and QoS.
-    var topologyVersion: Int32 = 0
-    /// Marks the queues of one target-chain walk (`chainSuspended`).
-    var chainWalkStamp: UInt32 = 0
-    var defaultRoot: Int32 = -1
-    var mainQueue: Int32 = -1
     var plainIOChannel: Int32 = -1
 
     // Thread counters for the activity series and the thread-explosion rule.
@@ -96,8 +90,9 @@ public struct ModelBuilder {
         converter = DispatchTimeConverter(initMonoNs: info.initMonoNs, initRealtimeNs: info.initRealtimeNs)
         if info.mainTid != 0 { _ = thread(for: info.mainTid) }
         if info.mainQueue != 0 {
-            mainQueue = newQueue(address: info.mainQueue, label: "com.apple.main-thread", kind: .main,
+            let main = newQueue(address: info.mainQueue, label: "com.apple.main-thread", kind: .main,
                                  origin: .header, qos: .userInteractive, target: -1)
+            queues.setMainQueue(main)
         }
     }
 
@@ -105,7 +100,8 @@ public struct ModelBuilder {
     public var currentModel: TraceModel {
         var current = model
         current.threads = Array(threads)
-        current.queues = Array(queues)
+        current.queues = Array(queues.queues)
+        current.targetLoops = queues.targetLoops
         current.semaphores = Array(semaphores)
         current.items = Array(items)
         return current
@@ -228,10 +224,7 @@ public struct ModelBuilder {
             if threadState[t].state != .dead { closeStateTime(Int32(t)) }
             threads[t].lastSeen = threadState[t].lastSeen
         }
-        for q in queueState.indices {
-            queues[q].busyNs = queueState[q].running.value(at: end)
-            closeBacklogEpisode(q)
-        }
+        queues.close(at: end)
         for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
         if var x = explosion {
             x.end = end
@@ -247,12 +240,12 @@ public struct ModelBuilder {
     mutating func finishModel() -> TraceModel {
         // The run-time state is done with, and each table goes once the model's array holds a
         // copy: at 900k queues the per-queue state and the table were half the peak memory.
-        (queueState, threadState, pending) = (UnsafeTable(), UnsafeTable(), PendingTable())
+        (threadState, pending) = (UnsafeTable(), PendingTable())
         (objects, threadByTid) = (ObjectDirectory(), CachedIdMap())
         model.threads = Array(threads)
         threads = UnsafeTable()
-        model.queues = Array(queues)
-        queues = UnsafeTable()
+        model.targetLoops = queues.targetLoops
+        model.queues = queues.takeQueues()
         Self.distinguishSharedLabels(&model.queues)
         Self.expandWorkerNames(&model.threads, queues: model.queues, items: model.items)
         model.semaphores = Array(semaphores)
@@ -340,66 +333,6 @@ struct WorkItemInfo {
     var qos: UInt8
     /// DISPATCH_BLOCK_BARRIER.
     var isBarrier: Bool { blockFlags & 0x1 != 0 }
-}
-
-/// Time spent in a state, accumulated so that the overlap of any interval with the state is
-/// `value(at: end) - value(at: start)`: O(1) per item for the wait-cause split.
-struct Accumulator {
-    var total: UInt64 = 0
-    var since: UInt64 = 0
-    var active = false
-
-    @inline(__always) mutating func set(_ on: Bool, at t: UInt64) {
-        if on == active { return }
-        if active { total &+= t &- since } else { since = t }
-        active = on
-    }
-
-    @inline(__always) func value(at t: UInt64) -> UInt64 { active ? total &+ (t &- since) : total }
-}
-
-struct QueueState {
-    var target: Int32 = -1
-    var pending: Int32 = 0
-    var runningCount: Int32 = 0
-    var maxWidth: Int32 = 0
-    var domainRunning: Int32 = 0
-    var suspendCount: Int32 = 0
-    var inactive = false
-    var effectivelySuspended = false
-    /// The queues that target this one (first of a list linked through their siblings).
-    var firstChild: Int32 = -1
-    var nextSibling: Int32 = -1
-    var previousSibling: Int32 = -1
-    var chainWalkStamp: UInt32 = 0
-    var barriersOutstanding: Int32 = 0
-    /// Time with one of its own items running; with one item of its serial domain running;
-    /// with a barrier outstanding; suspended (itself or through a target).
-    var running = Accumulator()
-    var domainBusy = Accumulator()
-    var barrier = Accumulator()
-    var suspended = Accumulator()
-    /// Domain roots: the item that started last in the domain, and the thread running one.
-    var lastDomainItem: Int32 = -1
-    var holder: Int32 = -1
-    var lastEndedItem: Int32 = -1
-    var lastBarrierItem: Int32 = -1
-    /// Since when the queue is part of a target loop (noTime: it is not).
-    var loopSince: UInt64 = noTime
-    /// The current backlog episode (pending > 0), kept flat for the per-enqueue update.
-    var episodeStart: UInt64 = 0
-    var episodeEnqueued: Int32 = 0
-    var episodeStarted: Int32 = 0
-    var episodePeak: Int32 = 0
-    var episode: BacklogEpisode? {
-        pending > 0 || episodeEnqueued > 0
-            ? BacklogEpisode(start: episodeStart, end: nil, peak: Int(episodePeak), enqueued: Int(episodeEnqueued),
-                             started: Int(episodeStarted))
-            : nil
-    }
-    var cacheVersion: Int32 = -1
-    var cachedDomain: Int32 = -1
-    var cachedQoS: UInt8 = 0
 }
 
 struct PendingItem {
