@@ -132,11 +132,7 @@ extension ModelBuilder {
         // In the builder's own table, before it becomes the model's array: rewriting that array
         // while the lent buffer's owner still holds it would copy every item.
         for i in 0..<items.count where items[i].siteRaw != 0 { items[i].siteRaw = resolve(items[i].siteRaw) }
-        for t in 0..<threads.count where !threads[t].blocked.isEmpty {
-            for b in threads[t].blocked.indices where threads[t].blocked[b].siteRaw != 0 {
-                threads[t].blocked[b].siteRaw = resolve(threads[t].blocked[b].siteRaw)
-            }
-        }
+        threads.resolveBlockedSites(resolve)
         for (a, raw) in code.applySite { model.applies[Int(a)].site = opt(Int32(resolve(raw)) - 1) }
         for c in model.continuations.indices where model.continuations[c].siteRaw != 0 {
             model.continuations[c].siteRaw = resolve(model.continuations[c].siteRaw)

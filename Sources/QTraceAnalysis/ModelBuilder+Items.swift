@@ -49,11 +49,7 @@ extension ModelBuilder {
     @inline(__always)
     mutating func checkItemId(_ e: Event, thread t: Int32) {
         guard !EnqueueFlags(rawValue: e.flags).contains(.workItem) else { return }
-        if e.a < threadState[Int(t)].nextEnqueueId {
-            model.anomalies.reusedItemIds += 1
-        } else {
-            threadState[Int(t)].nextEnqueueId = e.a &+ 1
-        }
+        if !threads.claimEnqueueId(t, e.a) { model.anomalies.reusedItemIds += 1 }
     }
 
     /// QoS of a new item: a DispatchWorkItem's own; a sync item runs at its caller's; otherwise
@@ -79,8 +75,7 @@ extension ModelBuilder {
     mutating func start(_ e: Event, thread t: Int32) {
         let id = e.a
         let i: Int32
-        if threadState[Int(t)].performId == id {
-            threadState[Int(t)].performId = nil
+        if threads.takePerforming(t, id: id) {
             i = newUnqueuedItem(id: id, kind: e.arg, origin: .performed, thread: t)
         } else if let entry = takePending(id) {
             i = entry.item
@@ -97,9 +92,8 @@ extension ModelBuilder {
             } else {
                 syncWaiter[UInt64(i)] = item.submitterIndex
             }
-        } else if item.origin == .enqueued, !threadState[Int(t)].isWorker, threads[Int(t)].createdAt == nil,
-                  threads[Int(t)].kind == .other, item.submitterIndex != t {
-            markWorker(t) // a thread from before tracing that drains queues
+        } else if item.origin == .enqueued, item.submitterIndex != t, threads.isUnclassifiedPreexisting(t) {
+            threads.markWorker(t, at: now) // a thread from before tracing that drains queues
         }
         if item.kind == .groupNotify, item.relatedIndex >= 0 {
             let g = Int(item.relatedIndex)
@@ -177,7 +171,7 @@ extension ModelBuilder {
     mutating func beginExecution(_ i: Int32, thread t: Int32, kind: FrameKind, key: UInt64) {
         items[Int(i)].startTime = now
         items[Int(i)].threadIndex = t
-        items[Int(i)].depth = threadState[Int(t)].itemDepth
+        items[Int(i)].depth = threads.itemDepth(of: t)
         let q = items[Int(i)].queueIndex
         let domain = q >= 0 ? queues.itemStarted(i, queue: q, thread: t, at: now) : -1
         push(Frame(kind: kind, index: i, domain: domain, key: key, start: now), on: t)
@@ -215,9 +209,9 @@ extension ModelBuilder {
     /// a barrier needs it drained) or of a queue below `c` when `c` is serial. The main thread
     /// always holds the main queue (it drains it). No allocation: this runs on every sync.
     func holds(_ t: Int32, _ c: Int32) -> Bool {
-        if c == queues.mainQueue && threads[Int(t)].kind == .main { return true }
+        if c == queues.mainQueue && threads.isMain(t) { return true }
         let serial = queues.isSerial(c)
-        for f in threadState[Int(t)].stack where f.kind == .item || f.kind == .handler {
+        for f in threads.frames(of: t) where f.kind == .item || f.kind == .handler {
             var cur = items[Int(f.index)].queueIndex
             var steps = 0
             while cur >= 0 && steps < 64 {
@@ -233,7 +227,7 @@ extension ModelBuilder {
     /// target, can never start: libdispatch would need the thread to finish first.
     mutating func checkSelfDeadlock(thread t: Int32, queue q: Int32, exclusive: Bool, kind: DeadlockReport.Kind,
                                     item: Int32) {
-        guard threadState[Int(t)].currentItem >= 0 || threads[Int(t)].kind == .main else { return }
+        guard threads.currentItem(of: t) >= 0 || threads.isMain(t) else { return }
         var cur = q
         var steps = 0
         while cur >= 0 && steps < 64 {
@@ -264,9 +258,8 @@ extension ModelBuilder {
             guard domain >= 0 else { return }
             var holder = queues.holder(ofDomain: domain)
             if holder < 0, domain == queues.mainQueue,
-               let main = threads.firstIndex(where: { $0.kind == .main && $0.exitedAt == nil }),
-               threadState[main].state == .blocked {
-                holder = Int32(main) // blocked main-thread code holds the main queue
+               let main = threads.liveMainThread(), threads.runState(of: main) == .blocked {
+                holder = main // blocked main-thread code holds the main queue
             }
             guard holder >= 0 else { return }
             if holder == t {
@@ -277,8 +270,8 @@ extension ModelBuilder {
                 return
             }
             guard !cycleThreads.contains(holder),
-                  let top = threadState[Int(holder)].stack.last, top.kind == .blocked, top.cause == .sync else { return }
-            let interval = threads[Int(holder)].blocked[Int(top.index)]
+                  let top = threads.frames(of: holder).last, top.kind == .blocked, top.cause == .sync else { return }
+            let interval = threads.blockedInterval(holder, top.index)
             cycleThreads.append(holder)
             cycleQueues.append(Int32(interval.object))
             wanted = Int32(interval.object)
@@ -288,10 +281,10 @@ extension ModelBuilder {
     mutating func shimDeadlock(_ e: Event, thread t: Int32) {
         let q: Int32? = e.a == 0 ? nil : queue(address: e.a)
         let held: Int32? = e.b == 0 ? nil : queue(address: e.b)
-        let waiting = threadState[Int(t)].stack.last { $0.kind == .blocked && $0.cause == .sync }
+        let waiting = threads.frames(of: t).last { $0.kind == .blocked && $0.cause == .sync }
         Self.appendObservation(&model.deadlocks, DeadlockReport(
             time: now, thread: Int(t), kind: e.arg == 2 ? .apply : .sync, origin: .shim,
             queue: q.map { Int($0) }, heldQueue: held.map { Int($0) },
-            item: waiting.map { Int(threads[Int(t)].blocked[Int($0.index)].item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))
+            item: waiting.map { Int(threads.blockedInterval(t, $0.index).item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))
     }
 }

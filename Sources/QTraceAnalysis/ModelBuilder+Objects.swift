@@ -58,7 +58,7 @@ extension ModelBuilder {
         let timedOut = e.arg & 1 != 0
         if timedOut { model.groups[Int(group(address: e.a))].timedOutWaits += 1 }
         if let f = endBlocked(t, cause: .groupWait, key: e.a, timedOut: timedOut), e.b != 0 {
-            threads[Int(t)].blocked[Int(f.index)].siteRaw = siteID(e.b)
+            threads.setBlockedSite(t, f.index, site: siteID(e.b))
         }
     }
 
@@ -96,14 +96,13 @@ extension ModelBuilder {
         if timedOut { semaphores[s].timedOutWaits += 1 }
         guard let f = endBlocked(t, cause: .semaphore, key: e.a, timedOut: timedOut) else { return }
         if blocked {
-            if e.b != 0 { threads[Int(t)].blocked[Int(f.index)].siteRaw = siteID(e.b) }
+            if e.b != 0 { threads.setBlockedSite(t, f.index, site: siteID(e.b)) }
             let waited = now - f.start
             semaphores[s].blockedWaits += 1
             semaphores[s].blockedNs += waited
             semaphores[s].maxBlockedNs = Swift.max(semaphores[s].maxBlockedNs, waited)
-        } else if Int(f.index) == threads[Int(t)].blocked.count - 1 {
-            // Fast path: the thread never blocked, so it is not a blocked interval.
-            threads[Int(t)].blocked.removeLast()
+        } else {
+            threads.discardBlocked(t, f.index) // fast path: the thread never blocked, no blocked interval
         }
     }
 

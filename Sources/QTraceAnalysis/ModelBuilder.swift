@@ -20,10 +20,9 @@ import QTraceFormat
 /// Streaming model builder: `var b = ModelBuilder(info: info); b.consume(e) ...; b.finish()`.
 public struct ModelBuilder {
     var model: TraceModel
-    /// The model's threads and semaphores while building (moved into `model` by `finish`):
-    /// they change several times per event, which an array in a struct would check for
-    /// sharing at every write.
-    var threads = UnsafeTable<TraceThread>()
+    /// The model's semaphores while building (moved into `model` by `finish`): they change
+    /// several times per event, which an array in a struct would check for sharing at every
+    /// write.
     var semaphores = UnsafeTable<TraceSemaphore>()
     /// The model's items while building: in the final array's own buffer when
     /// `Analysis.buildModel(file:)` lends it (sized for one item per event, the most an event
@@ -37,14 +36,10 @@ public struct ModelBuilder {
     var objects = ObjectDirectory()
     /// The queues: targets, serial domains, suspension, backlog, wait clocks.
     var queues = QueueRegistry()
-    /// The live thread of each tid (an exited thread's tid is removed: Linux reuses tids).
-    var threadByTid = CachedIdMap<Int32>()
-    /// Most events come in runs from one thread: skip the lookup then.
-    var lastTid: Int32 = 0
-    var lastThread: Int32 = -1
+    /// The threads: their stacks, states, blocked intervals and counters.
+    var threads: ThreadTable
 
     // Run-time state, index-aligned with the model arrays.
-    var threadState = UnsafeTable<ThreadState>()
     var sourceState: [SourceState] = []
     var groupLastEmptied: [UInt64] = []
 
@@ -71,13 +66,6 @@ public struct ModelBuilder {
 
     var plainIOChannel: Int32 = -1
 
-    // Thread counters for the activity series and the thread-explosion rule.
-    var aliveThreads: Int32 = 0
-    var runningThreads: Int32 = 0
-    var blockedThreads: Int32 = 0
-    var aliveWorkers: Int32 = 0
-    var blockedWorkers: Int32 = 0
-    var explosion: ThreadExplosion?
 
     /// Observation lists are capped: findings aggregate them, and a pathological trace must
     /// not grow them without bound.
@@ -86,6 +74,7 @@ public struct ModelBuilder {
     /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
     public init(info: TraceInfo, expectedEvents: Int = 0) {
         model = TraceModel(info: info)
+        threads = ThreadTable(info: info)
         items = UnsafeTable(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
         converter = DispatchTimeConverter(initMonoNs: info.initMonoNs, initRealtimeNs: info.initRealtimeNs)
         if info.mainTid != 0 { _ = thread(for: info.mainTid) }
@@ -99,7 +88,9 @@ public struct ModelBuilder {
     /// The model so far (complete after `finish()`).
     public var currentModel: TraceModel {
         var current = model
-        current.threads = Array(threads)
+        current.threads = Array(threads.threads)
+        current.threadActivity = threads.activity
+        current.threadExplosions = threads.explosions
         current.queues = Array(queues.queues)
         current.targetLoops = queues.targetLoops
         current.semaphores = Array(semaphores)
@@ -120,9 +111,9 @@ public struct ModelBuilder {
         case .queueCreate, .queueInfo, .setTarget, .groupCreate, .semCreate, .sourceCreate, .sourceSetTimer,
              .sourceSetHandler, .ioCreate, .site, .module, .buildID, .asyncFrame, .actorType, .runLoopTimer:
             namingRecorded(e)
-        case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
+        case .threadStart: threads.started(t, kind: e.arg, creator: e.a, at: now)
         case .threadExit: threadExited(t)
-        case .threadName: threads[Int(t)].name = e.string ?? ""
+        case .threadName: threads.setName(t, e.string ?? "")
         case .suspend: suspend(object: e.a)
         case .resume: resume(object: e.a, activateOnly: false)
         case .activate: resume(object: e.a, activateOnly: true)
@@ -130,7 +121,7 @@ public struct ModelBuilder {
         case .start: start(e, thread: t)
         case .end: end(id: e.a, thread: t)
         case .workItemCreate: workItemInfo[e.a] = WorkItemInfo(blockFlags: e.arg & 0xFF_FFFF, qos: UInt8(e.arg >> 24))
-        case .workItemPerform: threadState[Int(t)].performId = e.a
+        case .workItemPerform: threads.setPerforming(t, id: e.a)
         case .applyBegin: applyBegin(e, thread: t)
         case .applyEnd: applyEnd(id: e.a, thread: t)
         case .applyIterStart: applyIterationStart(id: e.a, thread: t)
@@ -220,17 +211,9 @@ public struct ModelBuilder {
         let end = Swift.max(now, model.info.durationNs ?? 0)
         model.endTime = end
         now = end
-        for t in threadState.indices {
-            if threadState[t].state != .dead { closeStateTime(Int32(t)) }
-            threads[t].lastSeen = threadState[t].lastSeen
-        }
+        threads.close(at: end)
         queues.close(at: end)
         for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
-        if var x = explosion {
-            x.end = end
-            if x.end - x.start >= Thresholds.threadExplosionMinNs { Self.appendObservation(&model.threadExplosions, x) }
-            explosion = nil
-        }
         resolveSites()
         applyOperationSites()
     }
@@ -240,10 +223,11 @@ public struct ModelBuilder {
     mutating func finishModel() -> TraceModel {
         // The run-time state is done with, and each table goes once the model's array holds a
         // copy: at 900k queues the per-queue state and the table were half the peak memory.
-        (threadState, pending) = (UnsafeTable(), PendingTable())
-        (objects, threadByTid) = (ObjectDirectory(), CachedIdMap())
-        model.threads = Array(threads)
-        threads = UnsafeTable()
+        pending = PendingTable()
+        objects = ObjectDirectory()
+        model.threadActivity = threads.activity
+        model.threadExplosions = threads.explosions
+        model.threads = threads.takeThreads()
         model.targetLoops = queues.targetLoops
         model.queues = queues.takeQueues()
         Self.distinguishSharedLabels(&model.queues)
@@ -344,45 +328,6 @@ struct PendingItem {
     var runningAt: UInt64
     var barrierAt: UInt64
     var suspendedAt: UInt64
-}
-
-enum FrameKind: UInt8 { case item, handler, blocked, iteration, ioHandler }
-
-/// One entry of a thread's stack: what it is doing, innermost last.
-struct Frame {
-    var kind: FrameKind
-    var cause: BlockCause = .sync
-    /// Item index (item, handler), blocked-interval index, apply index or I/O op index.
-    var index: Int32
-    /// Serial domain the item counted in (items and handlers).
-    var domain: Int32 = -1
-    /// Matching key: item id, source address, wait key, apply id, op id.
-    var key: UInt64
-    var start: UInt64
-    /// The thread's innermost item and item depth before this frame was pushed (restored on pop).
-    var outerItem: Int32 = -1
-    var outerDepth: UInt8 = 0
-
-    init(kind: FrameKind, cause: BlockCause = .sync, index: Int32, domain: Int32 = -1, key: UInt64, start: UInt64) {
-        self.kind = kind; self.cause = cause; self.index = index; self.domain = domain; self.key = key; self.start = start
-    }
-}
-
-enum RunState: UInt8 { case idle, running, blocked, dead }
-
-struct ThreadState {
-    var stack = UnsafeTable<Frame>(capacity: 4)
-    var state: RunState = .idle
-    var since: UInt64 = 0
-    var isWorker = false
-    /// Innermost item or handler run being executed (-1: none) and how many are nested.
-    var currentItem: Int32 = -1
-    var itemDepth: UInt8 = 0
-    var lastSeen: UInt64 = 0
-    /// WORKITEM_PERFORM seen: the next START of this id runs inline, not from a queue.
-    var performId: UInt64?
-    /// The smallest id the thread's next ENQUEUE may have (BuildAnomalies.reusedItemIds).
-    var nextEnqueueId: UInt64 = 0
 }
 
 struct SourceState {
