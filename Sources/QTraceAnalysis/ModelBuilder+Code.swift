@@ -85,7 +85,7 @@ extension ModelBuilder {
 
     /// A Swift Concurrency job: the item just enqueued by this thread belongs to task `arg`.
     mutating func jobRecorded(_ e: Event, thread t: Int32) {
-        guard let i = recentItem(id: e.a, submitter: t), e.flags == 0 else { return }  // tasks only
+        guard let i = items.recentItem(id: e.a, submitter: t), e.flags == 0 else { return }  // tasks only
         let taskIndex: Int32
         if let known = code.taskByID[e.arg], model.tasks[Int(known)].address == e.b {
             taskIndex = known
@@ -99,17 +99,6 @@ extension ModelBuilder {
             code.taskByAddress[e.b] = taskIndex
         }
         model.tasks[Int(taskIndex)].jobs.append(Int(i))
-    }
-
-    /// The item `id` that thread `t` enqueued last (a JOB follows its ENQUEUE at once).
-    func recentItem(id: UInt64, submitter t: Int32) -> Int32? {
-        var i = items.count - 1
-        let stop = Swift.max(0, items.count - 256)
-        while i >= stop {
-            if items[i].id == id && items[i].submitterIndex == t { return Int32(i) }
-            i -= 1
-        }
-        return nil
     }
 
     /// Site ids → model indexes, once every SITE record has been read (closeOpenState).
@@ -129,9 +118,7 @@ extension ModelBuilder {
         func resolve(_ raw: UInt32) -> UInt32 {
             useDense ? (Int(raw) < dense.count ? dense[Int(raw)] : 0) : (sparse[raw] ?? 0)
         }
-        // In the builder's own table, before it becomes the model's array: rewriting that array
-        // while the lent buffer's owner still holds it would copy every item.
-        for i in 0..<items.count where items[i].siteRaw != 0 { items[i].siteRaw = resolve(items[i].siteRaw) }
+        items.resolveSites(resolve)
         threads.resolveBlockedSites(resolve)
         for (a, raw) in code.applySite { model.applies[Int(a)].site = opt(Int32(resolve(raw)) - 1) }
         for c in model.continuations.indices where model.continuations[c].siteRaw != 0 {

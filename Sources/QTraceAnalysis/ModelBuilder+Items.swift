@@ -1,5 +1,7 @@
-// Work items: ENQUEUE / START / END, the wait-cause split, sync waits and the deadlock,
-// cycle and priority-inversion observations that need the live state.
+// Work item records (ENQUEUE / START / END) wired across collaborators: the ItemTracker keeps
+// the items and pending enqueues, the QueueRegistry the queue clocks that split a wait by
+// cause, the ThreadTable the frames and sync waits; the priority-inversion observation needs
+// all three.
 import QTraceFormat
 
 extension ModelBuilder {
@@ -7,7 +9,7 @@ extension ModelBuilder {
         let kind = ItemKind(rawValue: e.arg) ?? .unknown
         checkItemId(e, thread: t)
         let q = queue(address: e.b)
-        let workItem = workItemInfo.count == 0 ? nil : workItemInfo[e.a]
+        let workItem = items.workItem(e.a)
         var item = WorkItem(id: e.a, kind: kind, flags: EnqueueFlags(rawValue: e.flags), origin: .enqueued)
         item.isBarrier = kind.isBarrier || item.flags.contains(.barrier) || (workItem?.isBarrier ?? false)
         item.enqueueTime = now
@@ -26,12 +28,11 @@ extension ModelBuilder {
         }
         if kind == .groupAsync || kind == .groupNotify { item.relatedIndex = group(address: e.c) }
         item.qosRaw = itemQoS(workItem: workItem, synchronous: kind.isSynchronous, queue: q, caller: t)
-        let i = Int32(items.count)
-        items.append(item)
+        let i = items.add(item)
 
         let delayed = kind == .after || kind == .groupNotify || kind == .workItemNotify
         let entry = queues.enqueued(i, queue: q, isBarrier: item.isBarrier, delayed: delayed, at: now)
-        if !pending.insertIfAbsent(e.a, entry) { pendingOverflow[e.a, default: []].append(entry) }
+        items.addPending(e.a, entry)
 
         if kind == .groupAsync, item.relatedIndex >= 0 { groupEnter(item.relatedIndex, thread: t, item: i) }
         if kind == .groupNotify, item.relatedIndex >= 0 {
@@ -62,22 +63,12 @@ extension ModelBuilder {
         return queueQoS != 0 ? queueQoS : callerQoS
     }
 
-    mutating func takePending(_ id: UInt64) -> PendingItem? {
-        guard let entry = pending.remove(id) else { return nil }
-        // Checked first: even an empty Dictionary hashes the key (SipHash) on lookup.
-        if !pendingOverflow.isEmpty, var more = pendingOverflow[id] {
-            _ = pending.insertIfAbsent(id, more.removeFirst())
-            pendingOverflow[id] = more.isEmpty ? nil : more
-        }
-        return entry
-    }
-
     mutating func start(_ e: Event, thread t: Int32) {
         let id = e.a
         let i: Int32
         if threads.takePerforming(t, id: id) {
             i = newUnqueuedItem(id: id, kind: e.arg, origin: .performed, thread: t)
-        } else if let entry = takePending(id) {
+        } else if let entry = items.takePending(id) {
             i = entry.item
             countIfStuckInTargetLoop(i)
             startQueued(entry)
@@ -90,7 +81,7 @@ extension ModelBuilder {
             if item.submitterIndex == t {
                 _ = endBlocked(t, cause: .sync, key: UInt64(i)) // the caller runs it itself
             } else {
-                syncWaiter[UInt64(i)] = item.submitterIndex
+                items.runsElsewhere(i, caller: item.submitterIndex)
             }
         } else if item.origin == .enqueued, item.submitterIndex != t, threads.isUnclassifiedPreexisting(t) {
             threads.markWorker(t, at: now) // a thread from before tracing that drains queues
@@ -106,13 +97,12 @@ extension ModelBuilder {
 
     mutating func newUnqueuedItem(id: UInt64, kind: UInt32, origin: ItemOrigin, thread t: Int32) -> Int32 {
         var item = WorkItem(id: id, kind: ItemKind(rawValue: kind) ?? .unknown, origin: origin)
-        let info = workItemInfo.count == 0 ? nil : workItemInfo[id]
+        let info = items.workItem(id)
         item.qosRaw = info?.qos ?? 0
         item.isBarrier = info?.isBarrier ?? false
         item.parentIndex = topItem(of: t)
         if item.qosRaw == 0 { item.qosRaw = currentQoS(of: t) }
-        items.append(item)
-        return Int32(items.count - 1)
+        return items.add(item)
     }
 
     /// An enqueued item starts: settle its wait, split by cause.
@@ -135,7 +125,7 @@ extension ModelBuilder {
             return
         }
         let split = queues.splitWait(entry, queue: q, isBarrier: items[i].isBarrier, ready: ready, at: now)
-        items[i].waitCause = dominantCause(split.behindPrevious, split.behindBarrier, split.suspended, split.forThread)
+        items[i].waitCause = ItemTracker.dominantCause(split)
         let blocker = split.blocker, blockedFor = split.blockedFor
         guard blocker >= 0 && blocker != entry.item else { return }
         items[i].waitedBehindIndex = blocker
@@ -156,15 +146,6 @@ extension ModelBuilder {
         if q >= 0, queues.isStuckInTargetLoop(queue: q, enqueuedAt: items[Int(i)].enqueueTime) {
             model.anomalies.itemsRunInTargetLoops += 1
         }
-    }
-
-    /// The largest part (ties go to the earlier cause).
-    func dominantCause(_ previous: UInt64, _ barrier: UInt64, _ suspended: UInt64, _ thread: UInt64) -> WaitCause {
-        var cause = WaitCause.behindPrevious, most = previous
-        if barrier > most { cause = .behindBarrier; most = barrier }
-        if suspended > most { cause = .suspended; most = suspended }
-        if thread > most { cause = .thread }
-        return cause
     }
 
     /// Common to items and source handler runs: the thread starts executing item `i`.
@@ -195,96 +176,11 @@ extension ModelBuilder {
         if q >= 0 {
             queues.itemEnded(f.index, queue: q, domain: f.domain, isBarrier: items[i].isBarrier, thread: t, at: now)
         }
-        if syncWaiter.count > 0, let caller = syncWaiter.remove(UInt64(i)) {
+        if let caller = items.takeSyncCaller(of: i) {
             _ = endBlocked(caller, cause: .sync, key: UInt64(i))
         }
         if items[i].kind == .groupAsync, items[i].relatedIndex >= 0 {
             groupLeave(items[i].relatedIndex, thread: t, item: f.index)
         }
-    }
-
-    // MARK: Deadlocks
-
-    /// Whether thread `t` holds queue `c` exclusively: it runs an item of `c` (of any kind:
-    /// a barrier needs it drained) or of a queue below `c` when `c` is serial. The main thread
-    /// always holds the main queue (it drains it). No allocation: this runs on every sync.
-    func holds(_ t: Int32, _ c: Int32) -> Bool {
-        if c == queues.mainQueue && threads.isMain(t) { return true }
-        let serial = queues.isSerial(c)
-        for f in threads.frames(of: t) where f.kind == .item || f.kind == .handler {
-            var cur = items[Int(f.index)].queueIndex
-            var steps = 0
-            while cur >= 0 && steps < 64 {
-                if cur == c && (steps == 0 || serial) { return true }
-                cur = queues.target(of: cur)
-                steps += 1
-            }
-        }
-        return false
-    }
-
-    /// sync (or apply) onto a serial queue the thread already holds, directly or through a
-    /// target, can never start: libdispatch would need the thread to finish first.
-    mutating func checkSelfDeadlock(thread t: Int32, queue q: Int32, exclusive: Bool, kind: DeadlockReport.Kind,
-                                    item: Int32) {
-        guard threads.currentItem(of: t) >= 0 || threads.isMain(t) else { return }
-        var cur = q
-        var steps = 0
-        while cur >= 0 && steps < 64 {
-            let needsExclusive = queues.isSerial(cur) || (steps == 0 && exclusive)
-            if needsExclusive && holds(t, cur) {
-                Self.appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
-                                                                   queue: Int(q), heldQueue: Int(cur),
-                                                                   item: item < 0 ? nil : Int(item)))
-                return
-            }
-            cur = queues.target(of: cur)
-            steps += 1
-        }
-    }
-
-    /// Wait-for graph: thread waits on queue → the queue's serial domain is held by a thread →
-    /// which waits on a queue ... back to the first thread.
-    mutating func checkSyncCycle(thread t: Int32, queue q: Int32) {
-        // Fast exit for the common case: nobody else holds the queue's domain.
-        let firstDomain = queues.domainRoot(q)
-        guard firstDomain >= 0, queues.holder(ofDomain: firstDomain) != t,
-              queues.holder(ofDomain: firstDomain) >= 0 || firstDomain == queues.mainQueue else { return }
-        var cycleThreads: [Int32] = [t]
-        var cycleQueues: [Int32] = [q]
-        var wanted = q
-        for _ in 0..<16 {
-            let domain = queues.domainRoot(wanted)
-            guard domain >= 0 else { return }
-            var holder = queues.holder(ofDomain: domain)
-            if holder < 0, domain == queues.mainQueue,
-               let main = threads.liveMainThread(), threads.runState(of: main) == .blocked {
-                holder = main // blocked main-thread code holds the main queue
-            }
-            guard holder >= 0 else { return }
-            if holder == t {
-                if cycleThreads.count > 1 {
-                    Self.appendObservation(&model.syncCycles, SyncCycle(time: now, threads: cycleThreads.map { Int($0) },
-                                                                   queues: cycleQueues.map { Int($0) }))
-                }
-                return
-            }
-            guard !cycleThreads.contains(holder),
-                  let top = threads.frames(of: holder).last, top.kind == .blocked, top.cause == .sync else { return }
-            let interval = threads.blockedInterval(holder, top.index)
-            cycleThreads.append(holder)
-            cycleQueues.append(Int32(interval.object))
-            wanted = Int32(interval.object)
-        }
-    }
-
-    mutating func shimDeadlock(_ e: Event, thread t: Int32) {
-        let q: Int32? = e.a == 0 ? nil : queue(address: e.a)
-        let held: Int32? = e.b == 0 ? nil : queue(address: e.b)
-        let waiting = threads.frames(of: t).last { $0.kind == .blocked && $0.cause == .sync }
-        Self.appendObservation(&model.deadlocks, DeadlockReport(
-            time: now, thread: Int(t), kind: e.arg == 2 ? .apply : .sync, origin: .shim,
-            queue: q.map { Int($0) }, heldQueue: held.map { Int($0) },
-            item: waiting.map { Int(threads.blockedInterval(t, $0.index).item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))
     }
 }

@@ -178,8 +178,7 @@ extension ModelBuilder {
         item.parentIndex = topItem(of: t)
         if kind == .event, !code.sourceHandlerSite.isEmpty { item.siteRaw = code.sourceHandlerSite[s] ?? 0 }
         if item.queueIndex >= 0 { item.qosRaw = queues.effectiveQoS(item.queueIndex) }
-        let i = Int32(items.count)
-        items.append(item)
+        let i = items.add(item)
 
         var run = SourceHandlerRun(item: Int(i), kind: kind, data: data, merges: 0, delayNs: nil, latenessNs: nil,
                                    coalesced: false, afterSuspension: false)

@@ -24,10 +24,8 @@ public struct ModelBuilder {
     /// several times per event, which an array in a struct would check for sharing at every
     /// write.
     var semaphores = UnsafeTable<TraceSemaphore>()
-    /// The model's items while building: in the final array's own buffer when
-    /// `Analysis.buildModel(file:)` lends it (sized for one item per event, the most an event
-    /// makes; untouched pages cost no memory), else growing and copied out once by `finish`.
-    var items: UnsafeTable<WorkItem>
+    /// The items: their table, the pending enqueues, DispatchWorkItems, sync callers.
+    var items: ItemTracker
     let converter: DispatchTimeConverter
     /// Time of the latest event (events that go back in time are clamped to it).
     var now: UInt64 = 0
@@ -44,17 +42,11 @@ public struct ModelBuilder {
     var groupLastEmptied: [UInt64] = []
 
     // In-flight lookups.
-    var pending = PendingTable()
-    /// Further pending enqueues of an id already pending (a DispatchWorkItem submitted twice).
-    var pendingOverflow: [UInt64: [PendingItem]] = [:]
-    var workItemInfo = IdMap<WorkItemInfo>()
     var applyById = IdMap<Int32>()
     var ioOpById = IdMap<Int32>()
     var intervalById = IdMap<Int32>()
     /// dispatch_once calls under way: when each began (ModelBuilder+Once.swift).
     var onceBegins: [OnceCall: UInt64] = [:]
-    /// Sync items that run on another thread than their caller: item → caller thread.
-    var syncWaiter = IdMap<Int32>()
     var applyRunning: [Int32] = []
     /// SCHED_STATE records (`qtrace record --sched`), matched to threads in `finish`.
     var schedChanges: [PendingSchedChange] = []
@@ -75,7 +67,7 @@ public struct ModelBuilder {
     public init(info: TraceInfo, expectedEvents: Int = 0) {
         model = TraceModel(info: info)
         threads = ThreadTable(info: info)
-        items = UnsafeTable(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
+        items = ItemTracker(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
         converter = DispatchTimeConverter(initMonoNs: info.initMonoNs, initRealtimeNs: info.initRealtimeNs)
         if info.mainTid != 0 { _ = thread(for: info.mainTid) }
         if info.mainQueue != 0 {
@@ -94,7 +86,7 @@ public struct ModelBuilder {
         current.queues = Array(queues.queues)
         current.targetLoops = queues.targetLoops
         current.semaphores = Array(semaphores)
-        current.items = Array(items)
+        current.items = Array(items.all)
         return current
     }
 
@@ -120,7 +112,7 @@ public struct ModelBuilder {
         case .enqueue: enqueue(e, thread: t)
         case .start: start(e, thread: t)
         case .end: end(id: e.a, thread: t)
-        case .workItemCreate: workItemInfo[e.a] = WorkItemInfo(blockFlags: e.arg & 0xFF_FFFF, qos: UInt8(e.arg >> 24))
+        case .workItemCreate: items.workItemCreated(id: e.a, flagsAndQoS: e.arg)
         case .workItemPerform: threads.setPerforming(t, id: e.a)
         case .applyBegin: applyBegin(e, thread: t)
         case .applyEnd: applyEnd(id: e.a, thread: t)
@@ -201,8 +193,7 @@ public struct ModelBuilder {
     /// Closes what is still open at the end of the trace and returns the model.
     public mutating func finish() -> TraceModel {
         closeOpenState()
-        model.items = Array(items)
-        items = UnsafeTable()
+        model.items = items.takeItems()
         return finishModel()
     }
 
@@ -223,7 +214,6 @@ public struct ModelBuilder {
     mutating func finishModel() -> TraceModel {
         // The run-time state is done with, and each table goes once the model's array holds a
         // copy: at 900k queues the per-queue state and the table were half the peak memory.
-        pending = PendingTable()
         objects = ObjectDirectory()
         model.threadActivity = threads.activity
         model.threadExplosions = threads.explosions
@@ -274,7 +264,7 @@ public enum Analysis {
             Phases.time("model: close open state, resolve sites") { builder.closeOpenState() }
             initialized = builder.items.count
         }
-        builder.items = UnsafeTable()
+        builder.items.endLoan()
         builder.model.items = items
         return Phases.time("model: finish (names, sched, samples)") { builder.finishModel() }
     }
@@ -311,24 +301,6 @@ public struct AnalysisResult: Sendable {
 }
 
 // MARK: Run-time state
-
-struct WorkItemInfo {
-    var blockFlags: UInt32
-    var qos: UInt8
-    /// DISPATCH_BLOCK_BARRIER.
-    var isBarrier: Bool { blockFlags & 0x1 != 0 }
-}
-
-struct PendingItem {
-    var item: Int32
-    var domain: Int32
-    /// Counted in the backlog (after and notify items are not: they are not in the queue yet).
-    var inBacklog: Bool
-    var domainBusyAt: UInt64
-    var runningAt: UInt64
-    var barrierAt: UInt64
-    var suspendedAt: UInt64
-}
 
 struct SourceState {
     var suspendCount: Int32 = 1
