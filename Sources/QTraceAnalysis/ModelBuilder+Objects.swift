@@ -141,7 +141,7 @@ extension ModelBuilder {
 
     mutating func sourceSetHandler(_ e: Event) {
         guard let s = source(address: e.a) else { return }
-        if e.arg == 0, e.b != 0 { code.sourceHandlerSite[s] = siteID(e.b) }
+        if e.arg == 0, e.b != 0 { code.noteSourceHandlerSite(s, siteID(e.b)) }
         switch e.arg {
         case 0: model.sources[s].hasEventHandler = true
         case 1: model.sources[s].hasCancelHandler = true
@@ -176,7 +176,7 @@ extension ModelBuilder {
         item.relatedIndex = Int32(s)
         item.queueIndex = idx(model.sources[s].queue)
         item.parentIndex = topItem(of: t)
-        if kind == .event, !code.sourceHandlerSite.isEmpty { item.siteRaw = code.sourceHandlerSite[s] ?? 0 }
+        if kind == .event { item.siteRaw = code.sourceHandlerSite(s) }
         if item.queueIndex >= 0 { item.qosRaw = queues.effectiveQoS(item.queueIndex) }
         let i = items.add(item)
 
@@ -231,7 +231,7 @@ extension ModelBuilder {
         model.applies.append(ApplyCall(id: e.a, queue: opt(q), callerThread: Int(t), iterations: e.c, begin: now))
         applyRunning.append(0)
         applyById[e.a] = a
-        if e.d != 0 { code.applySite[a] = siteID(e.d) }
+        if e.d != 0 { code.noteApplySite(a, siteID(e.d)) }
         if q >= 0 { checkSelfDeadlock(thread: t, queue: q, exclusive: false, kind: .apply, item: -1) }
         beginBlocked(t, cause: .apply, object: a, key: e.a, site: siteID(e.d))
     }

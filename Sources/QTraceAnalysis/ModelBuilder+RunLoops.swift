@@ -18,7 +18,7 @@ extension ModelBuilder {
         model.sources.append(source)
         sourceState.append(SourceState())
         objects.store(.source, s, at: e.a)
-        if e.d != 0 { code.sourceHandlerSite[Int(s)] = siteID(e.d) }
+        if e.d != 0 { code.noteSourceHandlerSite(Int(s), siteID(e.d)) }
     }
 
     /// A fire: lateness is its start minus the date the run loop programmed for it (CF skips

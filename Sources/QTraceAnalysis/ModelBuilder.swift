@@ -53,7 +53,7 @@ public struct ModelBuilder {
     /// STACK_FRAME and CPU_SAMPLE records (`qtrace record --cpu`, ModelBuilder+Samples.swift).
     var samples = SampleBuildState()
     /// Sites, modules and tasks (format 1.4).
-    var code = CodeBuildState()
+    var code = CodeIdentity()
     var operations = OperationBuildState()
 
     var plainIOChannel: Int32 = -1
@@ -87,6 +87,9 @@ public struct ModelBuilder {
         current.targetLoops = queues.targetLoops
         current.semaphores = Array(semaphores)
         current.items = Array(items.all)
+        if !code.sites.isEmpty || !code.modules.isEmpty || !code.tasks.isEmpty {
+            (current.sites, current.codes, current.modules, current.tasks) = (code.sites, code.codes, code.modules, code.tasks)
+        }
         return current
     }
 
@@ -181,10 +184,10 @@ public struct ModelBuilder {
         case .sourceSetTimer: sourceSetTimer(e)
         case .sourceSetHandler: sourceSetHandler(e)
         case .ioCreate: ioCreated(e)
-        case .site: siteRecorded(e)
-        case .module: moduleRecorded(e)
-        case .buildID: buildIDRecorded(e)
-        case .asyncFrame: asyncFrameRecorded(e)
+        case .site: code.siteRecorded(e)
+        case .module: code.moduleRecorded(e)
+        case .buildID: code.buildIDRecorded(e)
+        case .asyncFrame: code.asyncFrameRecorded(e)
         case .actorType: model.actorTypeNames[e.a] = e.string ?? ""
         default: break  // a hostile trace: nothing to attribute it to
         }
@@ -207,6 +210,7 @@ public struct ModelBuilder {
         for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
         resolveSites()
         applyOperationSites()
+        moveCodeIdentityIntoModel()
     }
 
     /// Moves the run-time tables into the model (its items must be there already) and adds
