@@ -1,5 +1,8 @@
 // Builds a TraceModel from events in time order, in one pass with state kept per in-flight
-// object only. The per-domain handlers live in the ModelBuilder+*.swift files.
+// object only. ModelBuilder is a dispatcher: each record goes to the collaborator that owns
+// what it changes (ObjectDirectory, QueueRegistry, ThreadTable, ItemTracker, CodeIdentity;
+// docs/architecture.md, "How the model is built"), and the ModelBuilder+*.swift files wire
+// them where one record concerns several.
 //
 // How records become the model (docs/trace-format.md gives the records):
 // - Objects are keyed by address; a CREATE/INFO record at a known address starts a new
@@ -30,6 +33,7 @@ public struct ModelBuilder {
     /// Time of the latest event (events that go back in time are clamped to it).
     var now: UInt64 = 0
 
+    // The collaborators that own their state (moved into `model` by `finish`).
     /// Object identity: every address maps to its most recent object.
     var objects = ObjectDirectory()
     /// The queues: targets, serial domains, suspension, backlog, wait clocks.
@@ -55,9 +59,8 @@ public struct ModelBuilder {
     /// Sites, modules and tasks (format 1.4).
     var code = CodeIdentity()
     var operations = OperationBuildState()
-
+    /// The pseudo-channel of dispatch_read/dispatch_write (-1 until used).
     var plainIOChannel: Int32 = -1
-
 
     /// Observation lists are capped: findings aggregate them, and a pathological trace must
     /// not grow them without bound.
