@@ -130,6 +130,7 @@ extension TraceModel {
         for site in sites { seen.formUnion(site.asyncStack) }
         for site in sites { seen.formUnion(site.callStack.lazy.filter { $0 != 0 }.map { $0 - 1 }) }
         for hop in actorHops where hop.executor != 0 && hop.resume != 0 { seen.insert(hop.resume) }
+        for stretch in longJobStretches().values { seen.insert(stretch.resume) }
         if let cpu { seen.formUnion(cpu.symbolAddresses) }
         return seen.sorted()
     }
@@ -144,6 +145,7 @@ extension TraceModel {
         focusAsyncStacks(locations, focus: focus)
         focusCallStacks(locations, focus: focus)
         for hop in actorHops where hop.executor != 0 { actorCode[hop.resume] = locations[hop.resume] }
+        for stretch in longJobStretches().values { actorCode[stretch.resume] = locations[stretch.resume] }
     }
 
     /// Modules whose code is Dispatch's or Swift's own wrapping, never the user's closure.

@@ -5,12 +5,14 @@
 import QTraceFormat
 
 extension RuleContext {
-    /// Raised once: when and how long every CPU was busy, and what it explains.
+    /// Raised once: when and how long every CPU was busy, and what it explains. Only from
+    /// kernel states or CPU samples: item run time cannot tell an item computing from one
+    /// sleeping in a system call (its periods still leave waits out of the queue rules).
     mutating func cpuSaturation() {
-        guard let first = saturation.periods.first, let last = saturation.periods.last else { return }
-        let measured = saturation.fromSched ? "on a CPU (kernel states)" : "running items"
+        guard saturation.isMeasured, let first = saturation.periods.first, let last = saturation.periods.last else { return }
+        let measured = saturation.fromSched ? "kernel states: threads on a CPU or waiting for one" : "CPU samples: threads on a CPU"
         add("cpu.saturated", .info, first.start, last.end, [],
-            "all \(model.info.ncpu) CPUs were busy for \(formatDuration(saturation.saturatedNs)) of \(formatDuration(model.endTime)) (threads \(measured) \(formatPercent(Thresholds.saturationBusyShare)) of the time or more, from \(formatDuration(first.start))): items then wait for a CPU whatever their queue, so those waits are not read as queue problems (items too small, unbounded backlog); to go faster, do less work or add CPUs",
+            "all \(model.info.ncpu) CPUs were busy for \(formatDuration(saturation.saturatedNs)) of \(formatDuration(model.endTime)) (\(measured) \(formatPercent(Thresholds.saturationBusyShare)) of the time or more, from \(formatDuration(first.start))): items then wait for a CPU whatever their queue, so those waits are not read as queue problems (items too small, unbounded backlog); to go faster, do less work or add CPUs",
             weight: saturation.saturatedNs)
     }
 
@@ -76,7 +78,8 @@ extension RuleContext {
         guard trend.endNs - trend.startNs >= Thresholds.unboundedBacklogMinNs,
               floors.last! >= Thresholds.unboundedBacklogMinDepth,
               floors.dropLast().allSatisfy({ $0 < floors.last! }) else { return nil }
-        // Grown while every CPU was busy: the consumer waited for a CPU (cpu.saturated).
+        // Grown while every CPU was busy (or, from item time alone, may have been): the
+        // consumer waited for a CPU (cpu.saturated).
         return saturation.explains(trend.lastWindowStartNs, trend.endNs) ? nil : trend
     }
 
@@ -125,7 +128,8 @@ extension RuleContext {
     }
 
     mutating func addItemsTooSmall(_ qi: Int, _ objects: [FindingObject], run: DurationStats, wait: DurationStats) {
-        let outside = saturation.periods.isEmpty ? "" : " (waits outside saturated periods)"
+        let outside = saturation.periods.isEmpty ? ""
+            : saturation.isMeasured ? " (waits outside saturated periods)" : " (waits outside periods when items ran on every CPU)"
         add("queue.items-too-small", .info, 0, model.endTime, objects,
             "\(q(qi)): \(wait.count) items\(outside) with median run \(formatDuration(run.p50Ns)) against median wait \(formatDuration(wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items",
             weight: UInt64(wait.count))

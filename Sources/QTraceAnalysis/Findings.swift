@@ -128,10 +128,23 @@ struct RuleContext {
     var slotByKey: [String: Int] = [:]
     /// When every CPU was busy: the waits then are the CPUs', not the queues'.
     let saturation: CPUSaturation
+    /// Long Swift jobs whose time went mostly to code after a switch (JobStretches.swift).
+    let jobStretches: [Int: JobStretch]
 
     init(model: TraceModel, stats: TraceStatistics) {
         self.model = model; self.stats = stats
         saturation = CPUSaturation(model)
+        jobStretches = model.longJobStretches()
+    }
+
+    /// For a long Swift job that went on past the function it resumed in: where most of its
+    /// time went (" (its longest stretch, 56.7 s of its 57.6 s, in BuildOperation.build(...) at ...)").
+    func stretchText(ofJob i: Int) -> String {
+        guard let stretch = jobStretches[i] else { return "" }
+        let item = model.items[i]
+        let run = (item.endTime == noTime ? model.endTime : item.endTime) - item.startTime
+        let code = model.actorCode[stretch.resume]?.described ?? "0x" + String(stretch.resume, radix: 16)
+        return " (its longest stretch, \(formatDuration(stretch.duration)) of its \(formatDuration(run)), in \(code) from \(formatDuration(stretch.start)) on: its task went on there without suspending after the function it resumed in)"
     }
 
     /// A flight-recorder snapshot ends while the program runs on: what is open at its end is
@@ -251,7 +264,10 @@ struct RuleContext {
                     add("wait.never-finished", .error, b.start, model.endTime, [threadRef(t)] + blockedObjects(b),
                         "\(threadName(model.threads[t])) was still blocked in \(what) \(formatDuration(length)) after it began, \(traceEnd): likely deadlock; find who should signal or release it",
                         weight: length, stack: waitStack(b))
-                } else if model.threads[t].kind != .main {
+                } else if model.threads[t].kind != .main, b.cause != .apply {
+                    // concurrentPerform's caller runs iterations itself and then waits only for
+                    // its peers' last ones: its length is its iterations' run time (item and
+                    // queue rules), not a thread held idle (1.5 s under a loaded suite's load).
                     add("wait.long", .warning, b.start, b.end!, [threadRef(t)] + blockedObjects(b),
                         "\(threadName(model.threads[t])) blocked \(formatDuration(length)) in \(what): a blocked worker holds a thread; prefer async completion (notify, sources) to waiting",
                         weight: length, stack: waitStack(b))
@@ -271,7 +287,7 @@ struct RuleContext {
             let length = model.endTime - item.startTime
             guard length >= Thresholds.longWaitNs else { continue }
             add("item.running-at-end", .warning, item.startTime, model.endTime, [queueRef(qi)] + itemSiteObjects(i),
-                "\(itemName(i)) was still running \(traceEnd), ≥ \(formatDuration(length)) after it started: it held a thread throughout and the run statistics leave it out; if it waits, make the wait asynchronous, if it computes, split it into smaller items",
+                "\(itemName(i)) was still running \(traceEnd), ≥ \(formatDuration(length)) after it started\(stretchText(ofJob: i)): it held a thread throughout and the run statistics leave it out; if it waits, make the wait asynchronous, if it computes, split it into smaller items",
                 weight: length)
         }
     }

@@ -47,7 +47,8 @@ public struct TraceModel: Sendable {
     public var actorTypeNames: [UInt64: String] = [:]
     /// Foundation operations (OPERATION) by item index: the Operation each item ran.
     public var operations: [Int: ItemOperation] = [:]
-    /// The hops' resume functions, symbolized (the actor methods).
+    /// The hops' resume functions, symbolized: onto actors (the actor methods), and those that
+    /// began a long Swift job's longest stretch (`longJobStretches`).
     public var actorCode: [UInt64: CodeLocation] = [:]
     /// Swift continuations made and awaited (format 1.7), in time order.
     public var continuations: [ContinuationEvent] = []

@@ -126,7 +126,7 @@ extension RuleContext {
     }
 
     /// `swift.long-job`: a job that ran `longJobNs` or more without suspending (time blocked
-    /// in Dispatch calls and, with --sched, time waiting for a CPU left out). One finding per code.
+    /// in Dispatch calls left out; with --sched, only its time on a CPU). One finding per code.
     mutating func longJobs(taskOfJob: [Int: Int]) {
         var blockedInThread: [Int: [BlockedInterval]] = [:]
         for (i, item) in model.items.enumerated() where item.flags.contains(.swiftConcurrency) {
@@ -137,19 +137,25 @@ extension RuleContext {
                 let e = Swift.min(end, b.end ?? model.endTime), s = Swift.max(start, b.start)
                 return sum + (e > s ? e - s : 0)
             }
-            let computing = run > blocked ? run - blocked : 0
+            // With --sched, what it computed is its time on a CPU: time asleep in the kernel
+            // (a read, a lock, a build run synchronously) is blocking the shim does not see.
+            let computing = model.sched.flatMap { $0.items.indices.contains(i) ? $0.items[i].runningNs : nil }
+                ?? (run > blocked ? run - blocked : 0)
             guard computing >= Thresholds.longJobNs else { continue }
             let code = model.code(ofItem: i).map { $0.what?.described ?? $0.name } ?? itemName(i)
             let task = taskOfJob[i].map { " (task \(model.tasks[$0].id))" } ?? ""
             add("swift.long-job", .warning, start, end, itemSiteObjects(i).isEmpty ? [itemRef(i)] : itemSiteObjects(i),
-                "a Swift job in \(code)\(task) ran \(formatDuration(computing)) without suspending, holding a cooperative-pool thread (one per CPU) the whole time: other tasks wait; split the work (await Task.yield() between parts) or run it on a Dispatch queue and resume from it",
+                "a Swift job in \(code)\(task) ran \(formatDuration(computing)) without suspending\(stretchText(ofJob: i)), holding a cooperative-pool thread (one per CPU) the whole time: other tasks wait; split the work (await Task.yield() between parts) or run it on a Dispatch queue and resume from it",
                 weight: computing)
         }
     }
 
     /// `swift.actor-contention`: tasks waited for an actor longer than they ran on it.
     mutating func actorContention() {
-        for actor in stats.actors where actor.waitNs >= Thresholds.actorContentionNs && actor.waitNs > actor.runNs {
+        // Contention is tasks queued behind each other: a main-actor wait with no other visit
+        // on the actor is the main thread busy elsewhere (swift build's one 2.5 ms at startup).
+        for actor in stats.actors where actor.waitNs >= Thresholds.actorContentionNs && actor.waitNs > actor.runNs
+            && actor.peakQueueDepth >= 1 {
             let entered = actor.enteredAt.first.map { " (entered at \($0))" } ?? ""
             add("swift.actor-contention", .warning, model.startTime, model.endTime,
                 [FindingObject(kind: .actor, index: actor.actor, label: actor.name)],

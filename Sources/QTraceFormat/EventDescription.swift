@@ -134,23 +134,28 @@ public enum TraceText {
     public static func quoted(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                let value = scalar.value
-                if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
-                    || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) {
-                    out += "\\u{" + String(value, radix: 16) + "}"
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
+            if let escape = backslashEscape(scalar) { out += escape; continue }
+            let value = scalar.value
+            if value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
+                || (0x202A...0x202E).contains(value) || (0x2066...0x2069).contains(value) {
+                out += "\\u{" + String(value, radix: 16) + "}"
+            } else {
+                out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
+    }
+
+    /// The escapes terminal text and JSON strings share: quote, backslash, newline, return, tab.
+    package static func backslashEscape(_ scalar: Unicode.Scalar) -> String? {
+        switch scalar {
+        case "\"": "\\\""
+        case "\\": "\\\\"
+        case "\n": "\\n"
+        case "\r": "\\r"
+        case "\t": "\\t"
+        default: nil
+        }
     }
 
     /// A dispatch_time_t: `now`, `forever` or the raw value.

@@ -2,6 +2,8 @@
 // what JSON requires, so that the text can sit inside an HTML <script> element: a label like
 // `</script><script>alert(1)</script>` stays one inert JSON string.
 
+import QTraceFormat
+
 package indirect enum JSONValue {
     case null
     case bool(Bool)
@@ -56,12 +58,8 @@ package indirect enum JSONValue {
     package static func writeString(_ s: String, to out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
+            if let escape = TraceText.backslashEscape(scalar) { out += escape; continue }
             switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
             case "<": out += "\\u003c"
             case ">": out += "\\u003e"
             case "&": out += "\\u0026"

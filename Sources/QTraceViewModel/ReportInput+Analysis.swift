@@ -272,26 +272,12 @@ struct AnalysisReportBuilder {
         return result
     }
 
-    /// Log2 buckets from 64 ns to ~17 s.
-    static let histogramBounds: [Double] = (6...34).map { Double(UInt64(1) << UInt64($0)) }
-
+    /// The analysis' per-queue wait and run histograms (`QueueHistograms`), as report rows.
     func histograms() -> [ReportHistogram] {
-        let buckets = Self.histogramBounds.count - 1
-        var wait = [[Int]](repeating: [Int](repeating: 0, count: buckets), count: model.queues.count)
-        var run = wait
-        func bucket(_ ns: UInt64) -> Int {
-            let bits = 64 - ns.leadingZeroBitCount - 1   // floor(log2)
-            return min(max(bits - 6, 0), buckets - 1)
-        }
-        for item in model.items {
-            guard let q = item.queue else { continue }
-            if let w = item.wait { wait[q][bucket(w)] += 1 }
-            if let r = item.runTime { run[q][bucket(r)] += 1 }
-        }
-        return model.queues.indices.flatMap { q -> [ReportHistogram] in
-            guard run[q].contains(where: { $0 > 0 }) || wait[q].contains(where: { $0 > 0 }) else { return [] }
-            return [ReportHistogram(queueIndex: q, metric: .wait, boundsNs: Self.histogramBounds, counts: wait[q]),
-                    ReportHistogram(queueIndex: q, metric: .run, boundsNs: Self.histogramBounds, counts: run[q])]
+        let bounds = QueueHistograms.boundsNs.map { Double($0) }  // not map(Double.init): that is init(bitPattern:)
+        return QueueHistograms(model).queues.flatMap { h in
+            [ReportHistogram(queueIndex: h.queue, metric: .wait, boundsNs: bounds, counts: h.wait),
+             ReportHistogram(queueIndex: h.queue, metric: .run, boundsNs: bounds, counts: h.run)]
         }
     }
 

@@ -1,6 +1,7 @@
 // Writes ViewerAssets.swift, the report viewer (Sources/QTraceReport/viewer/*.html, *.css, *.js)
-// as Swift string literals, for the EmbedViewer build-tool plugin: viewer/ stays the only copy,
-// the generated file lives in the build directory.
+// as Swift string literals, its JavaScript modules bundled into one script (ViewerBundle.swift),
+// for the EmbedViewer build-tool plugin: viewer/ stays the only copy, the generated file lives
+// in the build directory.
 // Usage: qtrace-embed-viewer VIEWER_DIR OUTPUT.swift
 import Foundation
 
@@ -41,11 +42,11 @@ func viewerFiles(in directory: String) -> [String] {
         .map { directory + "/" + $0 }
 }
 
-/// The report's inline script: every viewer/*.js file in name order, in one strict scope.
-func inlineScript(_ files: [(name: String, text: String)]) -> String {
-    "(function () {\n\"use strict\";\n"
-        + files.filter { $0.name.hasSuffix(".js") }.map { "// ---- viewer/\($0.name)\n" + $0.text }.joined(separator: "\n")
-        + "\n})();\n"
+/// The report's inline script: the viewer/*.js modules bundled (ViewerBundle.swift).
+func inlineScript(_ files: [(name: String, text: String)], directory: String) -> String {
+    let modules = files.filter { $0.name.hasSuffix(".js") }
+        .map { parseModule(name: $0.name, text: $0.text, path: "\(directory)/\($0.name)") }
+    return bundle(modules, directory: directory)
 }
 
 /// `sha256-BASE64` of `text` for the Content-Security-Policy, by coreutils' sha256sum: the hash
@@ -73,9 +74,9 @@ func cspHash(_ text: String) -> String {
     return "sha256-" + Data(bytes).base64EncodedString()
 }
 
-func generate(files paths: [String]) -> String {
-    let files = paths.map { (name: ($0 as NSString).lastPathComponent, text: viewerText($0)) }
-    let script = inlineScript(files)
+func generate(directory: String) -> String {
+    let files = viewerFiles(in: directory).map { (name: ($0 as NSString).lastPathComponent, text: viewerText($0)) }
+    let script = inlineScript(files, directory: directory)
     let style = files.filter { $0.name.hasSuffix(".css") }.map(\.text).joined(separator: "\n")
     let template = files.first { $0.name == "index.html" }?.text ?? "<!--qtrace:head--><!--qtrace:body-->"
     var lines = [
@@ -102,7 +103,7 @@ func generate(files paths: [String]) -> String {
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else { fail("usage: qtrace-embed-viewer VIEWER_DIR OUTPUT.swift") }
 let output = arguments[2]
-let text = generate(files: viewerFiles(in: arguments[1]))
+let text = generate(directory: arguments[1])
 // Rewritten only when it changes, so an unchanged viewer does not recompile QTraceReport.
 if FileManager.default.contents(atPath: output) != Data(text.utf8) {
     do { try text.write(toFile: output, atomically: true, encoding: .utf8) } catch { fail("\(output): \(error)") }

@@ -66,13 +66,13 @@ def test_stats_table_sorts(open_report):
     report = open_report("small")
     report.js("window.qtrace.openTab('stats')")
     header = report.driver.find_element(By.CSS_SELECTOR, "table[data-table-id='queues'] th[data-key='items'] button")
+    items_column = "const k = document.querySelector(\"table[data-table-id='queues'] th[data-key='items']\").cellIndex;" \
+        "return [...document.querySelectorAll(\"table[data-table-id='queues'] tbody tr\")].map(r => Number(r.cells[k].dataset.value))"
     header.click()
-    values = report.js("return [...document.querySelectorAll(\"table[data-table-id='queues'] tbody tr\")]"
-                       ".map(r => Number(r.cells[2].dataset.value))")
-    assert values == sorted(values)
+    values = report.js(items_column)
+    assert len(values) > 2 and values == sorted(values)
     header.click()
-    values = report.js("return [...document.querySelectorAll(\"table[data-table-id='queues'] tbody tr\")]"
-                       ".map(r => Number(r.cells[2].dataset.value))")
+    values = report.js(items_column)
     assert values == sorted(values, reverse=True)
 
 

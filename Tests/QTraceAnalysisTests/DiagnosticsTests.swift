@@ -408,6 +408,21 @@ final class DiagnosticsTests: XCTestCase {
         XCTAssertTrue(r.findings("wait.long")[0].message.contains("1.50 s"))
     }
 
+    /// concurrentPerform's caller runs iterations and waits for its peers: 1.5 s of it on a
+    /// loaded machine is the iterations' run time, not a thread held idle.
+    func testLongConcurrentPerformIsNoLongWait() {
+        var s = TraceScript()
+        s.mainAndGlobals()
+        s.thread(201)
+        s.add(.applyBegin, ms(10), tid: 201, a: 50, b: 0, c: 4)
+        s.add(.applyEnd, ms(1510), tid: 201, a: 50)
+        s.groupWait(0x6000, from: ms(1600), to: ms(3100), on: 201)
+        s.add(.mark, ms(3500), tid: mainTid, string: "end")
+        let long = s.analysis().findings("wait.long")
+        XCTAssertEqual(long.count, 1)
+        XCTAssertTrue(long.first?.message.contains("group") ?? false, long.first?.message ?? "none")
+    }
+
     func testApplyWithoutParallelismAndDroppedEvents() {
         var s = TraceScript()
         s.info.droppedEvents = 12

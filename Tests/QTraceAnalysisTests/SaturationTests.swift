@@ -5,13 +5,25 @@ import QTraceFormat
 @testable import QTraceAnalysis
 import QTraceAnalysisTestSupport
 
+extension TraceScript {
+    /// A SCHED_STATE record of the scheduler stream (`--sched`).
+    mutating func schedState(_ state: SchedState, at t: UInt64, tid: Int32) {
+        add(.schedState, t, tid: 0, arg: state.rawValue, a: UInt64(tid))
+    }
+}
+
 final class SaturationTests: XCTestCase {
-    /// Threads 211... each run one item on the default global queue over [from, to): busy.
-    func busy(_ s: inout TraceScript, threads: Int, from: UInt64, to: UInt64) {
+    /// Threads 211... each run one item on the default global queue over [from, to); with
+    /// `kernel`, the scheduler's states say what they did meanwhile (`--sched`).
+    func busy(_ s: inout TraceScript, threads: Int, from: UInt64, to: UInt64, kernel: SchedState? = nil) {
         for k in 0..<threads {
             let tid = Int32(211 + k)
             s.thread(tid)
             s.item(UInt64(0xB00 + k), on: globalDefault, at: from, runOn: tid, start: from, end: to)
+            if let kernel {
+                s.schedState(kernel, at: from, tid: tid)
+                s.schedState(.sleeping, at: to, tid: tid)
+            }
         }
     }
 
@@ -24,20 +36,87 @@ final class SaturationTests: XCTestCase {
         }
     }
 
-    func testTwoBusyThreadsOnTwoCPUsSaturateThem() {
+    func testTwoThreadsOnCPUsOfTwoSaturateThem() {
         var s = TraceScript()
         s.mainAndGlobals()
-        busy(&s, threads: 2, from: 0, to: ms(1200))
+        busy(&s, threads: 2, from: 0, to: ms(1200), kernel: .running)
         s.add(.mark, ms(1500), tid: mainTid, string: "end")
         let r = s.analysis()
         XCTAssertEqual(CPUSaturation(r.model).periods, [Span(start: 0, end: ms(1200))])
         let f = r.findings("cpu.saturated")
         XCTAssertEqual(f.count, 1, "raised once")
         XCTAssertEqual(f[0].severity, .info)
-        XCTAssertTrue(f[0].message.contains("all 2 CPUs were busy for 1.20 s of 1.50 s"), f[0].message)
+        XCTAssertTrue(f[0].message.contains("all 2 CPUs were busy for 1.20 s of 1.50 s (kernel states: threads on a CPU or waiting for one 90% of the time or more"), f[0].message)
         // The same threads on 4 CPUs: half busy, not saturated.
         s.info.ncpu = 4
         XCTAssertEqual(s.analysis().findings("cpu.saturated"), [])
+    }
+
+    func testItemTimeAloneRaisesNoSaturation() {
+        // Two items "running" on 2 CPUs for 1.2 s: computing or sleeping in a system call,
+        // the trace cannot tell. The periods leave waits out of the queue rules (they may be
+        // saturation); no finding claims it.
+        var s = TraceScript()
+        s.mainAndGlobals()
+        busy(&s, threads: 2, from: 0, to: ms(1200))
+        let r = s.analysis()
+        let saturation = CPUSaturation(r.model)
+        XCTAssertEqual(saturation.evidence, .itemTime)
+        XCTAssertEqual(saturation.periods, [Span(start: 0, end: ms(1200))])
+        XCTAssertEqual(r.findings("cpu.saturated"), [])
+        // The kernel says they slept: no period at all.
+        var sleeping = TraceScript()
+        sleeping.mainAndGlobals()
+        busy(&sleeping, threads: 2, from: 0, to: ms(1200), kernel: .sleeping)
+        XCTAssertEqual(CPUSaturation(sleeping.analysis().model).periods, [])
+    }
+
+    func testRunnableThreadsMeanEveryCPUWasTaken() {
+        // One thread on a CPU, one waiting for one (another program holds the other CPU):
+        // the program's items wait for a CPU all the same.
+        var s = TraceScript()
+        s.mainAndGlobals()
+        busy(&s, threads: 1, from: 0, to: ms(1200), kernel: .running)
+        s.thread(299)
+        s.item(0xBFF, on: globalDefault, at: 0, runOn: 299, start: 0, end: ms(1200))
+        s.schedState(.runnable, at: 0, tid: 299)
+        s.schedState(.sleeping, at: ms(1200), tid: 299)
+        XCTAssertEqual(s.analysis().findings("cpu.saturated").count, 1)
+    }
+
+    func testAThreadStopsCountingWhenItExits() {
+        // Short-lived threads whose last kernel state was "running" (perf records no state
+        // after the exit): they count until they exit, not to the end of the trace (a
+        // `swift build` read 50.5 s of its 50.9 s as saturated from 1 s of CPU).
+        var s = TraceScript()
+        s.mainAndGlobals()
+        for k: Int32 in 0..<4 {
+            s.thread(221 + k)
+            s.schedState(.running, at: ms(10), tid: 221 + k)
+            s.exit(221 + k, at: ms(50))
+        }
+        s.add(.mark, ms(2000), tid: mainTid, string: "end")
+        XCTAssertEqual(CPUSaturation(s.analysis().model).periods, [])
+    }
+
+    func testSaturationFromCPUSamples() {
+        // perf's samples at 1000 Hz: each stands for 1 ms on a CPU.
+        func sampled(every step: UInt64) -> AnalysisResult {
+            var s = TraceScript()
+            s.mainAndGlobals()
+            busy(&s, threads: 2, from: 0, to: ms(1200))
+            for t in stride(from: UInt64(0), to: ms(1200), by: Int(ms(step))) {
+                s.cpuSample(at: t, on: 211, leaf: 0)
+                s.cpuSample(at: t, on: 212, leaf: 0)
+            }
+            return s.analysis()
+        }
+        let onCPUs = sampled(every: 1)
+        XCTAssertEqual(CPUSaturation(onCPUs.model).evidence, .cpuSamples)
+        XCTAssertEqual(onCPUs.findings("cpu.saturated").count, 1)
+        XCTAssertTrue(onCPUs.findings("cpu.saturated")[0].message.contains("(CPU samples: threads on a CPU 90%"))
+        // Sampled half the time: the items slept the other half.
+        XCTAssertEqual(sampled(every: 2).findings("cpu.saturated"), [])
     }
 
     func testFarMoreRunningItemsThanCPUsAreBlockedNotSaturated() {
@@ -60,7 +139,7 @@ final class SaturationTests: XCTestCase {
     func testWaitsInsideSaturationAreNotItemsTooSmall() {
         var saturated = TraceScript()
         saturated.mainAndGlobals()
-        busy(&saturated, threads: 2, from: 0, to: ms(1000))
+        busy(&saturated, threads: 2, from: 0, to: ms(1000), kernel: .running)
         tinyItems(&saturated, at: ms(100))
         let r = saturated.analysis()
         XCTAssertEqual(r.findings("cpu.saturated").count, 1)
@@ -68,7 +147,7 @@ final class SaturationTests: XCTestCase {
         // Control: the same items once the CPUs are free again.
         var after = TraceScript()
         after.mainAndGlobals()
-        busy(&after, threads: 2, from: 0, to: ms(1000))
+        busy(&after, threads: 2, from: 0, to: ms(1000), kernel: .running)
         tinyItems(&after, at: ms(1200))
         let f = after.analysis().findings("queue.items-too-small")
         XCTAssertEqual(f.count, 1)
@@ -91,7 +170,8 @@ final class SaturationTests: XCTestCase {
         var s = TraceScript()
         s.mainAndGlobals()
         outrunConsumer(&s)
-        busy(&s, threads: 1, from: 0, to: ms(3000))  // with the consumer: both CPUs busy
+        busy(&s, threads: 1, from: 0, to: ms(3000), kernel: .running)
+        s.schedState(.running, at: 0, tid: 201)  // the consumer: both CPUs busy
         let r = s.analysis()
         XCTAssertEqual(r.findings("cpu.saturated").count, 1)
         XCTAssertEqual(r.findings("queue.unbounded-backlog"), [])
@@ -99,7 +179,8 @@ final class SaturationTests: XCTestCase {
         var half = TraceScript()
         half.mainAndGlobals()
         outrunConsumer(&half)
-        busy(&half, threads: 1, from: 0, to: ms(1500))
+        busy(&half, threads: 1, from: 0, to: ms(1500), kernel: .running)
+        half.schedState(.running, at: 0, tid: 201)
         let h = half.analysis()
         XCTAssertEqual(h.findings("cpu.saturated").count, 1)
         XCTAssertEqual(h.findings("queue.unbounded-backlog").count, 1)

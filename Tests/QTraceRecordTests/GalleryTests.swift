@@ -102,7 +102,8 @@ final class GalleryTests: XCTestCase {
     func testTimerSuspendedForFourPeriodsRunsWithDataFour() throws {
         let result = try recordSample("timer-suspend")
         let timer = try XCTUnwrap(result.model.sources.first { $0.type == .timer })
-        XCTAssertTrue(timer.runs.contains { $0.kind == .event && $0.data == 4 }, "one handler run with data = 4")
+        // 4 missed fires; more when a loaded machine resumes the timer late.
+        XCTAssertTrue(timer.runs.contains { $0.kind == .event && $0.data >= 4 }, "one handler run with data ≥ 4")
         XCTAssertFalse(timer.suspensions.isEmpty)
     }
 

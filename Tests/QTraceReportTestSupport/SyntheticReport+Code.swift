@@ -1,7 +1,10 @@
 // Code identity for synthetic reports: known codes ("closure #1 in Loader.load()" at
-// Loader.swift:42 ...), the call sites that enqueue them, blocking call sites, Swift tasks
-// made of jobs, and the CODE table computed from the items the way the analysis would.
-// Deterministic, and it draws no random numbers (the simulation stays what it was).
+// Loader.swift:42 ...), the call sites that enqueue them, blocking call sites and Swift tasks
+// made of jobs, written as SITE and JOB records and site words; their symbols are given to the
+// model as QTraceSymbols would (`applySymbols`). Deterministic, and it draws no random numbers
+// (the simulation stays what it was).
+import QTraceAnalysis
+import QTraceFormat
 import QTraceViewModel
 
 struct SyntheticCode {
@@ -55,148 +58,148 @@ enum SyntheticCodes {
                                                file: "/src/App/ViewController.swift", line: 61)
     static let semaphoreCaller = ReportCodeLocation(name: "Worker.waitForResult()", symbol: "App.Worker.waitForResult() -> ()",
                                                     file: "/src/App/Worker.swift", line: 23)
-}
 
-extension Simulation {
-    /// Fills in codes, sites, the items' and blocked intervals' sites, tasks, the CODE table
-    /// and a finding naming a site.
-    func addCodeIdentity(_ input: inout ReportInput) {
-        var codes = SyntheticCodes.all
+    /// Where code `c` is in the simulated program, and where caller `k` (`callers`, then the
+    /// sync and the semaphore wait's callers) returns to.
+    static func codeAddress(_ c: Int) -> UInt64 { 0x5000_0000 + UInt64(c) * 0x1000 }
+    static func callerAddress(_ k: Int) -> UInt64 { 0x6000_0000 + UInt64(k) * 0x100 }
+    static let allCallers = callers + [syncCaller, semaphoreCaller]
+    static let syncCallerIndex = callers.count, semaphoreCallerIndex = callers.count + 1
+    /// The thunk every Swift closure's block invokes (the closure is its capture).
+    static let closureThunk: UInt64 = 0x4000_0000
+
+    /// The codes (the hostile set names one with hostile labels) as the model's symbols.
+    static func codes(hostile: Bool) -> [SyntheticCode] {
+        var codes = all
         if hostile {
             codes[4].name = SyntheticReport.hostileLabels[0]
             codes[4].symbol = SyntheticReport.hostileLabels[1]
         }
-        input.codes = codes.map { ReportCode(kind: $0.kind, what: $0.location) }
-        // Sites: 2 per dispatch code (callers c % 3 and (c + 1) % 3), 1 per job code, 2 waits.
-        var sites: [ReportSite] = []
-        for c in 0..<SyntheticCodes.dispatchCount {
-            for k in 0..<2 {
-                sites.append(ReportSite(code: c, kind: codes[c].kind, from: SyntheticCodes.callers[(c + k) % 3]))
-            }
-        }
-        let jobSites = SyntheticCodes.jobCodes.map { c in
-            sites.append(ReportSite(code: c, kind: "job"))
-            return sites.count - 1
-        }
-        sites.append(ReportSite(code: -1, kind: "none", from: SyntheticCodes.syncCaller))
-        sites.append(ReportSite(code: -1, kind: "none", from: SyntheticCodes.semaphoreCaller))
-        let syncSite = sites.count - 2, semaphoreSite = sites.count - 1
-        input.sites = sites
-
-        for i in 0..<input.items.count {
-            // One item in ten has no site (recorded before code identity, or not resolved).
-            if (i * 7) % 10 == 0 { input.items.site[i] = -1; continue }
-            let code = Int(input.items.queue[i]) % SyntheticCodes.dispatchCount
-            input.items.site[i] = Int32(code * 2 + (i / 3) % 2)
-        }
-        input.tasks = makeTasks(&input, jobSites: jobSites)
-        for b in input.blocked.indices {
-            switch input.blocked[b].cause {
-            case .sync: input.blocked[b].site = syncSite
-            case .semaphore: input.blocked[b].site = semaphoreSite
-            default: break
-            }
-        }
-        for f in input.findings.indices where input.findings[f].id == "main-thread-blocked" {
-            input.findings[f].sites = [syncSite]
-        }
-        if let slow = slowestItemWithSite(input) {
-            let site = Int(input.items.site[slow])
-            input.findings.append(ReportFinding(
-                id: "slow-code", severity: .info,
-                message: "The slowest item ran \(codes[sites[site].code].name)",
-                startNs: input.items.startNs[slow], endNs: input.items.endNs[slow],
-                queues: [Int(input.items.queue[slow])], items: [slow], sites: [site]))
-        }
-        input.stats.append(SyntheticCodeTable.make(input))
+        return codes
     }
 
-    func slowestItemWithSite(_ input: ReportInput) -> Int? {
-        let items = input.items
-        return (0..<items.count).filter { items.site[$0] >= 0 && input.sites[Int(items.site[$0])].code >= 0 }
-            .max { items.endNs[$0] - items.startNs[$0] < items.endNs[$1] - items.startNs[$1] }
+    /// What QTraceSymbols would answer for the program's addresses (`TraceModel.applySymbols`).
+    static func locations(hostile: Bool) -> [UInt64: CodeLocation] {
+        var out: [UInt64: CodeLocation] = [:]
+        for (c, code) in codes(hostile: hostile).enumerated() {
+            out[codeAddress(c)] = code.file.isEmpty
+                ? CodeLocation(function: nil, shortName: nil, file: nil, line: nil, module: "libfoo.so", offset: 0x1a2b0,
+                               status: "notSymbolized")
+                : location(code.location, address: codeAddress(c))
+        }
+        for (k, caller) in allCallers.enumerated() { out[callerAddress(k)] = location(caller, address: callerAddress(k)) }
+        return out
+    }
+
+    static func location(_ l: ReportCodeLocation, address: UInt64) -> CodeLocation {
+        CodeLocation(function: l.symbol, shortName: l.name, file: l.file, line: l.line, module: "synthetic", offset: address,
+                     status: "ok", swiftModule: "App")
+    }
+}
+
+/// Which site and task each simulated item gets, and the SITE records naming them. Sites
+/// (trace ids from 1): three per dispatch code (enqueued from callers c % 3 and (c + 1) % 3,
+/// and a sync from ViewController.reload()), one per job code, one semaphore wait.
+struct CodePlan {
+    struct Job {
+        var arg: UInt32, b: UInt64, c: UInt64, d: UInt64
+    }
+
+    let kindOfItem: [ReportItemKind]
+    let queueOfItem: [Int32]
+    /// Item index → its task's JOB record.
+    var jobs: [Int: (job: Job, site: Int)] = [:]
+
+    static let sitesPerCode = 3
+    static var jobSiteBase: Int { 1 + SyntheticCodes.dispatchCount * sitesPerCode }
+    var semaphoreWaitSite: Int { Self.jobSiteBase + SyntheticCodes.jobCodes.count }
+
+    init(_ simulation: Simulation) {
+        kindOfItem = simulation.items.kind
+        queueOfItem = simulation.items.queue
+        jobs = Self.tasks(simulation)
+    }
+
+    static func dispatchSite(code: Int, caller k: Int) -> Int { 1 + code * sitesPerCode + k }
+
+    static func timerHandlerSite(_ simulation: Simulation) -> Int {
+        dispatchSite(code: simulation.timerQueue % SyntheticCodes.dispatchCount, caller: 0)
+    }
+
+    /// An item's site: its task's job site; none for one item in ten (recorded before code
+    /// identity, or not resolved); else its queue's code, from one of two callers.
+    func site(ofItem i: Int) -> Int {
+        if let job = jobs[i] { return job.site }
+        if (i * 7) % 10 == 0 { return 0 }
+        let code = Int(queueOfItem[i]) % SyntheticCodes.dispatchCount
+        return Self.dispatchSite(code: code, caller: kindOfItem[i] == .sync ? 2 : (i / 3) % 2)
+    }
+
+    func job(ofItem i: Int) -> Job? { jobs[i]?.job }
+
+    func addSites(_ list: inout EventList, tid: Int32) {
+        let codes = SyntheticCodes.all
+        func add(_ id: Int, code c: Int?, caller k: Int?) {
+            let kind: SiteCodeKind = c.map { Self.siteKind(codes[$0].kind) } ?? .none
+            let address = c.map(SyntheticCodes.codeAddress) ?? 0
+            let closure = kind == .swiftClosure
+            list.add(.site, 0, tid: tid, arg: UInt32(id), flags: kind.rawValue, a: closure ? SyntheticCodes.closureThunk : address,
+                     b: closure ? address : 0, c: k.map { SyntheticCodes.callerAddress($0) + 1 } ?? 0)
+        }
+        for c in 0..<SyntheticCodes.dispatchCount {
+            add(Self.dispatchSite(code: c, caller: 0), code: c, caller: c % 3)
+            add(Self.dispatchSite(code: c, caller: 1), code: c, caller: (c + 1) % 3)
+            add(Self.dispatchSite(code: c, caller: 2), code: c, caller: SyntheticCodes.syncCallerIndex)
+        }
+        for (j, c) in SyntheticCodes.jobCodes.enumerated() { add(Self.jobSiteBase + j, code: c, caller: nil) }
+        add(semaphoreWaitSite, code: nil, caller: SyntheticCodes.semaphoreCallerIndex)
+    }
+
+    static func siteKind(_ name: String) -> SiteCodeKind {
+        switch name {
+        case "swift-closure": .swiftClosure
+        case "function": .function
+        case "job": .job
+        default: .block
+        }
     }
 
     /// Tasks from every fifth item on a global queue (and a few main-queue ones, the main
     /// actor): a task takes the next candidate that starts after its last job ended, up to a
-    /// few jobs; every fourth task is a child of the task made before it.
-    func makeTasks(_ input: inout ReportInput, jobSites: [Int]) -> [ReportTask] {
-        let items = input.items
+    /// few jobs; every fourth task is a child of the task made before it. Even tasks alternate
+    /// between both async functions, odd ones stay in one.
+    static func tasks(_ simulation: Simulation) -> [Int: (job: Job, site: Int)] {
+        let items = simulation.items
         let limit = 30 + items.count / 1000
         let candidates = (0..<items.count).filter { i in
             let q = items.queue[i]
-            guard i % 5 == 1, items.startNs[i] >= 0, items.endNs[i] >= items.startNs[i] else { return false }
+            guard i % 5 == 1, items.kind[i] != .sourceHandler, items.submitterThread[i] >= 0,
+                  items.endNs[i] >= items.startNs[i] else { return false }
             return (1...5).contains(q) || (q == 0 && i % 3 == 0)
         }.sorted { (items.startNs[$0], $0) < (items.startNs[$1], $1) }
-        var tasks: [ReportTask] = []
-        var lastEnd: [Int64] = []
-        var open: [Int] = []
+        func address(_ t: Int) -> UInt64 { 0x7000_0000 + UInt64(t) * 0x100 }
+        var jobs: [Int: (job: Job, site: Int)] = [:]
+        var jobCount: [Int] = [], lastEnd: [Int64] = [], open: [Int] = []
         for i in candidates {
             let t: Int
             if let free = open.first(where: { lastEnd[$0] <= items.startNs[i] }) {
                 t = free
-            } else if tasks.count < limit {
-                t = tasks.count
-                let parent = t % 4 == 3 ? t - 1 : -1
-                tasks.append(ReportTask(id: Int64(t + 1), parent: parent, jobs: []))
+            } else if jobCount.count < limit {
+                t = jobCount.count
+                jobCount.append(0)
                 lastEnd.append(0)
                 open.append(t)
             } else {
                 continue
             }
-            tasks[t].jobs.append(i)
+            jobCount[t] += 1
             lastEnd[t] = items.endNs[i]
-            if items.queue[i] == 0 { tasks[t].onMainActor = true }
-            // Even tasks alternate between both async functions, odd ones stay in one.
-            let code = t % 2 == 0 ? tasks[t].jobs.count % 2 : 1
-            input.items.site[i] = Int32(jobSites[code])
-            if !tasks[t].functions.contains(SyntheticCodes.jobCodes[code]) {
-                tasks[t].functions.append(SyntheticCodes.jobCodes[code])
-            }
-            if tasks[t].jobs.count >= 3 + t % 3 { open.removeAll { $0 == t } }
+            let code = t % 2 == 0 ? jobCount[t] % 2 : 1
+            let parent = t % 4 == 3 ? address(t - 1) : 0
+            jobs[i] = (Job(arg: UInt32(t + 1), b: address(t), c: SyntheticCodes.codeAddress(SyntheticCodes.jobCodes[code]), d: parent),
+                       jobSiteBase + code)
+            if jobCount[t] >= 3 + t % 3 { open.removeAll { $0 == t } }
         }
-        return tasks
-    }
-}
-
-/// The CODE table of a synthetic input, as `AnalysisReportBuilder.codeTable` lays it out.
-enum SyntheticCodeTable {
-    static func make(_ input: ReportInput) -> ReportTable {
-        let items = input.items
-        var runs = [[Int64]](repeating: [], count: input.codes.count)
-        var waits = runs
-        var queues = [[Int: Int]](repeating: [:], count: input.codes.count)
-        var perSite = [Int](repeating: 0, count: input.sites.count)
-        for i in 0..<items.count where items.site[i] >= 0 {
-            let s = Int(items.site[i])
-            let c = input.sites[s].code
-            guard c >= 0 else { continue }
-            perSite[s] += 1
-            runs[c].append(items.endNs[i] - items.startNs[i])
-            waits[c].append(items.startNs[i] - items.enqueueNs[i])
-            queues[c][Int(items.queue[i]), default: 0] += 1
-        }
-        let columns = ReportTable.codeColumns
-        var rows: [(total: Int64, row: ReportRow)] = []
-        for (c, code) in input.codes.enumerated() where !runs[c].isEmpty {
-            let r = runs[c].sorted(), w = waits[c].sorted()
-            let total = r.reduce(0, +)
-            let file = code.what.file.split(separator: "/").last.map(String.init) ?? ""
-            let byCount = queues[c].sorted { ($0.value, $1.key) > ($1.value, $0.key) }.map(\.key)
-            let queueText = byCount.prefix(2).map { input.queues[$0].label }.joined(separator: ", ")
-                + (byCount.count > 2 ? " +\(byCount.count - 2)" : "")
-            let callers = input.sites.indices.filter { input.sites[$0].code == c && perSite[$0] > 0 }
-                .sorted { (perSite[$0], $1) > (perSite[$1], $0) }
-            let callerText = callers.first.flatMap { input.sites[$0].from }
-                .map { "\($0.file.split(separator: "/").last ?? ""):\($0.line) in \($0.name)" + (callers.count > 1 ? " +\(callers.count - 1)" : "") } ?? ""
-            rows.append((total, ReportRow(values: [
-                .text(code.what.name), .text(file.isEmpty ? "" : "\(file):\(code.what.line)"), .text(code.kind),
-                .number(Double(r.count)), .number(Simulation.percentile(r, 0.5)), .number(Simulation.percentile(r, 0.99)),
-                .number(Double(r.last ?? 0)), .number(Double(total)), .number(Simulation.percentile(w, 0.99)),
-                .text(queueText), .text(callerText),
-            ], objectIndex: c)))
-        }
-        return ReportTable(id: "code", title: "Code", rowObject: .code, columns: columns,
-                           rows: rows.sorted { $0.total > $1.total }.map(\.row))
+        return jobs
     }
 }

@@ -4,8 +4,10 @@
 // a main thread, the five global queues, private serial and concurrent queues in a target
 // tree, a worker pool that grows when workers block and retires idle workers, sync calls
 // from main-queue items (nested on the main thread, the caller blocked meanwhile), barriers,
-// group fan-outs with a notify, a timer source that is suspended for a while, annotations,
-// counters, stats tables, histograms and findings. Deterministic for a given seed.
+// group fan-outs with a notify, a timer source that is suspended for a while, annotations.
+// The simulation decides when each item runs where (its schedule, kept in report columns);
+// SyntheticReport+Trace writes that schedule as the shim's records and reads them back through
+// the analysis, which computes every figure of the report. Deterministic for a given seed.
 import QTraceViewModel
 import Foundation
 
@@ -22,11 +24,17 @@ public enum SyntheticReport {
     /// `codeIdentity`, the items' codes and call sites and Swift tasks too.
     public static func make(items: Int, threads: Int = 8, queues: Int = 12, seed: UInt64 = 1,
                             hostile: Bool = false, codeIdentity: Bool = true) -> ReportInput {
+        trace(items: items, threads: threads, queues: queues, seed: seed, hostile: hostile, codeIdentity: codeIdentity).input
+    }
+
+    /// `make`'s input, with the number of trace events the analysis read to build it.
+    public static func trace(items: Int, threads: Int = 8, queues: Int = 12, seed: UInt64 = 1,
+                             hostile: Bool = false, codeIdentity: Bool = true) -> (input: ReportInput, events: Int) {
         var simulation = Simulation(itemCount: max(items, 1), maxWorkers: max(threads, 1),
                                     queueCount: max(queues, 6), seed: seed, hostile: hostile)
         simulation.codeIdentity = codeIdentity
         simulation.run()
-        return simulation.makeInput()
+        return simulation.analysedInput()
     }
 }
 
@@ -104,7 +112,10 @@ struct Simulation {
     var blocked: [ReportBlockedInterval] = []
     var groups: [ReportGroup] = []
     var deferred: [Deferred] = []
-    var timerRuns: [ReportSourceRun] = []
+    /// The timer handler items and the fire count each run reports (the source's data).
+    var timerData: [Int: Int64] = [:]
+    /// The `after` items and the time they were due.
+    var afterDeadline: [Int: Int64] = [:]
     var now: Int64 = 0
     /// A sync item made by runOnMain, appended right after its caller.
     var pendingSync: ReportItem?
@@ -267,7 +278,7 @@ struct Simulation {
         let item = ReportItem(queue: q, kind: .sourceHandler, submitterThread: -1, thread: -1, enqueueNs: now,
                               startNs: -1, endNs: -1, source: 0)
         let index = schedule(item, ready: now)
-        timerRuns.append(ReportSourceRun(startNs: items.startNs[index], endNs: items.endNs[index], data: data))
+        timerData[index] = data
     }
 
     /// Decides where and when `item` runs, appends it and returns its index.
@@ -283,6 +294,7 @@ struct Simulation {
         var duration = Int64(random.logNormal(median: 18_000, sigma: 0.9))
         if random.chance(0.012) { duration += Int64(random.exponential(2_500_000)) }
         let index = items.count
+        if item.kind == .after { afterDeadline[index] = ready }
         if item.queue == 0 {
             (item.startNs, duration) = runOnMain(item, earliest: earliest, duration: duration, index: index)
             item.thread = 0
@@ -328,7 +340,8 @@ struct Simulation {
     }
 
     /// Main-queue items run on the main thread; some sync onto a private serial queue, which
-    /// runs nested on the main thread while the main thread is blocked waiting for it.
+    /// runs nested on the main thread while the main thread is blocked waiting for it; a few
+    /// wait on a semaphore.
     mutating func runOnMain(_ item: ReportItem, earliest: Int64, duration: Int64, index: Int) -> (Int64, Int64) {
         let start = max(earliest, mainFreeAt)
         var total = duration
@@ -350,6 +363,12 @@ struct Simulation {
             pendingSync = sync
             serialFreeAt[root] = sync.endNs
             lastOnSerialRoot[root] = index + 1
+        } else if index % 50 == 7 {
+            // Now and then a main-queue item waits on a semaphore (a pitfall the analysis names).
+            let from = start + duration / 2, wait = 1_200_000 + Int64(index % 5) * 100_000
+            blocked.append(ReportBlockedInterval(thread: 0, startNs: from, endNs: from + wait, cause: .semaphore,
+                                                 objectLabel: "sem \(index % 7)", item: index))
+            total += wait
         }
         mainFreeAt = start + total
         return (start, total)

@@ -6,6 +6,7 @@ import QTraceReport
 import QTraceViewModel
 import QTraceExport
 import QTraceReportTestSupport
+import QTraceFormat
 
 final class BrowserFixtureTests: XCTestCase {
     func testWriteBrowserFixtures() throws {
@@ -13,16 +14,16 @@ final class BrowserFixtureTests: XCTestCase {
             throw XCTSkip("set QTRACE_BROWSER_FIXTURES to write the browser test reports")
         }
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let fixtures: [(String, ReportInput)] = [
-            ("small", SyntheticReport.make(items: 3_000, threads: 6, queues: 12, seed: 1)),
-            ("hostile", SyntheticReport.make(items: 2_000, threads: 5, queues: 10, seed: 2, hostile: true)),
-            ("medium", SyntheticReport.make(items: 200_000, threads: 10, queues: 16, seed: 3)),
-            ("empty", ReportInput(meta: ReportMeta(title: "empty trace", durationNs: 0))),
+        let fixtures: [(String, (input: ReportInput, events: Int))] = [
+            ("small", SyntheticReport.trace(items: 3_000, threads: 6, queues: 12, seed: 1)),
+            ("hostile", SyntheticReport.trace(items: 2_000, threads: 5, queues: 10, seed: 2, hostile: true)),
+            ("medium", SyntheticReport.trace(items: 200_000, threads: 10, queues: 16, seed: 3)),
+            ("empty", (ReportInput(meta: ReportMeta(title: "empty trace", durationNs: 0)), 0)),
         ]
-        for (name, input) in fixtures {
+        for (name, (input, events)) in fixtures {
             try ReportWriter.write(input, to: "\(dir)/\(name).html")
             try TraceExport.chromeJSON(input, to: "\(dir)/\(name).chrome.json")
-            try SyntheticReport.expectations(input).write(to: URL(fileURLWithPath: "\(dir)/\(name).expect.json"))
+            try SyntheticReport.expectations(input, events: events).write(to: URL(fileURLWithPath: "\(dir)/\(name).expect.json"))
         }
         try writeManyQueues(to: dir)
         try ReportWriter.write(Self.byteOrderMarkLabels, to: "\(dir)/bomlabels.html")
@@ -32,36 +33,44 @@ final class BrowserFixtureTests: XCTestCase {
     /// One item that blocks 6,000 times for 3 µs on a semaphore, then 1.23 ms in a group wait:
     /// 19.23 ms blocked inside it (test_report.py; the viewer once summed 5,000 waits at most).
     static var manyWaitsInsideOneItem: ReportInput {
-        var input = ReportInput(meta: ReportMeta(title: "many waits in one item", durationNs: 100_000_000))
-        input.threads = [ReportThread(index: 0, tid: 1, name: "main", kind: .main, startNs: 0, endNs: 100_000_000)]
-        input.queues = [ReportQueue(index: 0, label: "com.example.waits", kind: .serial)]
-        input.items.append(ReportItem(queue: 0, kind: .async, submitterThread: 0, thread: 0, enqueueNs: 0, startNs: 1_000,
-                                      endNs: 90_000_000))
-        input.blocked = (0..<6_000).map { k in
+        var list = EventList()
+        let (main, queue, semaphore, group): (Int32, UInt64, UInt64, UInt64) = (1, 0x10_0000, 0x30_0000, 0x20_0000)
+        list.add(.threadStart, 0, tid: main)
+        list.add(.queueCreate, 0, tid: main, a: queue, string: "com.example.waits")
+        list.add(.semCreate, 0, tid: main, a: semaphore)
+        list.add(.groupCreate, 0, tid: main, a: group)
+        list.add(.enqueue, 0, tid: main, arg: ItemKind.async.rawValue, a: 1, b: queue)
+        list.add(.start, 1_000, tid: main, arg: ItemKind.async.rawValue, a: 1)
+        for k in 0..<6_000 {
             let start = Int64(10_000 + 10_000 * k)
-            return ReportBlockedInterval(thread: 0, startNs: start, endNs: start + 3_000, cause: .semaphore, objectLabel: "semaphore #0")
+            list.add(.semWaitBegin, start, tid: main, a: semaphore, b: ~0)
+            list.add(.semWaitEnd, start + 3_000, tid: main, arg: 2, a: semaphore)
         }
-        input.blocked.append(ReportBlockedInterval(thread: 0, startNs: 70_000_000, endNs: 71_230_000, cause: .groupWait,
-                                                   objectLabel: "group #0"))
-        SyntheticReport.setAnalysisFigures(&input)
-        return input
+        list.add(.groupWaitBegin, 70_000_000, tid: main, a: group, b: ~0)
+        list.add(.groupWaitEnd, 71_230_000, tid: main, a: group)
+        list.add(.end, 90_000_000, tid: main, a: 1)
+        list.add(.mark, 100_000_000, tid: main, string: "end")
+        return SyntheticReport.analysed(list.sorted, mainTid: main, commandLine: "many-waits")
     }
 
     /// Queue labels that a careless UTF-8 decoder would change: the strings table's first string
     /// starts with a byte order mark (U+FEFF), which TextDecoder drops by default.
     static var byteOrderMarkLabels: ReportInput {
-        var input = ReportInput(meta: ReportMeta(title: "byte order marks", durationNs: 1_000))
-        input.threads = [ReportThread(index: 0, tid: 1, name: "main", kind: .main, startNs: 0, endNs: 1_000)]
-        input.queues = ["\u{FEFF}first", "second \u{FEFF}", "\u{FEFF}"].enumerated().map {
-            ReportQueue(index: $0.offset, label: $0.element, kind: .serial)
+        var list = EventList()
+        list.add(.threadStart, 0, tid: 1)
+        for (q, label) in ["\u{FEFF}first", "second \u{FEFF}", "\u{FEFF}"].enumerated() {
+            list.add(.queueCreate, 0, tid: 1, a: 0x10_0000 + UInt64(q) * 0x100, string: label)
         }
-        input.items.append(ReportItem(queue: 0, kind: .async, submitterThread: 0, thread: 0, enqueueNs: 100, startNs: 200, endNs: 300))
-        SyntheticReport.setAnalysisFigures(&input)
-        return input
+        list.add(.enqueue, 100, tid: 1, arg: ItemKind.async.rawValue, a: 1, b: 0x10_0000)
+        list.add(.start, 200, tid: 1, arg: ItemKind.async.rawValue, a: 1)
+        list.add(.end, 300, tid: 1, a: 1)
+        list.add(.mark, 1_000, tid: 1, string: "end")
+        return SyntheticReport.analysed(list.sorted, mainTid: 1, commandLine: "byte-order-marks")
     }
 
-    /// 100k queues (most with no item or one), with the analysis' figures set per queue, and
-    /// what a few of them must show: their columns decoded in the page (test_many_queues.py).
+    /// 100k queues (most with no item or one), and what a few of them must show: their columns
+    /// decoded in the page (test_many_queues.py). Each queue's busy time is replaced by a value
+    /// distinct per queue (many are 0 in the analysis), so that a column read one row off shows.
     private func writeManyQueues(to dir: String) throws {
         var input = SyntheticReport.make(items: 60_000, threads: 8, queues: 100_000, seed: 5)
         var counts = [Int](repeating: 0, count: input.queues.count)

@@ -22,15 +22,14 @@ final class ReportBenchmarkTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         for events in sizes {
             let clock = ContinuousClock()
-            var input: ReportInput!
+            var input: ReportInput!, actualEvents = 0
             let generate = clock.measure {
-                input = SyntheticReport.make(items: events / 3, threads: 12, queues: queues, seed: 42,
-                                             codeIdentity: codeIdentity)
+                (input, actualEvents) = SyntheticReport.trace(items: events / 3, threads: 12, queues: queues, seed: 42,
+                                                              codeIdentity: codeIdentity)
             }
             let path = "\(dir)/bench-\(events)\(queues == 16 ? "" : "-q\(queues)")\(codeIdentity ? "" : "-nocode").html"
             let write = try clock.measure { try ReportWriter.write(input, to: path) }
             let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
-            let actualEvents = SyntheticReport.eventCount(input)
             print("BENCH events=\(actualEvents) items=\(input.items.count) queues=\(input.queues.count) bytes=\(size) "
                 + "generate_s=\(seconds(generate)) write_s=\(seconds(write)) path=\(path)")
         }

@@ -118,4 +118,22 @@ final class ReportFiguresTests: XCTestCase {
         }
         XCTAssertEqual(merged.queueTree, a.queueTree + shifted)
     }
+
+    /// The wait and run histograms are the analysis' (QueueHistograms) as they are, bounds in
+    /// ns: each queue's buckets count its items that waited (a source handler run has no
+    /// enqueue, so no wait) and that ran.
+    func testHistogramsAreTheAnalysis() throws {
+        let input = SyntheticReport.make(items: 400, threads: 3, queues: 8, seed: 6)
+        XCTAssertFalse(input.histograms.isEmpty)
+        for h in input.histograms {
+            XCTAssertEqual(h.boundsNs, QueueHistograms.boundsNs.map { Double($0) })
+            XCTAssertEqual(h.boundsNs.first, 64)
+            XCTAssertEqual(h.counts.count, QueueHistograms.bucketCount)
+            let items = input.items
+            let counted = (0..<items.count).filter { i in
+                Int(items.queue[i]) == h.queueIndex && (h.metric == .wait ? items.waitNs[i] >= 0 : items.endNs[i] >= 0)
+            }
+            XCTAssertEqual(h.counts.reduce(0, +), counted.count, "queue \(h.queueIndex) \(h.metric)")
+        }
+    }
 }

@@ -6,7 +6,7 @@ import Foundation
 
 /// A 100 ms heartbeat timer. After its second run the handler suspends the timer for four
 /// periods; the timer keeps counting while suspended, so the first run after resume reports
-/// the four missed fires at once: data = 4.
+/// the four missed fires at once: data = 4 (more on a loaded machine, where the resume is late).
 func runTimerSuspend() {
     let queue = DispatchQueue(label: "com.example.heartbeat")
     let timer = DispatchSource.makeTimerSource(queue: queue)
@@ -16,7 +16,12 @@ func runTimerSuspend() {
 
     timer.setEventHandler {
         let run = runs.add()
-        print("handler run \(run): data=\(timer.data)")
+        let data = timer.data
+        // stdout tells the same story on any machine; the exact counts go to stderr: on a
+        // loaded machine a late handler or a late resume adds fires (data 5, then 3).
+        print(run == 3 && data >= 4 ? "handler run 3: data >= 4 (the fires missed while suspended, at once)"
+                                    : "handler run \(run)")
+        FileHandle.standardError.write(Data("handler run \(run): data=\(data)\n".utf8))
         switch run {
         case 2:
             // Suspending from the handler itself (on the source's queue) makes the moment

@@ -1,23 +1,26 @@
 // Helpers shared by every view. Every string from the trace reaches the page through
 // el(..., text) / textContent or canvas fillText: never as HTML.
 
-const $ = (id) => document.getElementById(id);
+/** When start-up steps finished (performance.now() ms), for `window.qtrace.state().timings`. */
+export const timings = { start: performance.now() };
+
+export const $ = (id) => document.getElementById(id);
 
 /** A new element with an optional class and text (set as textContent, never parsed). */
-function el(tag, className, text) {
+export function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined && text !== null) node.textContent = String(text);
   return node;
 }
 
-function clear(node) {
+export function clear(node) {
   while (node.firstChild) node.removeChild(node.firstChild);
 }
 
 /** A duration in ns as "12.3 ms", with 3 significant digits, rounded exactly as the CLI's
  * formatDuration (QTraceAnalysis/Formatting.swift): both follow Tests/Fixtures/duration-format.json. */
-function fmtDuration(ns) {
+export function fmtDuration(ns) {
   if (!isFinite(ns)) return "–";
   const a = Math.abs(ns);
   if (a < 1e3) return `${Math.round(ns)} ns`;
@@ -36,7 +39,7 @@ function round3(x) {
 }
 
 /** A time since the start of the trace, with a precision that suits `step` ns. */
-function fmtTime(ns, step) {
+export function fmtTime(ns, step) {
   const s = step || Math.abs(ns) || 1;
   const units = [[1e9, "s"], [1e6, "ms"], [1e3, "µs"], [1, "ns"]];
   for (const [scale, unit] of units) {
@@ -50,7 +53,7 @@ function fmtTime(ns, step) {
 
 /** "3.78 s · 16.5 s": a start and a duration in one unit (the larger one's), the start to a
  * hundredth of the duration, so that a card never mixes "3780 ms" with "16.5 s". */
-function fmtWhenAndHowLong(start, dur) {
+export function fmtWhenAndHowLong(start, dur) {
   const a = Math.max(Math.abs(start), Math.abs(dur));
   const [scale, unit] = a >= 1e9 ? [1e9, "s"] : a >= 1e6 ? [1e6, "ms"] : a >= 1e3 ? [1e3, "µs"] : [1, "ns"];
   const digitsFor = (step) => scale === 1 ? 0 : Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / scale) + 0.0001)));
@@ -59,7 +62,7 @@ function fmtWhenAndHowLong(start, dur) {
 }
 
 /** A time since the start of the trace, exact to the nanosecond ("12.345678 ms"). */
-function fmtInstant(ns) {
+export function fmtInstant(ns) {
   const a = Math.abs(ns);
   if (a < 1e3) return `${Math.round(ns)} ns`;
   if (a < 1e6) return `${(ns / 1e3).toFixed(3)} µs`;
@@ -67,18 +70,18 @@ function fmtInstant(ns) {
   return `${(ns / 1e9).toFixed(9)} s`;
 }
 
-function fmtCount(n) {
+export function fmtCount(n) {
   if (!isFinite(n)) return "–";
   return Math.round(n).toLocaleString("en-US");
 }
 
 /** A share (0..1) as the Stats tables show it: percent, as fmtValue(…, "%"). */
-function fmtShare(fraction) {
+export function fmtShare(fraction) {
   return fmtValue(fraction * 100, "%");
 }
 
 /** A stats value in its unit, as a person reads it. */
-function fmtValue(value, unit) {
+export function fmtValue(value, unit) {
   // No value (percentiles of no durations): "-", as `qtrace stats` prints it.
   if (value === null || value === undefined) return "-";
   if (typeof value === "string") return value;
@@ -106,7 +109,7 @@ function fmtBytes(n) {
 }
 
 /** First index in [lo, hi) whose key(i) >= x, for keys sorted ascending. */
-function lowerBoundBy(key, x, lo, hi) {
+export function lowerBoundBy(key, x, lo, hi) {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (key(mid) < x) lo = mid + 1; else hi = mid;
@@ -115,7 +118,7 @@ function lowerBoundBy(key, x, lo, hi) {
 }
 
 /** First index in [lo, hi) whose key(i) > x, for keys sorted ascending. */
-function upperBoundBy(key, x, lo, hi) {
+export function upperBoundBy(key, x, lo, hi) {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (key(mid) <= x) lo = mid + 1; else hi = mid;
@@ -123,7 +126,7 @@ function upperBoundBy(key, x, lo, hi) {
   return lo;
 }
 
-function lowerBound(array, x, lo = 0, hi = array.length) {
+export function lowerBound(array, x, lo = 0, hi = array.length) {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (array[mid] < x) lo = mid + 1; else hi = mid;
@@ -131,7 +134,7 @@ function lowerBound(array, x, lo = 0, hi = array.length) {
   return lo;
 }
 
-function upperBound(array, x, lo = 0, hi = array.length) {
+export function upperBound(array, x, lo = 0, hi = array.length) {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (array[mid] <= x) lo = mid + 1; else hi = mid;
@@ -139,7 +142,7 @@ function upperBound(array, x, lo = 0, hi = array.length) {
   return lo;
 }
 
-function clamp(x, lo, hi) {
+export function clamp(x, lo, hi) {
   return x < lo ? lo : x > hi ? hi : x;
 }
 
@@ -149,11 +152,11 @@ const PALETTE = [
   "#5b9cf6", "#56c596", "#e0719e", "#a48cf0", "#e8cf6a", "#4fc3d9", "#f0876a", "#9bd36a",
   "#d39af0", "#6fb0a6", "#f5a8c4", "#8fa8ff", "#c9b48a", "#7ed6b8", "#ff9e7a", "#b7c4de",
 ];
-const MAIN_COLOR = "#f2a65a";
-const CAUSE_COLORS = ["#ff9f43", "#ff5d6c", "#b388ff", "#3dd6c6", "#9aa4b2"];
-const SEVERITY_COLORS = { error: "#ff6b6b", warning: "#f0b429", info: "#58a6ff" };
+export const MAIN_COLOR = "#f2a65a";
+export const CAUSE_COLORS = ["#ff9f43", "#ff5d6c", "#b388ff", "#3dd6c6", "#9aa4b2"];
+export const SEVERITY_COLORS = { error: "#ff6b6b", warning: "#f0b429", info: "#58a6ff" };
 
-function queueColor(model, q) {
+export function queueColor(model, q) {
   if (q < 0 || !model.queues[q]) return "#7d8796";
   const queue = model.queues[q];
   if (queue.kind === "main") return MAIN_COLOR;
@@ -161,7 +164,7 @@ function queueColor(model, q) {
 }
 
 /** `hex` mixed with the background, for pending items and summaries. */
-function fade(hex, amount) {
+export function fade(hex, amount) {
   const n = parseInt(hex.slice(1), 16);
   const bg = [13, 17, 23];
   const c = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v, i) => Math.round(v * amount + bg[i] * (1 - amount)));
@@ -169,7 +172,7 @@ function fade(hex, amount) {
 }
 
 /** A diagonal hatch pattern (blocked time, suspended sources). */
-function hatchPattern(ctx, color, background) {
+export function hatchPattern(ctx, color, background) {
   const size = 8;
   const tile = document.createElement("canvas");
   tile.width = size;
@@ -193,7 +196,7 @@ function hatchPattern(ctx, color, background) {
 }
 
 /** Text that fits in `width` px at about `charWidth` px per character. */
-function fitText(text, width, charWidth = 6.4) {
+export function fitText(text, width, charWidth = 6.4) {
   const max = Math.floor(width / charWidth);
   if (max <= 1) return "";
   if (text.length <= max) return text;

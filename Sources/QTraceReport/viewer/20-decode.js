@@ -1,9 +1,11 @@
 // Reading the embedded data (format: docs/report-data.md). The header is JSON; the columns
 // are one zlib stream, base64-encoded, inflated with the browser's DecompressionStream.
 
+import { $, timings } from "./10-util.js";
+
 const SUPPORTED_VERSION = 2;
 
-async function loadEmbeddedReport() {
+export async function loadEmbeddedReport() {
   const wrapper = JSON.parse($("qtrace-header").textContent);
   const header = wrapper.header;
   if (header.format !== "qtrace-report" || header.version > SUPPORTED_VERSION) {
@@ -75,7 +77,7 @@ function decodeTable(raw, table, strings) {
 }
 
 /** Decodes every remaining column and drops the closures, so the inflated payload can go. */
-function materializeTables(tables) {
+export function materializeTables(tables) {
   for (const table of Object.values(tables)) {
     for (const name of Object.keys(table)) {
       if (name === "rows") continue;

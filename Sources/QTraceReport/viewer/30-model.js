@@ -2,10 +2,12 @@
 // (items per thread and per queue, box tracks with their range-query helpers, levels of
 // detail, counters). Item indexes are rows of the items table, sorted by start time.
 
-const FLAG_NEVER_STARTED = 1;
-const FLAG_NEVER_FINISHED = 2;
+import { lowerBound, lowerBoundBy, timings, upperBound, upperBoundBy } from "./10-util.js";
 
-function buildModel(report) {
+export const FLAG_NEVER_STARTED = 1;
+export const FLAG_NEVER_FINISHED = 2;
+
+export function buildModel(report) {
   const h = report.header;
   const T = report.tables;
   const it = T.items;
@@ -69,10 +71,8 @@ function buildModel(report) {
   m.prefixMaxEnd = prefixMax(m.end, null);
   timings.columns = performance.now();
   buildTracks(m, h, T);
-  buildTasks(m, T);
   timings.tracks = performance.now();
   buildCounters(m, h, T);
-  setFigures(m);
   timings.counters = performance.now();
   return m;
 }
@@ -124,7 +124,7 @@ function attachStatsRows(stats, T) {
 }
 
 /** Cell (r, k) of a stats table stored as columns: a string, a number or null (missing). */
-function statsCell(t, r, k) {
+export function statsCell(t, r, k) {
   return cellValue(t[`c${k}`][r]);
 }
 
@@ -155,7 +155,7 @@ function groupRowIndex(groupOf, groups, include) {
 }
 
 /** The rows of each group as an array of views (for the few groups: threads, sources). */
-function groupRows(groupOf, groups, include) {
+export function groupRows(groupOf, groups, include) {
   const { all, offsets } = groupRowIndex(groupOf, groups, include);
   const out = [];
   for (let g = 0; g < groups; g++) out.push(all.subarray(offsets[g], offsets[g + 1]));
@@ -166,10 +166,6 @@ function groupRows(groupOf, groups, include) {
 function queueRows(m, q) {
   const { all, offsets } = m.queueRowIndex;
   return all.subarray(offsets[q], offsets[q + 1]);
-}
-
-function queueItemCount(m, q) {
-  return m.queueRowIndex.offsets[q + 1] - m.queueRowIndex.offsets[q];
 }
 
 function prefixMax(values, idx) {
@@ -199,7 +195,7 @@ function suffixMin(values, idx) {
  * A box track: rows `idx` of columns `begin`/`end`, sorted by begin (sortedBy "begin") or
  * by end ("end"). range(t0, t1) gives the slice [lo, hi) of idx that can touch [t0, t1].
  */
-class BoxTrack {
+export class BoxTrack {
   constructor(idx, begin, end, rowOf, colorOf, sortedBy, lod) {
     this.idx = idx;
     this.begin = begin;
@@ -294,13 +290,13 @@ function buildTracks(m, h, T) {
 }
 
 /** Queue q's track of running items, built on first use. */
-function queueRunTrack(m, q) {
+export function queueRunTrack(m, q) {
   return m.queueRun[q] || (m.queueRun[q] = new BoxTrack(queueRows(m, q), m.start, m.end, (i) => m.slot[i],
     (i) => m.queue[i], "begin", m.lodFor("queueRun", q)));
 }
 
 /** Queue q's track of pending items (enqueue → start, sorted by start), built on first use. */
-function queuePendingTrack(m, q) {
+export function queuePendingTrack(m, q) {
   return m.queuePending[q] || (m.queuePending[q] = new BoxTrack(queueRows(m, q), m.enq, m.start, (i) => m.pendingSlot[i],
     (i) => m.queue[i], "end", m.lodFor("queuePending", q)));
 }
@@ -353,7 +349,7 @@ function indexLevelsOfDetail(lodHeader, table) {
 }
 
 /** The coarsest level whose buckets are at most `maxBucketNs`, or -1. */
-function lodLevelFor(lod, maxBucketNs) {
+export function lodLevelFor(lod, maxBucketNs) {
   if (!lod || lod.levels === 0) return -1;
   for (let l = 0; l < lod.levels; l++) {
     if (lod.topBucketNs / Math.pow(4, l) <= maxBucketNs) return l;
@@ -366,7 +362,7 @@ function lodLevelFor(lod, maxBucketNs) {
  * index into `histogramBounds` and only its counts from `first` to the last non-empty bucket
  * (`counts` of them, in the histogramCounts table after the previous histograms' counts).
  */
-function expandHistograms(m) {
+export function expandHistograms(m) {
   const t = m.tables.histograms, all = m.tables.histogramCounts;
   if (!t) return [];
   const out = [];
@@ -403,19 +399,27 @@ function buildCounters(m, h, T) {
 }
 
 /** Whether queue q has a backlog series (written or derived). */
-function hasBacklog(m, q) {
+export function hasBacklog(m, q) {
   return m.backlogSeries[q] !== null || m.derivedBacklog[q] === 1;
 }
 
 /** Queue q's backlog series (or null), computing a derived one on first use. */
-function backlogOf(m, q) {
+export function backlogOf(m, q) {
   if (!m.backlogSeries[q] && m.derivedBacklog[q]) {
     m.backlogSeries[q] = { name: "backlog", kind: "backlog", queue: q, bucketNs: 0, derived: true, ...deriveBacklog(m, q) };
   }
   return m.backlogSeries[q];
 }
 
-function backlogMaxOf(m, q) {
+/** A counter series' largest value as a one-element array (0 without a series). */
+export function maxOfSeries(series) {
+  if (!series) return [0];
+  let best = 0;
+  for (let k = 0; k < series.max.length; k++) if (series.max[k] > best) best = series.max[k];
+  return [best];
+}
+
+export function backlogMaxOf(m, q) {
   if (m.backlogMax[q] < 0) m.backlogMax[q] = backlogOf(m, q) ? Math.max(1, maxOfSeries(backlogOf(m, q))[0]) : 0;
   return m.backlogMax[q];
 }
@@ -472,7 +476,7 @@ function deriveBacklog(m, q) {
 }
 
 /** Maximum of a step series per pixel column over [t0, t1] (NaN before its first point). */
-function sampleSteps(series, t0, t1, width) {
+export function sampleSteps(series, t0, t1, width) {
   const out = new Float32Array(width).fill(NaN);
   const time = series.time;
   const n = time.length;
@@ -492,25 +496,25 @@ function sampleSteps(series, t0, t1, width) {
 }
 
 /** The value of a step series at t. */
-function valueAt(series, t) {
+export function valueAt(series, t) {
   if (!series) return 0;
   const k = upperBound(series.time, t) - 1;
   return k >= 0 ? series.value[k] : 0;
 }
 
 /** The items enqueued from within item `row` (its flows out). */
-function childrenOf(m, row) {
+export function childrenOf(m, row) {
   const out = [];
   const parent = m.parent;
   for (let i = row + 1; i < m.n; i++) if (parent[i] === row) out.push(i);
   return out;
 }
 
-function inputIndexOf(m, row) {
+export function inputIndexOf(m, row) {
   return m.hasInputIndex ? m.inputIndex[row] : row;
 }
 
-function rowOfInputIndex(m, index) {
+export function rowOfInputIndex(m, index) {
   if (!m.hasInputIndex) return index >= 0 && index < m.n ? index : -1;
   if (!m.rowOfInput) {
     m.rowOfInput = new Int32Array(m.n).fill(-1);
@@ -520,17 +524,17 @@ function rowOfInputIndex(m, index) {
   return index >= 0 && index < m.n ? m.rowOfInput[index] : -1;
 }
 
-function threadName(m, t) {
+export function threadName(m, t) {
   const thread = m.threads[t];
   if (!thread) return "unknown thread";
   if (thread.kind === "main") return thread.name && thread.name !== "main" ? `main (${thread.name})` : "main thread";
   return thread.name ? `${thread.name} ${thread.tid}` : `thread ${thread.tid}`;
 }
 
-function queueLabel(m, q) {
+export function queueLabel(m, q) {
   return m.queues[q] ? m.queues[q].label || `queue ${q}` : "unknown queue";
 }
 
-function itemTitle(m, i) {
+export function itemTitle(m, i) {
   return `${queueLabel(m, m.queue[i])} · ${m.kinds[m.kind[i]]}`;
 }

@@ -4,8 +4,11 @@
 // (ReportWriter refuses an input without them): the viewer shows them and computes only what
 // depends on the user's selection.
 
+import { lowerBound, upperBound } from "./10-util.js";
+import { FLAG_NEVER_STARTED, statsCell } from "./30-model.js";
+
 /** Per queue: items, busy ns and share of the trace; per thread: items, busy and blocked ns. */
-function setFigures(m) {
+export function setFigures(m) {
   m.queueItems = m.queues.map((q) => q.items);
   m.threadItems = m.threads.map((t) => t.items);
   m.queueBusy = m.queues.map((q) => q.busy);
@@ -28,12 +31,12 @@ function queuesCounted(m) {
 }
 
 /** How many queues the analysis found. */
-function queueCount(m) {
+export function queueCount(m) {
   return m.queues.filter((q, i) => m.queueCounted[i]).length;
 }
 
 /** A figure of the Stats tables (object's row, column key), or undefined: details show it as is. */
-function statsValue(m, tableId, object, key) {
+export function statsValue(m, tableId, object, key) {
   const table = m.header.stats.find((t) => t.id === tableId);
   if (!table) return undefined;
   const k = table.columns.findIndex((c) => c.key === key);
@@ -52,7 +55,7 @@ function statsValue(m, tableId, object, key) {
  * Each queue's busy time within [t0, t1]: the time with at least one of its items running
  * (overlapping items count once). Items are in start order, so a frontier per queue suffices.
  */
-function queueBusyInRange(m, t0, t1) {
+export function queueBusyInRange(m, t0, t1) {
   const busy = new Float64Array(m.queues.length);
   const frontier = new Float64Array(m.queues.length).fill(-Infinity);
   const hi = upperBound(m.start, t1);

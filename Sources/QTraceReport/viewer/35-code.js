@@ -3,8 +3,10 @@
 // Code table and findings apply (a byte per item, built from a per-site or per-queue answer
 // so that a million items cost one pass). Symbols are untrusted text, shown as text only.
 
+import { BoxTrack, groupRows, queueLabel } from "./30-model.js";
+
 /** Builds the task tracks: jobs (item rows) per task from the taskJobs table, in run order. */
-function buildTasks(m, T) {
+export function buildTasks(m, T) {
   m.taskJobs = [];
   m.taskTrack = [];
   m.taskReady = [];
@@ -52,7 +54,7 @@ function buildActors(m, T) {
 }
 
 /** The task whose job item row `i` is, or -1 (built on first use). */
-function taskOfItem(m, i) {
+export function taskOfItem(m, i) {
   if (!m.tasks.length) return -1;
   if (!m.taskOfRow) {
     m.taskOfRow = new Int32Array(m.n).fill(-1);
@@ -62,30 +64,30 @@ function taskOfItem(m, i) {
 }
 
 /** The site of item row i, or -1. */
-function siteOfItem(m, i) {
+export function siteOfItem(m, i) {
   const column = m.site;
   return column ? column[i] : -1;
 }
 
 /** The code item row i ran, or -1. */
-function codeOfItem(m, i) {
+export function codeOfItem(m, i) {
   const s = siteOfItem(m, i);
   return s >= 0 && m.sites[s] ? m.sites[s].code : -1;
 }
 
 /** "Loader.swift:42" (the file's base name), or "" when unknown. */
-function fileLine(location) {
+export function fileLine(location) {
   if (!location || !location.file || !(location.line > 0)) return "";
   const base = location.file.split("/").pop();
   return `${base}:${location.line}`;
 }
 
-function codeName(m, c) {
+export function codeName(m, c) {
   return m.codes[c] ? m.codes[c].name : "";
 }
 
 /** A site in one line, as the analysis writes it: "code at file:line", or the call site. */
-function siteText(m, s) {
+export function siteText(m, s) {
   const site = m.sites[s];
   if (!site) return `site ${s}`;
   const code = m.codes[site.code];
@@ -97,13 +99,13 @@ function siteText(m, s) {
   return `site ${s}`;
 }
 
-function taskTitle(m, t) {
+export function taskTitle(m, t) {
   const task = m.tasks[t];
   if (!task) return `task ${t}`;
   return task.runtime ? `Task #${task.id} (the runtime's: Task.sleep timer)` : `Task #${task.id}`;
 }
 
-function taskSubtitle(m, t) {
+export function taskSubtitle(m, t) {
   const task = m.tasks[t];
   const names = task.functions.map((c) => codeName(m, c)).filter(Boolean);
   return [task.onMainActor ? "main actor" : "", names.join(", ")].filter(Boolean).join(" · ");
@@ -115,7 +117,7 @@ function taskSubtitle(m, t) {
  * A filter over items (and blocked intervals): `items` and `blocked` are byte masks (or null:
  * not filtered), `rows` the matching item rows in start order (for Enter: next match).
  */
-function makeFilter(kind, label, items, blocked) {
+export function makeFilter(kind, label, items, blocked) {
   let rows = null;
   if (items) {
     let count = 0;
@@ -140,14 +142,14 @@ function maskBySite(m, siteMatches) {
   return mask;
 }
 
-function codeFilter(m, c) {
+export function codeFilter(m, c) {
   const matches = new Uint8Array(m.sites.length);
   m.sites.forEach((site, s) => (matches[s] = site.code === c ? 1 : 0));
   return makeFilter("code", codeName(m, c), maskBySite(m, matches), null);
 }
 
 /** A site's items, or for a blocking call site (no code) the intervals blocked there. */
-function siteFilter(m, s) {
+export function siteFilter(m, s) {
   const site = m.sites[s];
   if (site && site.code < 0) {
     const B = m.blocked;
@@ -165,7 +167,7 @@ function siteFilter(m, s) {
  * Items whose code (short or full symbol), queue label or enclosing annotation interval
  * contains `text` (case-insensitive). Matching is decided once per site, queue and interval.
  */
-function searchFilter(m, text) {
+export function searchFilter(m, text) {
   const needle = text.toLowerCase();
   const has = (value) => typeof value === "string" && value.toLowerCase().includes(needle);
   const siteMatches = new Uint8Array(m.sites.length);

@@ -4,7 +4,7 @@
 // other: the details panel shows the selection and the range, the timeline redraws, the Stats
 // tab marks the filter's row.
 
-const viewState = {
+export const viewState = {
   /** The selected item row (or -1), the selected blocked interval (or -1), the item's children. */
   selection: { item: -1, blocked: -1, children: null },
   /** The range chosen with shift-drag (or qtrace.selectRange), { t0, t1 } with t0 ≤ t1, or null. */
@@ -18,7 +18,7 @@ const viewState = {
 const viewStateWatchers = [];
 
 /** `fn(changed, viewState)` is called after each announced change; `changed` lists the keys. */
-function watchViewState(fn) {
+export function watchViewState(fn) {
   viewStateWatchers.push(fn);
 }
 
@@ -26,7 +26,7 @@ function watchViewState(fn) {
  * Sets the given parts of viewState and tells the watchers, in the order they started
  * watching. `quiet`: no one is told (a range being dragged; the caller redraws).
  */
-function updateViewState(changes, quiet) {
+export function updateViewState(changes, quiet) {
   Object.assign(viewState, changes);
   if (quiet) return;
   const changed = Object.keys(changes);

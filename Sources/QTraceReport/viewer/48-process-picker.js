@@ -3,7 +3,10 @@
 // a name expands and scrolls to it, and a filter narrows the list (All / None apply to what it
 // lists). The toolbar's Processes button and the header's process count open it.
 
-class ProcessPicker {
+import { $, el } from "./10-util.js";
+import { processSubtitle } from "./42-timeline-lanes.js";
+
+export class ProcessPicker {
   constructor(model, app) {
     this.m = model;
     this.app = app;

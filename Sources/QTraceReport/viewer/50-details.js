@@ -1,7 +1,20 @@
 // The details panel under the timeline (the selected item, queue, thread, range, ...) and
 // the hover tooltip. Everything is built with el(...) and textContent.
 
-class Details {
+import {
+  $, CAUSE_COLORS, clear, el, fmtCount, fmtDuration, fmtInstant, fmtShare, fmtTime, fmtValue, lowerBound,
+  upperBound,
+} from "./10-util.js";
+import {
+  backlogOf, FLAG_NEVER_FINISHED, FLAG_NEVER_STARTED, inputIndexOf, itemTitle, queueLabel,
+  threadName, valueAt,
+} from "./30-model.js";
+import { queueBusyInRange, statsValue } from "./31-figures.js";
+import { codeName, codeOfItem, siteText } from "./35-code.js";
+import { watchViewState } from "./36-state.js";
+import { flameGraph, highlightFunction } from "./75-flame.js";
+
+export class Details {
   constructor(model, app) {
     this.m = model;
     this.app = app;
@@ -172,12 +185,10 @@ class Details {
     if (flame) this.root.appendChild(flame);
   }
 
-  /** The Queues table's backlog max; from the backlog series when the report has no table. */
+  /** The Queues table's backlog max (the analysis'); "–" for a queue without a row. */
   backlogMaxText(q) {
-    const m = this.m;
-    const shown = statsValue(m, "queues", q, "backlogMax");
-    if (typeof shown === "number") return fmtValue(shown, "count");
-    return backlogOf(m, q) ? fmtCount(backlogMaxOf(m, q)) : "–";
+    const shown = statsValue(this.m, "queues", q, "backlogMax");
+    return typeof shown === "number" ? fmtValue(shown, "count") : "–";
   }
 
   showThread(t) {
@@ -398,4 +409,12 @@ class Details {
     }
     return null;
   }
+}
+
+/** A details panel's title and definition lines, as shown. */
+export function detailsText(root) {
+  const facts = {};
+  root.querySelectorAll("dl.kv > div").forEach((div) => (facts[div.querySelector("dt").textContent] = div.querySelector("dd").textContent));
+  const title = root.querySelector("h3 > span:not(.swatch):not(.chip)");
+  return { title: title ? title.textContent : "", facts };
 }

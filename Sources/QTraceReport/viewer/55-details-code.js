@@ -2,6 +2,11 @@
 // where it was enqueued, the chain of items that enqueued it, and a Swift task's details.
 // Symbols come from the traced program: set as textContent / title only.
 
+import { clear, el, fmtInstant, lowerBound } from "./10-util.js";
+import { inputIndexOf, itemTitle } from "./30-model.js";
+import { codeName, codeOfItem, fileLine, siteOfItem, taskOfItem, taskTitle } from "./35-code.js";
+import { Details } from "./50-details.js";
+
 /** How many enqueuing items the causal chain follows back. */
 const CAUSAL_CHAIN_DEPTH = 3;
 

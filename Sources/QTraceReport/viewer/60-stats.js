@@ -4,13 +4,18 @@
 // not make 100k rows, cards or tree nodes at once: tables show STATS_PAGE_ROWS rows (sorting
 // sorts them all) with a button for more, and so do the histograms and each node's children.
 
+import { $, clear, el, fade, fmtCount, fmtDuration, fmtShare, fmtValue } from "./10-util.js";
+import { expandHistograms, queueLabel } from "./30-model.js";
+import { viewState, watchViewState } from "./36-state.js";
+import { detailsText } from "./50-details.js";
+
 const STATS_PAGE_ROWS = 200;
 const HISTOGRAM_PAGE = 48;
 const TREE_CHILDREN_PAGE = 100;
 /** Tree nodes built at once, all levels together (a bushy tree of 100k queues is built lazily). */
 const TREE_NODES_PAGE = 400;
 
-class StatsView {
+export class StatsView {
   constructor(model, app) {
     this.m = model;
     this.app = app;
@@ -373,7 +378,7 @@ function drawHistogram(ctx, h, x0, width, height, color, title) {
  * tests compare it with `qtrace stats` and its JSON): every Stats table's cells by column key,
  * the target-queue tree's rows in order, and the Busy/Blocked lines of the details panels.
  */
-function shownFigures(app) {
+export function shownFigures(app) {
   app.openTab("stats");
   app.stats.showEverything();
   const root = app.stats.root;

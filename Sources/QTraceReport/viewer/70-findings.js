@@ -1,7 +1,12 @@
 // The Findings tab: each diagnostic, its time range and the objects involved. Following one
 // opens the timeline on its range with those queues, threads and items highlighted.
 
-class FindingsView {
+import { $, el, fmtWhenAndHowLong } from "./10-util.js";
+import { queueLabel, threadName } from "./30-model.js";
+import { siteText } from "./35-code.js";
+import { updateViewState } from "./36-state.js";
+
+export class FindingsView {
   constructor(model, app) {
     this.m = model;
     this.app = app;

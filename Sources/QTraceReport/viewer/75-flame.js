@@ -4,6 +4,10 @@
 // this file only lays the nodes out side by side, each as wide as its share. Clicking a
 // function highlights, on the timeline, the items whose samples contain it.
 
+import { el, fmtCount, fmtShare } from "./10-util.js";
+import { rowOfInputIndex } from "./30-model.js";
+import { makeFilter } from "./35-code.js";
+
 const FLAME_ROW_H = 16;
 /** Nodes narrower than this share of the queue's samples are not drawn (their parent shows them). */
 const FLAME_MIN_SHARE = 0.004;
@@ -12,7 +16,7 @@ const FLAME_MIN_SHARE = 0.004;
  * The flame graph of `{queue}` or `{item}` (an input index), or null when the report has no
  * samples for it. `onFunction(name)` is called when a function's frame is clicked.
  */
-function flameGraph(m, which, onFunction) {
+export function flameGraph(m, which, onFunction) {
   const flame = (m.header.cpuFlames || []).find((f) =>
     which.item !== undefined ? f.item === which.item : f.queue === which.queue && f.item < 0);
   if (!flame || !flame.total.length || flame.total[0] <= 0) return null;
@@ -82,7 +86,7 @@ function functionFilter(m, name) {
 }
 
 /** Shows on the timeline the items that ran `name` on a CPU, as a Code row does for its code. */
-function highlightFunction(app, name) {
+export function highlightFunction(app, name) {
   app.searchBox.clear();
   app.setFilter(functionFilter(app.m, name));
   app.openTab("timeline");

@@ -3,6 +3,9 @@
 // taking the block at the head of a queue, running it, and going away when idle. Everything
 // shown is the real trace at the replay time: pending items, running items, blocked threads.
 
+import { $, clamp, el, fade, fitText, fmtCount, fmtTime, hatchPattern, upperBoundBy } from "./10-util.js";
+import { backlogOf, queueLabel, queuePendingTrack, valueAt } from "./30-model.js";
+
 const REPLAY_SPEEDS = [
   [1e3, "1 µs per second"], [1e4, "10 µs per second"], [1e5, "100 µs per second"], [1e6, "1 ms per second"],
   [1e7, "10 ms per second"], [1e8, "100 ms per second"], [1e9, "real time"],
@@ -12,7 +15,7 @@ const REPLAY_BLOCK_W = 26;
 const REPLAY_BLOCK_H = 24;
 const REPLAY_MAX_QUEUES = 9;
 
-class ReplayView {
+export class ReplayView {
   constructor(model, app) {
     this.m = model;
     this.app = app;
@@ -50,11 +53,11 @@ class ReplayView {
     this.columns = Math.max(1, ends.length);
   }
 
-  /** The main queue first, then the busiest queues; the rest share an "other queues" row. */
+  /** The main queue first, then the queues with most items (the analysis' count); the rest share an "other queues" row. */
   chooseQueues() {
     const m = this.m;
-    const order = m.queues.map((_, q) => q).filter((q) => queueItemCount(m, q) > 0);
-    order.sort((a, b) => (m.queues[b].kind === "main") - (m.queues[a].kind === "main") || queueItemCount(m, b) - queueItemCount(m, a));
+    const order = m.queues.map((_, q) => q).filter((q) => m.queueItems[q] > 0);
+    order.sort((a, b) => (m.queues[b].kind === "main") - (m.queues[a].kind === "main") || m.queueItems[b] - m.queueItems[a]);
     const shown = order.slice(0, REPLAY_MAX_QUEUES);
     const rowOfQueue = new Int32Array(m.queues.length).fill(shown.length);
     shown.forEach((q, r) => (rowOfQueue[q] = r));

@@ -3,10 +3,14 @@
 // next match, Escape clears. Matching is decided per site and per queue, then one byte
 // lookup per item, so a million items filter in one pass (see searchFilter).
 
+import { $, fmtCount } from "./10-util.js";
+import { searchFilter } from "./35-code.js";
+import { viewState } from "./36-state.js";
+
 /** Typing pauses this long before the items are filtered again. */
 const SEARCH_DEBOUNCE_MS = 150;
 
-class SearchBox {
+export class SearchBox {
   constructor(app) {
     this.app = app;
     this.input = $("search");

@@ -1,6 +1,22 @@
 // Start-up: decode the embedded data, build the model and the views, wire the tabs, and
 // expose `window.qtrace`, the small hook the browser tests (and curious users) drive.
 
+import { $, el, fade, fmtCount, fmtDuration, fmtTime, timings } from "./10-util.js";
+import { loadEmbeddedReport, materializeTables } from "./20-decode.js";
+import { buildModel, FLAG_NEVER_STARTED, inputIndexOf, rowOfInputIndex } from "./30-model.js";
+import { setFigures } from "./31-figures.js";
+import { buildTasks, codeFilter, siteFilter, siteOfItem } from "./35-code.js";
+import { updateViewState, viewState } from "./36-state.js";
+import { Timeline } from "./40-timeline.js";
+import { GUTTER } from "./41-timeline-view.js";
+import { SCHED_COLORS } from "./43-timeline-boxes.js";
+import { ProcessPicker } from "./48-process-picker.js";
+import { Details, detailsText } from "./50-details.js";
+import { shownFigures, StatsView } from "./60-stats.js";
+import { FindingsView } from "./70-findings.js";
+import { ReplayView } from "./80-replay.js";
+import { SearchBox } from "./85-search.js";
+
 class App {
   constructor(model) {
     this.m = model;
@@ -224,14 +240,6 @@ class App {
   }
 }
 
-/** A details panel's title and definition lines, as shown. */
-function detailsText(root) {
-  const facts = {};
-  root.querySelectorAll("dl.kv > div").forEach((div) => (facts[div.querySelector("dt").textContent] = div.querySelector("dd").textContent));
-  const title = root.querySelector("h3 > span:not(.swatch):not(.chip)");
-  return { title: title ? title.textContent : "", facts };
-}
-
 /** Bytes held in typed arrays reachable from the model (they live outside the JS heap). */
 function arrayBufferBytes(root) {
   const buffers = new Set();
@@ -251,8 +259,6 @@ function arrayBufferBytes(root) {
   return total;
 }
 
-const timings = { start: performance.now() };
-
 /** `report.html#findings` (or #stats, #replay) opens that tab: links and screenshots use it. */
 function openTabFromHash() {
   const tab = decodeURIComponent(location.hash.replace(/^#/, ""));
@@ -266,6 +272,9 @@ const ready = (async () => {
     const report = await loadEmbeddedReport();
     timings.decoded = performance.now();
     const model = buildModel(report);
+    // What extends the model's columns and tracks: code identity (tasks, actors), the analysis' figures.
+    buildTasks(model, report.tables);
+    setFigures(model);
     timings.modelBuilt = performance.now();
     app = new App(model);
     $("loading").hidden = true;

@@ -8,11 +8,17 @@
 //   corpus timers                      40 repeating timers of 2..10 ms on 4 serial queues for 0.6 s
 //   corpus groups                      200 rounds of a group: async(group:), enter/leave from
 //                                      callbacks, notify and a wait
+//   corpus sleepers                    items that mostly sleep (blocking I/O's shape): one serial
+//                                      queue per CPU for ~1 s, then 200 on the global queue (more
+//                                      workers): item time on every CPU, little CPU used
+//   corpus spin                        items that compute 5 ms of CPU each, 300 on one serial queue
+//                                      per CPU: every CPU busy for 1.5 s
 #include <dispatch/dispatch.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static atomic_long ran;
@@ -106,6 +112,47 @@ static void groups(void) {
     printf("groups: %ld notified\n", notified);
 }
 
+static void sleeper(void *context) {
+    (void)context;
+    compute(100);
+    usleep(10000);  // a blocking call (a read, a lock) in its place: no CPU meanwhile
+    atomic_fetch_add(&ran, 1);
+}
+
+/// 5 ms of this thread's CPU time, however fast the machine (a loop of a fixed length would
+/// end before the 0.5 s a saturation needs on a fast one).
+static void spinner(void *context) {
+    (void)context;
+    struct timespec now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    long long until = (long long)now.tv_sec * 1000000000LL + now.tv_nsec + 5000000LL;
+    do {
+        compute(50);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    } while ((long long)now.tv_sec * 1000000000LL + now.tv_nsec < until);
+    atomic_fetch_add(&ran, 1);
+}
+
+/// One serial queue per CPU, each given `items` of `work`, then, with `global_items`, as many
+/// onto the default global queue; waits for all.
+static void on_every_cpu(const char *name, dispatch_function_t work, int items, int global_items) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    dispatch_group_t group = dispatch_group_create();
+    char label[64];
+    for (long q = 0; q < ncpu; q++) {
+        snprintf(label, sizeof label, "corpus.%s.q%ld", name, q);
+        dispatch_queue_t queue = dispatch_queue_create(label, NULL);
+        for (int i = 0; i < items; i++) dispatch_group_async_f(group, queue, NULL, work);
+        dispatch_release(queue);
+    }
+    dispatch_group_wait(group, DISPATCH_TIME_FOREVER);
+    dispatch_queue_t global = dispatch_get_global_queue(DISPATCH_QUEUE_PRIORITY_DEFAULT, 0);
+    for (int i = 0; i < global_items; i++) dispatch_group_async_f(group, global, NULL, work);
+    dispatch_group_wait(group, DISPATCH_TIME_FOREVER);
+    dispatch_release(group);
+    printf("%s: %ld items\n", name, atomic_load(&ran));
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "fanout") == 0) {
@@ -116,8 +163,12 @@ int main(int argc, char **argv) {
         timers();
     } else if (strcmp(mode, "groups") == 0) {
         groups();
+    } else if (strcmp(mode, "sleepers") == 0) {
+        on_every_cpu("sleepers", sleeper, 100, 200);
+    } else if (strcmp(mode, "spin") == 0) {
+        on_every_cpu("spin", spinner, 300, 0);
     } else {
-        fprintf(stderr, "corpus: unknown mode '%s' (fanout, outrun, timers, groups)\n", mode);
+        fprintf(stderr, "corpus: unknown mode '%s' (fanout, outrun, timers, groups, sleepers, spin)\n", mode);
         return 2;
     }
     return 0;
