@@ -1,5 +1,7 @@
-// Work items: ENQUEUE / START / END, the wait-cause split, sync waits and the deadlock,
-// cycle and priority-inversion observations that need the live state.
+// Work item records (ENQUEUE / START / END) wired across collaborators: the ItemTracker keeps
+// the items and pending enqueues, the QueueRegistry the queue clocks that split a wait by
+// cause, the ThreadTable the frames and sync waits; the priority-inversion observation needs
+// all three.
 import QTraceFormat
 
 extension ModelBuilder {
@@ -7,7 +9,7 @@ extension ModelBuilder {
         let kind = ItemKind(rawValue: e.arg) ?? .unknown
         checkItemId(e, thread: t)
         let q = queue(address: e.b)
-        let workItem = workItemInfo.count == 0 ? nil : workItemInfo[e.a]
+        let workItem = items.workItem(e.a)
         var item = WorkItem(id: e.a, kind: kind, flags: EnqueueFlags(rawValue: e.flags), origin: .enqueued)
         item.isBarrier = kind.isBarrier || item.flags.contains(.barrier) || (workItem?.isBarrier ?? false)
         item.enqueueTime = now
@@ -26,24 +28,11 @@ extension ModelBuilder {
         }
         if kind == .groupAsync || kind == .groupNotify { item.relatedIndex = group(address: e.c) }
         item.qosRaw = itemQoS(workItem: workItem, synchronous: kind.isSynchronous, queue: q, caller: t)
-        let i = Int32(items.count)
-        items.append(item)
+        let i = items.add(item)
 
         let delayed = kind == .after || kind == .groupNotify || kind == .workItemNotify
-        let domain = domainRoot(q)
-        let qi = Int(q)
-        let entry = PendingItem(item: i, domain: domain, inBacklog: !delayed,
-                                domainBusyAt: domain >= 0 ? queueState[Int(domain)].domainBusy.value(at: now) : 0,
-                                runningAt: queueState[qi].running.value(at: now),
-                                barrierAt: queueState[qi].barrier.value(at: now),
-                                suspendedAt: queueState[qi].suspended.value(at: now))
-        if !delayed { backlogChanged(Int(q), by: 1) }
-        if item.isBarrier {
-            queueState[Int(q)].barriersOutstanding += 1
-            queueState[Int(q)].barrier.set(true, at: now)
-            queueState[Int(q)].lastBarrierItem = i
-        }
-        if !pending.insertIfAbsent(e.a, entry) { pendingOverflow[e.a, default: []].append(entry) }
+        let entry = queues.enqueued(i, queue: q, isBarrier: item.isBarrier, delayed: delayed, at: now)
+        items.addPending(e.a, entry)
 
         if kind == .groupAsync, item.relatedIndex >= 0 { groupEnter(item.relatedIndex, thread: t, item: i) }
         if kind == .groupNotify, item.relatedIndex >= 0 {
@@ -61,11 +50,7 @@ extension ModelBuilder {
     @inline(__always)
     mutating func checkItemId(_ e: Event, thread t: Int32) {
         guard !EnqueueFlags(rawValue: e.flags).contains(.workItem) else { return }
-        if e.a < threadState[Int(t)].nextEnqueueId {
-            model.anomalies.reusedItemIds += 1
-        } else {
-            threadState[Int(t)].nextEnqueueId = e.a &+ 1
-        }
+        if !threads.claimEnqueueId(t, e.a) { model.anomalies.reusedItemIds += 1 }
     }
 
     /// QoS of a new item: a DispatchWorkItem's own; a sync item runs at its caller's; otherwise
@@ -74,29 +59,18 @@ extension ModelBuilder {
         if let qos = workItem?.qos, qos != 0 { return qos }
         let callerQoS = currentQoS(of: t)
         if synchronous && callerQoS != 0 { return callerQoS }
-        let queueQoS = effectiveQoS(q)
+        let queueQoS = queues.effectiveQoS(q)
         return queueQoS != 0 ? queueQoS : callerQoS
-    }
-
-    mutating func takePending(_ id: UInt64) -> PendingItem? {
-        guard let entry = pending.remove(id) else { return nil }
-        // Checked first: even an empty Dictionary hashes the key (SipHash) on lookup.
-        if !pendingOverflow.isEmpty, var more = pendingOverflow[id] {
-            _ = pending.insertIfAbsent(id, more.removeFirst())
-            pendingOverflow[id] = more.isEmpty ? nil : more
-        }
-        return entry
     }
 
     mutating func start(_ e: Event, thread t: Int32) {
         let id = e.a
         let i: Int32
-        if threadState[Int(t)].performId == id {
-            threadState[Int(t)].performId = nil
+        if threads.takePerforming(t, id: id) {
             i = newUnqueuedItem(id: id, kind: e.arg, origin: .performed, thread: t)
-        } else if let entry = takePending(id) {
+        } else if let entry = items.takePending(id) {
             i = entry.item
-            checkTargetLoopItem(i)
+            countIfStuckInTargetLoop(i)
             startQueued(entry)
         } else {
             model.anomalies.startsWithoutEnqueue += 1
@@ -107,11 +81,10 @@ extension ModelBuilder {
             if item.submitterIndex == t {
                 _ = endBlocked(t, cause: .sync, key: UInt64(i)) // the caller runs it itself
             } else {
-                syncWaiter[UInt64(i)] = item.submitterIndex
+                items.runsElsewhere(i, caller: item.submitterIndex)
             }
-        } else if item.origin == .enqueued, !threadState[Int(t)].isWorker, threads[Int(t)].createdAt == nil,
-                  threads[Int(t)].kind == .other, item.submitterIndex != t {
-            markWorker(t) // a thread from before tracing that drains queues
+        } else if item.origin == .enqueued, item.submitterIndex != t, threads.isUnclassifiedPreexisting(t) {
+            threads.markWorker(t, at: now) // a thread from before tracing that drains queues
         }
         if item.kind == .groupNotify, item.relatedIndex >= 0 {
             let g = Int(item.relatedIndex)
@@ -124,20 +97,19 @@ extension ModelBuilder {
 
     mutating func newUnqueuedItem(id: UInt64, kind: UInt32, origin: ItemOrigin, thread t: Int32) -> Int32 {
         var item = WorkItem(id: id, kind: ItemKind(rawValue: kind) ?? .unknown, origin: origin)
-        let info = workItemInfo.count == 0 ? nil : workItemInfo[id]
+        let info = items.workItem(id)
         item.qosRaw = info?.qos ?? 0
         item.isBarrier = info?.isBarrier ?? false
         item.parentIndex = topItem(of: t)
         if item.qosRaw == 0 { item.qosRaw = currentQoS(of: t) }
-        items.append(item)
-        return Int32(items.count - 1)
+        return items.add(item)
     }
 
     /// An enqueued item starts: settle its wait, split by cause.
     mutating func startQueued(_ entry: PendingItem) {
         let i = Int(entry.item)
         let q = Int(items[i].queueIndex)
-        if entry.inBacklog { backlogChanged(q, by: -1) }
+        if entry.inBacklog { queues.backlogChanged(q, by: -1, at: now) }
         // Fields are read and written one by one: copying the item in and out costs more.
         let kind = items[i].kind
         if kind == .groupNotify, items[i].relatedIndex >= 0 {
@@ -147,50 +119,17 @@ extension ModelBuilder {
         }
         let ready = items[i].readyTime
         guard ready != noTime, now > ready else { return }
-        let total = now - ready
         guard entry.inBacklog else {
-            queues[q].waitByCause.unattributedNs.saturatingIncrement(by: total)
+            queues.addUnattributedWait(now - ready, queue: q)
             items[i].waitCause = .unattributed
             return
         }
-        let isBarrier = items[i].isBarrier
-        let domain = domainRoot(Int32(q))
-        var occupied: UInt64 = 0
-        if isBarrier && domain < 0 {
-            occupied = queueState[q].running.value(at: now) - entry.runningAt // draining earlier items
-        } else if domain >= 0 && domain == entry.domain {
-            occupied = queueState[Int(domain)].domainBusy.value(at: now) - entry.domainBusyAt
-        }
-        let barrier = isBarrier ? 0 : queueState[q].barrier.value(at: now) - entry.barrierAt
-        let suspended = queueState[q].suspended.value(at: now) - entry.suspendedAt
-        let behindPrevious = Swift.min(occupied, total)
-        let behindBarrier = Swift.min(barrier, total - behindPrevious)
-        let whileSuspended = Swift.min(suspended, total - behindPrevious - behindBarrier)
-        let forThread = total - behindPrevious - behindBarrier - whileSuspended
-        // Sums over every item of the queue: saturating (Saturating.swift).
-        queues[q].waitByCause.behindPreviousNs.saturatingIncrement(by: behindPrevious)
-        queues[q].waitByCause.behindBarrierNs.saturatingIncrement(by: behindBarrier)
-        queues[q].waitByCause.suspendedNs.saturatingIncrement(by: whileSuspended)
-        queues[q].waitByCause.threadNs.saturatingIncrement(by: forThread)
-        items[i].waitCause = dominantCause(behindPrevious, behindBarrier, whileSuspended, forThread)
-
-        var blocker: Int32 = -1
-        var blockedFor: UInt64 = 0
-        if behindPrevious > 0 {
-            // Serial domain: the item that ran just before; a barrier draining: the last to end.
-            blocker = domain >= 0 && domain == entry.domain ? queueState[Int(domain)].lastDomainItem : queueState[q].lastEndedItem
-            blockedFor = behindPrevious
-        } else if behindBarrier > 0 {
-            blocker = queueState[q].lastBarrierItem
-            blockedFor = behindBarrier
-        }
+        let split = queues.splitWait(entry, queue: q, isBarrier: items[i].isBarrier, ready: ready, at: now)
+        items[i].waitCause = ItemTracker.dominantCause(split)
+        let blocker = split.blocker, blockedFor = split.blockedFor
         guard blocker >= 0 && blocker != entry.item else { return }
         items[i].waitedBehindIndex = blocker
-        // Read into a local first: optional chaining through the array copied the whole queue.
-        let worst = queues[q].worstWaitBehind
-        if blockedFor > (worst?.waitNs ?? 0) {
-            queues[q].worstWaitBehind = WaitBehind(item: i, blocker: Int(blocker), waitNs: blockedFor)
-        }
+        queues.waitedBehind(i, blocker: blocker, for: blockedFor, queue: q)
         let itemQoS = items[i].qosRaw, blockerQoS = items[Int(blocker)].qosRaw
         if itemQoS != 0 && blockerQoS != 0 && itemQoS > blockerQoS && blockedFor >= Thresholds.priorityInversionMinWaitNs {
             Self.appendObservation(&model.priorityInversions,
@@ -199,39 +138,23 @@ extension ModelBuilder {
         }
     }
 
-    /// The largest part (ties go to the earlier cause).
-    func dominantCause(_ previous: UInt64, _ barrier: UInt64, _ suspended: UInt64, _ thread: UInt64) -> WaitCause {
-        var cause = WaitCause.behindPrevious, most = previous
-        if barrier > most { cause = .behindBarrier; most = barrier }
-        if suspended > most { cause = .suspended; most = suspended }
-        if thread > most { cause = .thread }
-        return cause
+    /// An item enqueued onto a looping queue after the loop formed cannot run: its start
+    /// means the trace was not written by libdispatch as recorded.
+    @inline(__always)
+    mutating func countIfStuckInTargetLoop(_ i: Int32) {
+        let q = items[Int(i)].queueIndex
+        if q >= 0, queues.isStuckInTargetLoop(queue: q, enqueuedAt: items[Int(i)].enqueueTime) {
+            model.anomalies.itemsRunInTargetLoops += 1
+        }
     }
 
     /// Common to items and source handler runs: the thread starts executing item `i`.
     mutating func beginExecution(_ i: Int32, thread t: Int32, kind: FrameKind, key: UInt64) {
         items[Int(i)].startTime = now
         items[Int(i)].threadIndex = t
-        items[Int(i)].depth = threadState[Int(t)].itemDepth
-        var domain: Int32 = -1
+        items[Int(i)].depth = threads.itemDepth(of: t)
         let q = items[Int(i)].queueIndex
-        if q >= 0 {
-            domain = domainRoot(q)
-            let qi = Int(q)
-            queueState[qi].runningCount += 1
-            queueState[qi].running.set(true, at: now)
-            if queueState[qi].runningCount > queueState[qi].maxWidth {
-                queueState[qi].maxWidth = queueState[qi].runningCount
-                queues[qi].maxWidth = Int(queueState[qi].runningCount)
-            }
-            if domain >= 0 {
-                let d = Int(domain)
-                queueState[d].domainRunning += 1
-                queueState[d].domainBusy.set(true, at: now)
-                queueState[d].lastDomainItem = i
-                queueState[d].holder = t
-            }
-        }
+        let domain = q >= 0 ? queues.itemStarted(i, queue: q, thread: t, at: now) : -1
         push(Frame(kind: kind, index: i, domain: domain, key: key, start: now), on: t)
     }
 
@@ -251,112 +174,13 @@ extension ModelBuilder {
         items[i].endTime = now
         let q = items[i].queueIndex
         if q >= 0 {
-            let qi = Int(q)
-            queueState[qi].runningCount -= 1
-            if queueState[qi].runningCount <= 0 { queueState[qi].running.set(false, at: now) }
-            queueState[qi].lastEndedItem = f.index
-            if items[i].isBarrier {
-                queueState[qi].barriersOutstanding -= 1
-                if queueState[qi].barriersOutstanding <= 0 { queueState[qi].barrier.set(false, at: now) }
-            }
-            if f.domain >= 0 {
-                let d = Int(f.domain)
-                queueState[d].domainRunning -= 1
-                if queueState[d].domainRunning <= 0 { queueState[d].domainBusy.set(false, at: now) }
-                if queueState[d].holder == t { queueState[d].holder = -1 }
-            }
+            queues.itemEnded(f.index, queue: q, domain: f.domain, isBarrier: items[i].isBarrier, thread: t, at: now)
         }
-        if syncWaiter.count > 0, let caller = syncWaiter.remove(UInt64(i)) {
+        if let caller = items.takeSyncCaller(of: i) {
             _ = endBlocked(caller, cause: .sync, key: UInt64(i))
         }
         if items[i].kind == .groupAsync, items[i].relatedIndex >= 0 {
             groupLeave(items[i].relatedIndex, thread: t, item: f.index)
         }
-    }
-
-    // MARK: Deadlocks
-
-    /// Whether thread `t` holds queue `c` exclusively: it runs an item of `c` (of any kind:
-    /// a barrier needs it drained) or of a queue below `c` when `c` is serial. The main thread
-    /// always holds the main queue (it drains it). No allocation: this runs on every sync.
-    func holds(_ t: Int32, _ c: Int32) -> Bool {
-        if c == mainQueue && threads[Int(t)].kind == .main { return true }
-        let serial = queues[Int(c)].kind.isSerial
-        for f in threadState[Int(t)].stack where f.kind == .item || f.kind == .handler {
-            var cur = items[Int(f.index)].queueIndex
-            var steps = 0
-            while cur >= 0 && steps < 64 {
-                if cur == c && (steps == 0 || serial) { return true }
-                cur = queueState[Int(cur)].target
-                steps += 1
-            }
-        }
-        return false
-    }
-
-    /// sync (or apply) onto a serial queue the thread already holds, directly or through a
-    /// target, can never start: libdispatch would need the thread to finish first.
-    mutating func checkSelfDeadlock(thread t: Int32, queue q: Int32, exclusive: Bool, kind: DeadlockReport.Kind,
-                                    item: Int32) {
-        guard threadState[Int(t)].currentItem >= 0 || threads[Int(t)].kind == .main else { return }
-        var cur = q
-        var steps = 0
-        while cur >= 0 && steps < 64 {
-            let needsExclusive = queues[Int(cur)].kind.isSerial || (steps == 0 && exclusive)
-            if needsExclusive && holds(t, cur) {
-                Self.appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
-                                                                   queue: Int(q), heldQueue: Int(cur),
-                                                                   item: item < 0 ? nil : Int(item)))
-                return
-            }
-            cur = queueState[Int(cur)].target
-            steps += 1
-        }
-    }
-
-    /// Wait-for graph: thread waits on queue → the queue's serial domain is held by a thread →
-    /// which waits on a queue ... back to the first thread.
-    mutating func checkSyncCycle(thread t: Int32, queue q: Int32) {
-        // Fast exit for the common case: nobody else holds the queue's domain.
-        let firstDomain = domainRoot(q)
-        guard firstDomain >= 0, queueState[Int(firstDomain)].holder != t,
-              queueState[Int(firstDomain)].holder >= 0 || firstDomain == mainQueue else { return }
-        var cycleThreads: [Int32] = [t]
-        var cycleQueues: [Int32] = [q]
-        var wanted = q
-        for _ in 0..<16 {
-            let domain = domainRoot(wanted)
-            guard domain >= 0 else { return }
-            var holder = queueState[Int(domain)].holder
-            if holder < 0, domain == mainQueue,
-               let main = threads.firstIndex(where: { $0.kind == .main && $0.exitedAt == nil }),
-               threadState[main].state == .blocked {
-                holder = Int32(main) // blocked main-thread code holds the main queue
-            }
-            guard holder >= 0 else { return }
-            if holder == t {
-                if cycleThreads.count > 1 {
-                    Self.appendObservation(&model.syncCycles, SyncCycle(time: now, threads: cycleThreads.map { Int($0) },
-                                                                   queues: cycleQueues.map { Int($0) }))
-                }
-                return
-            }
-            guard !cycleThreads.contains(holder),
-                  let top = threadState[Int(holder)].stack.last, top.kind == .blocked, top.cause == .sync else { return }
-            let interval = threads[Int(holder)].blocked[Int(top.index)]
-            cycleThreads.append(holder)
-            cycleQueues.append(Int32(interval.object))
-            wanted = Int32(interval.object)
-        }
-    }
-
-    mutating func shimDeadlock(_ e: Event, thread t: Int32) {
-        let q: Int32? = e.a == 0 ? nil : queue(address: e.a)
-        let held: Int32? = e.b == 0 ? nil : queue(address: e.b)
-        let waiting = threadState[Int(t)].stack.last { $0.kind == .blocked && $0.cause == .sync }
-        Self.appendObservation(&model.deadlocks, DeadlockReport(
-            time: now, thread: Int(t), kind: e.arg == 2 ? .apply : .sync, origin: .shim,
-            queue: q.map { Int($0) }, heldQueue: held.map { Int($0) },
-            item: waiting.map { Int(threads[Int(t)].blocked[Int($0.index)].item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))
     }
 }

@@ -6,17 +6,17 @@ extension ModelBuilder {
 
     mutating func newGroup(address: UInt64, createdAt: UInt64?) -> Int32 {
         let g = Int32(model.groups.count)
-        var group = TraceGroup(address: address, generation: nextGeneration(address))
+        var group = TraceGroup(address: address, generation: objects.nextGeneration(address))
         group.createdAt = createdAt
         model.groups.append(group)
         groupLastEmptied.append(0)
-        objects.store(ObjectRef(kind: .group, index: g), at: address)
+        objects.store(.group, g, at: address)
         return g
     }
 
     @inline(__always)
     mutating func group(address: UInt64) -> Int32 {
-        if let ref = objects[address], ref.kind == .group { return ref.index }
+        if let known = objects.index(of: .group, at: address) { return known }
         return newGroup(address: address, createdAt: nil)
     }
 
@@ -58,7 +58,7 @@ extension ModelBuilder {
         let timedOut = e.arg & 1 != 0
         if timedOut { model.groups[Int(group(address: e.a))].timedOutWaits += 1 }
         if let f = endBlocked(t, cause: .groupWait, key: e.a, timedOut: timedOut), e.b != 0 {
-            threads[Int(t)].blocked[Int(f.index)].siteRaw = siteID(e.b)
+            threads.setBlockedSite(t, f.index, site: siteID(e.b))
         }
     }
 
@@ -66,17 +66,17 @@ extension ModelBuilder {
 
     mutating func newSemaphore(address: UInt64, value: Int64, createdAt: UInt64?) -> Int32 {
         let s = Int32(semaphores.count)
-        var sem = TraceSemaphore(address: address, generation: nextGeneration(address))
+        var sem = TraceSemaphore(address: address, generation: objects.nextGeneration(address))
         sem.createdAt = createdAt
         sem.initialValue = value
         semaphores.append(sem)
-        objects.store(ObjectRef(kind: .semaphore, index: s), at: address)
+        objects.store(.semaphore, s, at: address)
         return s
     }
 
     @inline(__always)
     mutating func semaphore(address: UInt64) -> Int32 {
-        if let ref = objects[address], ref.kind == .semaphore { return ref.index }
+        if let known = objects.index(of: .semaphore, at: address) { return known }
         return newSemaphore(address: address, value: 0, createdAt: nil)
     }
 
@@ -96,14 +96,13 @@ extension ModelBuilder {
         if timedOut { semaphores[s].timedOutWaits += 1 }
         guard let f = endBlocked(t, cause: .semaphore, key: e.a, timedOut: timedOut) else { return }
         if blocked {
-            if e.b != 0 { threads[Int(t)].blocked[Int(f.index)].siteRaw = siteID(e.b) }
+            if e.b != 0 { threads.setBlockedSite(t, f.index, site: siteID(e.b)) }
             let waited = now - f.start
             semaphores[s].blockedWaits += 1
             semaphores[s].blockedNs += waited
             semaphores[s].maxBlockedNs = Swift.max(semaphores[s].maxBlockedNs, waited)
-        } else if Int(f.index) == threads[Int(t)].blocked.count - 1 {
-            // Fast path: the thread never blocked, so it is not a blocked interval.
-            threads[Int(t)].blocked.removeLast()
+        } else {
+            threads.discardBlocked(t, f.index) // fast path: the thread never blocked, no blocked interval
         }
     }
 
@@ -118,19 +117,18 @@ extension ModelBuilder {
     mutating func sourceCreated(_ e: Event) {
         let s = Int32(model.sources.count)
         let q = e.d == 0 ? defaultRootQueue() : queue(address: e.d)
-        var source = TraceSource(address: e.a, generation: nextGeneration(e.a),
+        var source = TraceSource(address: e.a, generation: objects.nextGeneration(e.a),
                                  type: SourceType(rawValue: e.arg) ?? .other, handle: e.b, mask: e.c,
                                  queue: Int(q), createdAt: now)
         // Sources are created inactive: nothing is delivered until the first resume/activate.
         source.suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
         model.sources.append(source)
         sourceState.append(SourceState())
-        objects.store(ObjectRef(kind: .source, index: s), at: e.a)
+        objects.store(.source, s, at: e.a)
     }
 
     func source(address: UInt64) -> Int? {
-        guard let ref = objects[address], ref.kind == .source else { return nil }
-        return Int(ref.index)
+        objects.index(of: .source, at: address).map { Int($0) }
     }
 
     mutating func sourceSetTimer(_ e: Event) {
@@ -143,7 +141,7 @@ extension ModelBuilder {
 
     mutating func sourceSetHandler(_ e: Event) {
         guard let s = source(address: e.a) else { return }
-        if e.arg == 0, e.b != 0 { code.sourceHandlerSite[s] = siteID(e.b) }
+        if e.arg == 0, e.b != 0 { code.noteSourceHandlerSite(s, siteID(e.b)) }
         switch e.arg {
         case 0: model.sources[s].hasEventHandler = true
         case 1: model.sources[s].hasCancelHandler = true
@@ -178,10 +176,9 @@ extension ModelBuilder {
         item.relatedIndex = Int32(s)
         item.queueIndex = idx(model.sources[s].queue)
         item.parentIndex = topItem(of: t)
-        if kind == .event, !code.sourceHandlerSite.isEmpty { item.siteRaw = code.sourceHandlerSite[s] ?? 0 }
-        if item.queueIndex >= 0 { item.qosRaw = effectiveQoS(item.queueIndex) }
-        let i = Int32(items.count)
-        items.append(item)
+        if kind == .event { item.siteRaw = code.sourceHandlerSite(s) }
+        if item.queueIndex >= 0 { item.qosRaw = queues.effectiveQoS(item.queueIndex) }
+        let i = items.add(item)
 
         var run = SourceHandlerRun(item: Int(i), kind: kind, data: data, merges: 0, delayNs: nil, latenessNs: nil,
                                    coalesced: false, afterSuspension: false)
@@ -234,7 +231,7 @@ extension ModelBuilder {
         model.applies.append(ApplyCall(id: e.a, queue: opt(q), callerThread: Int(t), iterations: e.c, begin: now))
         applyRunning.append(0)
         applyById[e.a] = a
-        if e.d != 0 { code.applySite[a] = siteID(e.d) }
+        if e.d != 0 { code.noteApplySite(a, siteID(e.d)) }
         if q >= 0 { checkSelfDeadlock(thread: t, queue: q, exclusive: false, kind: .apply, item: -1) }
         beginBlocked(t, cause: .apply, object: a, key: e.a, site: siteID(e.d))
     }
@@ -273,10 +270,10 @@ extension ModelBuilder {
 
     mutating func ioCreated(_ e: Event) {
         let c = Int32(model.channels.count)
-        model.channels.append(IOChannel(address: e.a, generation: nextGeneration(e.a), isRandom: e.arg == 1,
+        model.channels.append(IOChannel(address: e.a, generation: objects.nextGeneration(e.a), isRandom: e.arg == 1,
                                         fd: e.b == ~0 ? nil : Int64(bitPattern: e.b), path: e.string,
                                         createdAt: now))
-        objects.store(ObjectRef(kind: .channel, index: c), at: e.a)
+        objects.store(.channel, c, at: e.a)
     }
 
     /// The channel at `address`; 0 is the pseudo-channel of dispatch_read/dispatch_write.
@@ -288,10 +285,10 @@ extension ModelBuilder {
             }
             return plainIOChannel
         }
-        if let ref = objects[address], ref.kind == .channel { return ref.index }
+        if let known = objects.index(of: .channel, at: address) { return known }
         let c = Int32(model.channels.count)
-        model.channels.append(IOChannel(address: address, generation: nextGeneration(address)))
-        objects.store(ObjectRef(kind: .channel, index: c), at: address)
+        model.channels.append(IOChannel(address: address, generation: objects.nextGeneration(address)))
+        objects.store(.channel, c, at: address)
         return c
     }
 

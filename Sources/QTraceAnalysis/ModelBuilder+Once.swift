@@ -29,23 +29,6 @@ extension ModelBuilder {
         guard OnceOutcome(rawValue: e.arg) == .waited else { return }
         var interval = BlockedInterval(thread: Int(t), start: start, end: now, cause: .once, object: -1)
         if e.b != 0 { interval.siteRaw = siteID(e.b) }
-        // Nothing ran on the thread while it waited: appending keeps `blocked` in start order.
-        threads[Int(t)].blocked.append(interval)
-        countAsBlocked(t, since: start)
-    }
-
-    /// Moves the thread's time since `start` from busy (or idle) to blocked. The thread
-    /// recorded nothing meanwhile, so its state was the same all along.
-    private mutating func countAsBlocked(_ t: Int32, since start: UInt64) {
-        let i = Int(t)
-        closeStateTime(t)
-        let waited = now - start
-        if threadState[i].state == .running, let last = threads[i].busy.last, last.end == now {
-            let moved = Swift.min(waited, last.duration)
-            threads[i].busyNs -= moved
-            threads[i].busy[threads[i].busy.count - 1].end = now - moved
-            if moved == last.duration { threads[i].busy.removeLast() }
-        }
-        threads[i].blockedNs += waited
+        threads.addOnceWait(interval, thread: t, since: start, at: now)
     }
 }

@@ -50,25 +50,13 @@ extension ModelBuilder {
     /// site, whose code is named by the label; one code per label).
     mutating func applyOperationSites() {
         var siteByKey: [String: Int] = [:]
-        var codeByLabel: [String: Int] = [:]
         for (i, operation) in model.operations.sorted(by: { $0.key < $1.key }) {
             guard let s = items[i].site else { continue }
             let key = "\(s)\t\(operation.label)"
             if let known = siteByKey[key] { items[i].site = known; continue }
-            var site = model.sites[s]
-            site.traceID = 0
-            let c = codeByLabel[operation.label] ?? model.codes.count
-            if c == model.codes.count {
-                var code = TraceCode(codeKind: site.codeIndex.map { model.codes[$0].codeKind } ?? .block, address: 0)
-                code.label = operation.label
-                model.codes.append(code)
-                codeByLabel[operation.label] = c
-            }
-            site.codeIndex = c
-            model.codes[c].sites.append(model.sites.count)
-            siteByKey[key] = model.sites.count
-            items[i].site = model.sites.count
-            model.sites.append(site)
+            let copy = code.labelledCopy(ofSite: s, label: operation.label)
+            siteByKey[key] = copy
+            items[i].site = copy
         }
     }
 }

@@ -9,7 +9,7 @@ extension ModelBuilder {
     mutating func runLoopTimerCreated(_ e: Event) {
         let s = Int32(model.sources.count)
         // Its run loop is known when it fires (a timer may be added to any run loop).
-        var source = TraceSource(address: e.a, generation: nextGeneration(e.a), type: .timer, handle: 0, mask: 0,
+        var source = TraceSource(address: e.a, generation: objects.nextGeneration(e.a), type: .timer, handle: 0, mask: 0,
                                  queue: nil, createdAt: now)
         source.activatedAt = now  // a Timer needs no resume: it fires once added to a run loop
         source.hasEventHandler = true
@@ -17,8 +17,8 @@ extension ModelBuilder {
                                          intervalNs: e.b == 0 ? nil : e.b, leewayNs: 0))
         model.sources.append(source)
         sourceState.append(SourceState())
-        objects.store(ObjectRef(kind: .source, index: s), at: e.a)
-        if e.d != 0 { code.sourceHandlerSite[Int(s)] = siteID(e.d) }
+        objects.store(.source, s, at: e.a)
+        if e.d != 0 { code.noteSourceHandlerSite(Int(s), siteID(e.d)) }
     }
 
     /// A fire: lateness is its start minus the date the run loop programmed for it (CF skips

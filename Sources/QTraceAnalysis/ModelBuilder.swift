@@ -1,5 +1,8 @@
 // Builds a TraceModel from events in time order, in one pass with state kept per in-flight
-// object only. The per-domain handlers live in the ModelBuilder+*.swift files.
+// object only. ModelBuilder is a dispatcher: each record goes to the collaborator that owns
+// what it changes (ObjectDirectory, QueueRegistry, ThreadTable, ItemTracker, CodeIdentity;
+// docs/architecture.md, "How the model is built"), and the ModelBuilder+*.swift files wire
+// them where one record concerns several.
 //
 // How records become the model (docs/trace-format.md gives the records):
 // - Objects are keyed by address; a CREATE/INFO record at a known address starts a new
@@ -20,71 +23,44 @@ import QTraceFormat
 /// Streaming model builder: `var b = ModelBuilder(info: info); b.consume(e) ...; b.finish()`.
 public struct ModelBuilder {
     var model: TraceModel
-    /// The model's threads, queues and semaphores while building (moved into `model` by
-    /// `finish`): they change several times per event, which an array in a struct would check
-    /// for sharing at every write.
-    var threads = UnsafeTable<TraceThread>()
-    var queues = UnsafeTable<TraceQueue>()
+    /// The model's semaphores while building (moved into `model` by `finish`): they change
+    /// several times per event, which an array in a struct would check for sharing at every
+    /// write.
     var semaphores = UnsafeTable<TraceSemaphore>()
-    /// The model's items while building: in the final array's own buffer when
-    /// `Analysis.buildModel(file:)` lends it (sized for one item per event, the most an event
-    /// makes; untouched pages cost no memory), else growing and copied out once by `finish`.
-    var items: UnsafeTable<WorkItem>
+    /// The items: their table, the pending enqueues, DispatchWorkItems, sync callers.
+    var items: ItemTracker
     let converter: DispatchTimeConverter
     /// Time of the latest event (events that go back in time are clamped to it).
     var now: UInt64 = 0
 
-    // Object identity: every address maps to its most recent object.
-    var objects = CachedIdMap<ObjectRef>()
-    var generations = IdMap<Int32>()
-    /// The live thread of each tid (an exited thread's tid is removed: Linux reuses tids).
-    var threadByTid = CachedIdMap<Int32>()
-    /// Most events come in runs from one thread: skip the lookup then.
-    var lastTid: Int32 = 0
-    var lastThread: Int32 = -1
+    // The collaborators that own their state (moved into `model` by `finish`).
+    /// Object identity: every address maps to its most recent object.
+    var objects = ObjectDirectory()
+    /// The queues: targets, serial domains, suspension, backlog, wait clocks.
+    var queues = QueueRegistry()
+    /// The threads: their stacks, states, blocked intervals and counters.
+    var threads: ThreadTable
 
     // Run-time state, index-aligned with the model arrays.
-    var queueState = UnsafeTable<QueueState>()
-    var threadState = UnsafeTable<ThreadState>()
     var sourceState: [SourceState] = []
     var groupLastEmptied: [UInt64] = []
 
     // In-flight lookups.
-    var pending = PendingTable()
-    /// Further pending enqueues of an id already pending (a DispatchWorkItem submitted twice).
-    var pendingOverflow: [UInt64: [PendingItem]] = [:]
-    var workItemInfo = IdMap<WorkItemInfo>()
     var applyById = IdMap<Int32>()
     var ioOpById = IdMap<Int32>()
     var intervalById = IdMap<Int32>()
     /// dispatch_once calls under way: when each began (ModelBuilder+Once.swift).
     var onceBegins: [OnceCall: UInt64] = [:]
-    /// Sync items that run on another thread than their caller: item → caller thread.
-    var syncWaiter = IdMap<Int32>()
     var applyRunning: [Int32] = []
     /// SCHED_STATE records (`qtrace record --sched`), matched to threads in `finish`.
     var schedChanges: [PendingSchedChange] = []
     /// STACK_FRAME and CPU_SAMPLE records (`qtrace record --cpu`, ModelBuilder+Samples.swift).
     var samples = SampleBuildState()
     /// Sites, modules and tasks (format 1.4).
-    var code = CodeBuildState()
+    var code = CodeIdentity()
     var operations = OperationBuildState()
-
-    /// Bumped when a target changes, invalidating cached serial domains and QoS.
-    var topologyVersion: Int32 = 0
-    /// Marks the queues of one target-chain walk (`chainSuspended`).
-    var chainWalkStamp: UInt32 = 0
-    var defaultRoot: Int32 = -1
-    var mainQueue: Int32 = -1
+    /// The pseudo-channel of dispatch_read/dispatch_write (-1 until used).
     var plainIOChannel: Int32 = -1
-
-    // Thread counters for the activity series and the thread-explosion rule.
-    var aliveThreads: Int32 = 0
-    var runningThreads: Int32 = 0
-    var blockedThreads: Int32 = 0
-    var aliveWorkers: Int32 = 0
-    var blockedWorkers: Int32 = 0
-    var explosion: ThreadExplosion?
 
     /// Observation lists are capped: findings aggregate them, and a pathological trace must
     /// not grow them without bound.
@@ -93,22 +69,30 @@ public struct ModelBuilder {
     /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
     public init(info: TraceInfo, expectedEvents: Int = 0) {
         model = TraceModel(info: info)
-        items = UnsafeTable(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
+        threads = ThreadTable(info: info)
+        items = ItemTracker(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
         converter = DispatchTimeConverter(initMonoNs: info.initMonoNs, initRealtimeNs: info.initRealtimeNs)
         if info.mainTid != 0 { _ = thread(for: info.mainTid) }
         if info.mainQueue != 0 {
-            mainQueue = newQueue(address: info.mainQueue, label: "com.apple.main-thread", kind: .main,
+            let main = newQueue(address: info.mainQueue, label: "com.apple.main-thread", kind: .main,
                                  origin: .header, qos: .userInteractive, target: -1)
+            queues.setMainQueue(main)
         }
     }
 
     /// The model so far (complete after `finish()`).
     public var currentModel: TraceModel {
         var current = model
-        current.threads = Array(threads)
-        current.queues = Array(queues)
+        current.threads = Array(threads.threads)
+        current.threadActivity = threads.activity
+        current.threadExplosions = threads.explosions
+        current.queues = Array(queues.queues)
+        current.targetLoops = queues.targetLoops
         current.semaphores = Array(semaphores)
-        current.items = Array(items)
+        current.items = Array(items.all)
+        if !code.sites.isEmpty || !code.modules.isEmpty || !code.tasks.isEmpty {
+            (current.sites, current.codes, current.modules, current.tasks) = (code.sites, code.codes, code.modules, code.tasks)
+        }
         return current
     }
 
@@ -125,17 +109,17 @@ public struct ModelBuilder {
         case .queueCreate, .queueInfo, .setTarget, .groupCreate, .semCreate, .sourceCreate, .sourceSetTimer,
              .sourceSetHandler, .ioCreate, .site, .module, .buildID, .asyncFrame, .actorType, .runLoopTimer:
             namingRecorded(e)
-        case .threadStart: threadStarted(t, kind: e.arg, creator: e.a)
+        case .threadStart: threads.started(t, kind: e.arg, creator: e.a, at: now)
         case .threadExit: threadExited(t)
-        case .threadName: threads[Int(t)].name = e.string ?? ""
+        case .threadName: threads.setName(t, e.string ?? "")
         case .suspend: suspend(object: e.a)
         case .resume: resume(object: e.a, activateOnly: false)
         case .activate: resume(object: e.a, activateOnly: true)
         case .enqueue: enqueue(e, thread: t)
         case .start: start(e, thread: t)
         case .end: end(id: e.a, thread: t)
-        case .workItemCreate: workItemInfo[e.a] = WorkItemInfo(blockFlags: e.arg & 0xFF_FFFF, qos: UInt8(e.arg >> 24))
-        case .workItemPerform: threadState[Int(t)].performId = e.a
+        case .workItemCreate: items.workItemCreated(id: e.a, flagsAndQoS: e.arg)
+        case .workItemPerform: threads.setPerforming(t, id: e.a)
         case .applyBegin: applyBegin(e, thread: t)
         case .applyEnd: applyEnd(id: e.a, thread: t)
         case .applyIterStart: applyIterationStart(id: e.a, thread: t)
@@ -203,10 +187,10 @@ public struct ModelBuilder {
         case .sourceSetTimer: sourceSetTimer(e)
         case .sourceSetHandler: sourceSetHandler(e)
         case .ioCreate: ioCreated(e)
-        case .site: siteRecorded(e)
-        case .module: moduleRecorded(e)
-        case .buildID: buildIDRecorded(e)
-        case .asyncFrame: asyncFrameRecorded(e)
+        case .site: code.siteRecorded(e)
+        case .module: code.moduleRecorded(e)
+        case .buildID: code.buildIDRecorded(e)
+        case .asyncFrame: code.asyncFrameRecorded(e)
         case .actorType: model.actorTypeNames[e.a] = e.string ?? ""
         default: break  // a hostile trace: nothing to attribute it to
         }
@@ -215,8 +199,7 @@ public struct ModelBuilder {
     /// Closes what is still open at the end of the trace and returns the model.
     public mutating func finish() -> TraceModel {
         closeOpenState()
-        model.items = Array(items)
-        items = UnsafeTable()
+        model.items = items.takeItems()
         return finishModel()
     }
 
@@ -225,22 +208,12 @@ public struct ModelBuilder {
         let end = Swift.max(now, model.info.durationNs ?? 0)
         model.endTime = end
         now = end
-        for t in threadState.indices {
-            if threadState[t].state != .dead { closeStateTime(Int32(t)) }
-            threads[t].lastSeen = threadState[t].lastSeen
-        }
-        for q in queueState.indices {
-            queues[q].busyNs = queueState[q].running.value(at: end)
-            closeBacklogEpisode(q)
-        }
+        threads.close(at: end)
+        queues.close(at: end)
         for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
-        if var x = explosion {
-            x.end = end
-            if x.end - x.start >= Thresholds.threadExplosionMinNs { Self.appendObservation(&model.threadExplosions, x) }
-            explosion = nil
-        }
         resolveSites()
         applyOperationSites()
+        moveCodeIdentityIntoModel()
     }
 
     /// Moves the run-time tables into the model (its items must be there already) and adds
@@ -248,12 +221,12 @@ public struct ModelBuilder {
     mutating func finishModel() -> TraceModel {
         // The run-time state is done with, and each table goes once the model's array holds a
         // copy: at 900k queues the per-queue state and the table were half the peak memory.
-        (queueState, threadState, pending) = (UnsafeTable(), UnsafeTable(), PendingTable())
-        (objects, generations, threadByTid) = (CachedIdMap(), IdMap(), CachedIdMap())
-        model.threads = Array(threads)
-        threads = UnsafeTable()
-        model.queues = Array(queues)
-        queues = UnsafeTable()
+        objects = ObjectDirectory()
+        model.threadActivity = threads.activity
+        model.threadExplosions = threads.explosions
+        model.threads = threads.takeThreads()
+        model.targetLoops = queues.targetLoops
+        model.queues = queues.takeQueues()
         Self.distinguishSharedLabels(&model.queues)
         Self.expandWorkerNames(&model.threads, queues: model.queues, items: model.items)
         model.semaphores = Array(semaphores)
@@ -298,7 +271,7 @@ public enum Analysis {
             Phases.time("model: close open state, resolve sites") { builder.closeOpenState() }
             initialized = builder.items.count
         }
-        builder.items = UnsafeTable()
+        builder.items.endLoan()
         builder.model.items = items
         return Phases.time("model: finish (names, sched, samples)") { builder.finishModel() }
     }
@@ -335,130 +308,6 @@ public struct AnalysisResult: Sendable {
 }
 
 // MARK: Run-time state
-
-enum ObjectKind: UInt8 { case queue, group, semaphore, source, channel }
-
-struct ObjectRef {
-    var kind: ObjectKind
-    var index: Int32
-}
-
-struct WorkItemInfo {
-    var blockFlags: UInt32
-    var qos: UInt8
-    /// DISPATCH_BLOCK_BARRIER.
-    var isBarrier: Bool { blockFlags & 0x1 != 0 }
-}
-
-/// Time spent in a state, accumulated so that the overlap of any interval with the state is
-/// `value(at: end) - value(at: start)`: O(1) per item for the wait-cause split.
-struct Accumulator {
-    var total: UInt64 = 0
-    var since: UInt64 = 0
-    var active = false
-
-    @inline(__always) mutating func set(_ on: Bool, at t: UInt64) {
-        if on == active { return }
-        if active { total &+= t &- since } else { since = t }
-        active = on
-    }
-
-    @inline(__always) func value(at t: UInt64) -> UInt64 { active ? total &+ (t &- since) : total }
-}
-
-struct QueueState {
-    var target: Int32 = -1
-    var pending: Int32 = 0
-    var runningCount: Int32 = 0
-    var maxWidth: Int32 = 0
-    var domainRunning: Int32 = 0
-    var suspendCount: Int32 = 0
-    var inactive = false
-    var effectivelySuspended = false
-    /// The queues that target this one (first of a list linked through their siblings).
-    var firstChild: Int32 = -1
-    var nextSibling: Int32 = -1
-    var previousSibling: Int32 = -1
-    var chainWalkStamp: UInt32 = 0
-    var barriersOutstanding: Int32 = 0
-    /// Time with one of its own items running; with one item of its serial domain running;
-    /// with a barrier outstanding; suspended (itself or through a target).
-    var running = Accumulator()
-    var domainBusy = Accumulator()
-    var barrier = Accumulator()
-    var suspended = Accumulator()
-    /// Domain roots: the item that started last in the domain, and the thread running one.
-    var lastDomainItem: Int32 = -1
-    var holder: Int32 = -1
-    var lastEndedItem: Int32 = -1
-    var lastBarrierItem: Int32 = -1
-    /// Since when the queue is part of a target loop (noTime: it is not).
-    var loopSince: UInt64 = noTime
-    /// The current backlog episode (pending > 0), kept flat for the per-enqueue update.
-    var episodeStart: UInt64 = 0
-    var episodeEnqueued: Int32 = 0
-    var episodeStarted: Int32 = 0
-    var episodePeak: Int32 = 0
-    var episode: BacklogEpisode? {
-        pending > 0 || episodeEnqueued > 0
-            ? BacklogEpisode(start: episodeStart, end: nil, peak: Int(episodePeak), enqueued: Int(episodeEnqueued),
-                             started: Int(episodeStarted))
-            : nil
-    }
-    var cacheVersion: Int32 = -1
-    var cachedDomain: Int32 = -1
-    var cachedQoS: UInt8 = 0
-}
-
-struct PendingItem {
-    var item: Int32
-    var domain: Int32
-    /// Counted in the backlog (after and notify items are not: they are not in the queue yet).
-    var inBacklog: Bool
-    var domainBusyAt: UInt64
-    var runningAt: UInt64
-    var barrierAt: UInt64
-    var suspendedAt: UInt64
-}
-
-enum FrameKind: UInt8 { case item, handler, blocked, iteration, ioHandler }
-
-/// One entry of a thread's stack: what it is doing, innermost last.
-struct Frame {
-    var kind: FrameKind
-    var cause: BlockCause = .sync
-    /// Item index (item, handler), blocked-interval index, apply index or I/O op index.
-    var index: Int32
-    /// Serial domain the item counted in (items and handlers).
-    var domain: Int32 = -1
-    /// Matching key: item id, source address, wait key, apply id, op id.
-    var key: UInt64
-    var start: UInt64
-    /// The thread's innermost item and item depth before this frame was pushed (restored on pop).
-    var outerItem: Int32 = -1
-    var outerDepth: UInt8 = 0
-
-    init(kind: FrameKind, cause: BlockCause = .sync, index: Int32, domain: Int32 = -1, key: UInt64, start: UInt64) {
-        self.kind = kind; self.cause = cause; self.index = index; self.domain = domain; self.key = key; self.start = start
-    }
-}
-
-enum RunState: UInt8 { case idle, running, blocked, dead }
-
-struct ThreadState {
-    var stack = UnsafeTable<Frame>(capacity: 4)
-    var state: RunState = .idle
-    var since: UInt64 = 0
-    var isWorker = false
-    /// Innermost item or handler run being executed (-1: none) and how many are nested.
-    var currentItem: Int32 = -1
-    var itemDepth: UInt8 = 0
-    var lastSeen: UInt64 = 0
-    /// WORKITEM_PERFORM seen: the next START of this id runs inline, not from a queue.
-    var performId: UInt64?
-    /// The smallest id the thread's next ENQUEUE may have (BuildAnomalies.reusedItemIds).
-    var nextEnqueueId: UInt64 = 0
-}
 
 struct SourceState {
     var suspendCount: Int32 = 1

@@ -1,0 +1,141 @@
+// The work items while the model is built: the item table (the model's own array when
+// `Analysis.buildModel(file:)` lends its buffer), the enqueues waiting for their START (the
+// pending table, keyed by item id), what WORKITEM_CREATE said about DispatchWorkItems, and
+// the sync items that run on another thread than their blocked caller.
+// Queues, threads and groups an item touches are their collaborators' business; the
+// ModelBuilder+Items.swift handlers wire them.
+import QTraceFormat
+
+struct ItemTracker {
+    /// The model's items: in the final array's own buffer when `Analysis.buildModel(file:)`
+    /// lends it (sized for one item per event, the most an event makes; untouched pages cost
+    /// no memory), else growing and copied out once by `takeItems`.
+    private var table: UnsafeTable<WorkItem>
+    /// Enqueued items not started yet, by id.
+    private var pending = PendingTable()
+    /// Further pending enqueues of an id already pending (a DispatchWorkItem submitted twice).
+    private var pendingOverflow: [UInt64: [PendingItem]] = [:]
+    private var workItems = IdMap<WorkItemInfo>()
+    /// Sync items that run on another thread than their caller: item → caller thread.
+    private var syncCallers = IdMap<Int32>()
+
+    init(capacity: Int = 16) {
+        table = UnsafeTable(capacity: capacity)
+    }
+
+    var count: Int { table.count }
+
+    subscript(i: Int) -> WorkItem {
+        @inline(__always) get { table[i] }
+        @inline(__always) nonmutating _modify { yield &table[i] }
+    }
+
+    /// Appends `item`, returning its index.
+    @inline(__always)
+    mutating func add(_ item: WorkItem) -> Int32 {
+        table.append(item)
+        return Int32(table.count - 1)
+    }
+
+    /// Fills `buffer` (the model's item array, uninitialized) from now on; see UnsafeTable.adopt.
+    mutating func adopt(_ buffer: UnsafeMutableBufferPointer<WorkItem>) { table.adopt(buffer) }
+
+    /// Ends a loan (`adopt`): the buffer's owner holds the items; the tracker is emptied.
+    mutating func endLoan() { self = ItemTracker() }
+
+    /// The items, for the model; the tracker is emptied.
+    mutating func takeItems() -> [WorkItem] {
+        let all = Array(table)
+        self = ItemTracker()
+        return all
+    }
+
+    /// Every item, in order (copies share the table: read only).
+    var all: UnsafeTable<WorkItem> { table }
+
+    // MARK: Pending enqueues
+
+    @inline(__always)
+    mutating func addPending(_ id: UInt64, _ entry: PendingItem) {
+        if !pending.insertIfAbsent(id, entry) { pendingOverflow[id, default: []].append(entry) }
+    }
+
+    /// The oldest pending enqueue of `id` (a DispatchWorkItem keeps its id across submissions).
+    @inline(__always)
+    mutating func takePending(_ id: UInt64) -> PendingItem? {
+        guard let entry = pending.remove(id) else { return nil }
+        // Checked first: even an empty Dictionary hashes the key (SipHash) on lookup.
+        if !pendingOverflow.isEmpty, var more = pendingOverflow[id] {
+            _ = pending.insertIfAbsent(id, more.removeFirst())
+            pendingOverflow[id] = more.isEmpty ? nil : more
+        }
+        return entry
+    }
+
+    // MARK: DispatchWorkItems and sync callers
+
+    /// WORKITEM_CREATE: the block flags (low 24 bits) and QoS (high 8) of a DispatchWorkItem.
+    mutating func workItemCreated(id: UInt64, flagsAndQoS arg: UInt32) {
+        workItems[id] = WorkItemInfo(blockFlags: arg & 0xFF_FFFF, qos: UInt8(arg >> 24))
+    }
+
+    /// What WORKITEM_CREATE said about item id `id` (checked for emptiness first: most traces
+    /// have no DispatchWorkItem).
+    @inline(__always)
+    func workItem(_ id: UInt64) -> WorkItemInfo? { workItems.count == 0 ? nil : workItems[id] }
+
+    /// Sync item `i` runs on another thread than `caller`, which stays blocked until its END.
+    mutating func runsElsewhere(_ i: Int32, caller: Int32) { syncCallers[UInt64(i)] = caller }
+
+    /// The blocked caller of sync item `i` when another thread ran it (removed).
+    @inline(__always)
+    mutating func takeSyncCaller(of i: Int) -> Int32? {
+        syncCallers.count > 0 ? syncCallers.remove(UInt64(i)) : nil
+    }
+
+    /// The item `id` that thread `t` enqueued last (a JOB follows its ENQUEUE at once).
+    func recentItem(id: UInt64, submitter t: Int32) -> Int32? {
+        var i = table.count - 1
+        let stop = Swift.max(0, table.count - 256)
+        while i >= stop {
+            if table[i].id == id && table[i].submitterIndex == t { return Int32(i) }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// Site ids → model indexes in every item (in the tracker's own table, before it becomes
+    /// the model's array: rewriting that array while the lent buffer's owner still holds it
+    /// would copy every item).
+    mutating func resolveSites(_ resolve: (UInt32) -> UInt32) {
+        for i in 0..<table.count where table[i].siteRaw != 0 { table[i].siteRaw = resolve(table[i].siteRaw) }
+    }
+
+    /// The largest part of a wait (ties go to the earlier cause).
+    static func dominantCause(_ split: WaitSplit) -> WaitCause {
+        var cause = WaitCause.behindPrevious, most = split.behindPrevious
+        if split.behindBarrier > most { cause = .behindBarrier; most = split.behindBarrier }
+        if split.suspended > most { cause = .suspended; most = split.suspended }
+        if split.forThread > most { cause = .thread }
+        return cause
+    }
+}
+
+struct WorkItemInfo {
+    var blockFlags: UInt32
+    var qos: UInt8
+    /// DISPATCH_BLOCK_BARRIER.
+    var isBarrier: Bool { blockFlags & 0x1 != 0 }
+}
+
+/// An enqueued item waiting for its START, with its queue's clocks at the enqueue.
+struct PendingItem {
+    var item: Int32
+    var domain: Int32
+    /// Counted in the backlog (after and notify items are not: they are not in the queue yet).
+    var inBacklog: Bool
+    var domainBusyAt: UInt64
+    var runningAt: UInt64
+    var barrierAt: UInt64
+    var suspendedAt: UInt64
+}
