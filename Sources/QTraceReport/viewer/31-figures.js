@@ -35,6 +35,14 @@ export function queueCount(m) {
   return m.queues.filter((q, i) => m.queueCounted[i]).length;
 }
 
+/** The analysis' backlog max of queue q (its Queues table row; undefined without one), looked
+ *  up once per queue: lanes ask for it every frame. */
+export function queueBacklogMax(m, q) {
+  if (!m.backlogMaxShown) m.backlogMaxShown = new Map();
+  if (!m.backlogMaxShown.has(q)) m.backlogMaxShown.set(q, statsValue(m, "queues", q, "backlogMax"));
+  return m.backlogMaxShown.get(q);
+}
+
 /** A figure of the Stats tables (object's row, column key), or undefined: details show it as is. */
 export function statsValue(m, tableId, object, key) {
   const table = m.header.stats.find((t) => t.id === tableId);

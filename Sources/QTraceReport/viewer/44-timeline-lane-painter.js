@@ -5,6 +5,7 @@
 
 import { fitText, fmtCount, hatchPattern, lowerBound, lowerBoundBy, MAIN_COLOR, SEVERITY_COLORS } from "./10-util.js";
 import { backlogMaxOf, backlogOf, maxOfSeries, queuePendingTrack, queueRunTrack, sampleSteps } from "./30-model.js";
+import { queueBacklogMax } from "./31-figures.js";
 import { viewState } from "./36-state.js";
 import { GUTTER } from "./41-timeline-view.js";
 import {
@@ -129,10 +130,11 @@ export class LanePainter {
       ctx.font = "10.5px system-ui, sans-serif";
       ctx.fillText(fitText(lane.subtitle, width, 5.8), x, y + 25);
     }
-    if (lane.kind === "queue" && lane.backlog && lane.height >= 40) {
+    const backlogMax = lane.kind === "queue" && lane.backlog ? queueBacklogMax(this.m, lane.obj) : undefined;
+    if (typeof backlogMax === "number" && lane.height >= 40) {  // the Queues table's figure
       ctx.fillStyle = "#6b778a";
       ctx.font = "10px system-ui, sans-serif";
-      ctx.fillText(`backlog ≤ ${fmtCount(backlogMaxOf(this.m, lane.obj))}`, x, y + 38);
+      ctx.fillText(`backlog ≤ ${fmtCount(backlogMax)}`, x, y + 38);
     }
   }
 
