@@ -3,17 +3,13 @@
 // rax and rdx as a C struct of two words. shim_foundation.c reads Operation properties with it.
 // r13 and r12 (Swift's self and error registers) are saved: the C caller expects them kept.
 #if defined(__x86_64__) && defined(QTRACE_PRELOAD)
+#include "shim_asm_frame.h"
     .text
     .globl qt_swift_self_call
     .hidden qt_swift_self_call
     .type qt_swift_self_call, @function
 qt_swift_self_call:
-    .cfi_startproc
-    push %rbp
-    .cfi_def_cfa_offset 16
-    .cfi_offset %rbp, -16
-    mov %rsp, %rbp
-    .cfi_def_cfa_register %rbp
+    QT_FRAME_ENTER
     push %r13
     push %r12
     .cfi_offset %r13, -24

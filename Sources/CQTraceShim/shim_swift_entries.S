@@ -13,6 +13,7 @@
 //   swift_continuation_await (async convention: the continuation's context in rdi; reached by
 //     a tail call): qt_continuation_await(context), shim_continuations.c.
 #if defined(__x86_64__) && defined(QTRACE_PRELOAD)
+#include "shim_asm_frame.h"
     .text
 
 // QT_INTERPOSE name, hook, setup: `setup` puts the hook's extra argument in place (the six
@@ -21,12 +22,7 @@
     .globl \name
     .type \name, @function
 \name:
-    .cfi_startproc
-    push %rbp
-    .cfi_def_cfa_offset 16
-    .cfi_offset %rbp, -16
-    mov %rsp, %rbp
-    .cfi_def_cfa_register %rbp
+    QT_FRAME_ENTER
     push %rdi
     push %rsi
     push %rdx
