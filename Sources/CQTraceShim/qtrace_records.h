@@ -60,6 +60,10 @@
     QT_RECORD(GROUP_LEAVE, groupLeave, 32, 1, "group", QT_NO_SITE, QT_NO_STRING) \
     QT_RECORD(GROUP_WAIT_BEGIN, groupWaitBegin, 33, 2, "group,timeout", QT_NO_SITE, QT_NO_STRING) \
     QT_RECORD(GROUP_WAIT_END, groupWaitEnd, 34, 1, "group", QT_OPT_SITE, QT_NO_STRING) \
+    /* DispatchWorkItem.wait() (dispatch_block_wait, 1.7): the work item's id (0: a block the */ \
+    /* shim did not see made), the timeout; at the end, arg 1 if it timed out, and its site. */ \
+    QT_RECORD(WORKITEM_WAIT_BEGIN, workItemWaitBegin, 35, 2, "id,timeout", QT_NO_SITE, QT_NO_STRING) \
+    QT_RECORD(WORKITEM_WAIT_END, workItemWaitEnd, 36, 1, "id", QT_OPT_SITE, QT_NO_STRING) \
     /* Semaphores */ \
     QT_RECORD(SEM_CREATE, semCreate, 40, 2, "sem,value", QT_NO_SITE, QT_NO_STRING) \
     QT_RECORD(SEM_WAIT_BEGIN, semWaitBegin, 41, 2, "sem,timeout", QT_NO_SITE, QT_NO_STRING) \

@@ -192,3 +192,23 @@ void dispatch_block_notify(void *block, void *q, void *notification) {
     real.block_notify(block, q, &w);
     t->depth--;
 }
+
+/// DispatchWorkItem.wait(): a blocking call like a group wait (libdispatch waits on the block's
+/// own group, a call the shim does not see). Tried without waiting first, as group waits are:
+/// only a wait that really blocks pays for its call site. A wait that timed out clears
+/// libdispatch's "waiting" flag, so the second call is allowed (a block may be waited for once).
+long dispatch_block_wait(void *block, uint64_t timeout) {
+    QT_PROLOGUE(dispatch_block_wait)
+    if (!qt_is_user_call(t, ra) || !block) return real.block_wait(block, timeout);
+    qt_entry_t *e = table_find(g_workitems, QT_TABLE_SIZE, (uintptr_t)block, 0);
+    uint64_t id = e ? e->a : 0;
+    qt_rec2(t, QT_WORKITEM_WAIT_BEGIN, 0, 0, id, timeout);
+    t->depth++;
+    long r = real.block_wait(block, 0 /* DISPATCH_TIME_NOW */);
+    int blocked = 0;
+    if (r != 0 && timeout != 0) { blocked = 1; r = real.block_wait(block, timeout); }
+    t->depth--;
+    uint32_t site = blocked ? qt_wait_site(t, (uintptr_t)ra) : 0;
+    qt_rec2(t, QT_WORKITEM_WAIT_END, 0, r != 0, id, site);
+    return r;
+}

@@ -300,6 +300,7 @@ struct RuleContext {
         case .semaphore: call = "a semaphore wait"
         case .groupWait: call = "a group wait"
         case .once: call = "a dispatch_once wait"
+        case .workItemWait: call = "DispatchWorkItem.wait()"
         }
         guard let s = b.site else { return call }
         // The call site: the code a sync ran is secondary to where the caller blocked.
@@ -319,7 +320,7 @@ struct RuleContext {
         case .apply: objects = model.applies[b.object].queue.map { [queueRef($0)] } ?? [] // aggregate calls per queue
         case .semaphore: objects = [semaphoreRef(b.object)]
         case .groupWait: objects = [groupRef(b.object)]
-        case .once: objects = []  // the predicate is no tracked object; the site names the wait
+        case .once, .workItemWait: objects = []  // no tracked object; the site names the wait
         }
         if let s = b.site { objects.append(siteRef(s)) }
         return objects

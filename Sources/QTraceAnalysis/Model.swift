@@ -262,8 +262,9 @@ public struct Span: Sendable, Codable, Equatable {
 public enum BlockCause: String, Sendable, Codable, CaseIterable {
     /// sync / barrier sync / async_and_wait onto `object` (a queue); in apply (`object` = apply);
     /// semaphore wait (`object` = semaphore); group wait (`object` = group); dispatch_once
-    /// waiting for another thread's initializer (no object: -1).
-    case sync, apply, semaphore, groupWait, once
+    /// waiting for another thread's initializer (no object: -1); DispatchWorkItem.wait()
+    /// (no object: -1).
+    case sync, apply, semaphore, groupWait, once, workItemWait
 }
 
 /// One blocking call. Stored in 32 bytes (there can be one per sync); the Int and optional

@@ -128,6 +128,8 @@ public struct ModelBuilder {
         case .groupLeave: groupLeave(group(address: e.a), thread: t, item: topItem(of: t))
         case .groupWaitBegin: groupWaitBegin(e, thread: t)
         case .groupWaitEnd: groupWaitEnd(e, thread: t)
+        case .workItemWaitBegin: workItemWaitBegin(e, thread: t)
+        case .workItemWaitEnd: workItemWaitEnd(e, thread: t)
         case .semWaitBegin: semaphoreWaitBegin(e, thread: t)
         case .semWaitEnd: semaphoreWaitEnd(e, thread: t)
         case .semSignal: semaphoreSignal(e)

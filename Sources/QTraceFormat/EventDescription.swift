@@ -178,6 +178,7 @@ private struct EventFieldFormatter {
         case .enqueue, .start, .end, .workItemCreate, .workItemPerform: formatItem()
         case .applyBegin, .applyEnd, .applyIterStart, .applyIterEnd: formatApply()
         case .groupWaitBegin, .groupWaitEnd: formatGroup()
+        case .workItemWaitBegin, .workItemWaitEnd: formatWorkItemWait()
         case .semCreate, .semWaitBegin, .semWaitEnd, .semSignal: formatSemaphore()
         case .onceBegin, .onceEnd: formatOnce()
         case .sourceCreate, .sourceSetTimer, .sourceSetHandler, .sourceCancel, .sourceHandlerBegin,
@@ -413,6 +414,15 @@ private struct EventFieldFormatter {
         switch event.type {
         case .groupWaitBegin: field("timeout", TraceText.dispatchTime(event.b))
         case .groupWaitEnd: named("result", event.arg, [0: "ok", 1: "timed_out"])
+        default: break
+        }
+    }
+
+    private mutating func formatWorkItemWait() {
+        pointer("id", event.a)
+        switch event.type {
+        case .workItemWaitBegin: field("timeout", TraceText.dispatchTime(event.b))
+        case .workItemWaitEnd: named("result", event.arg, [0: "ok", 1: "timed_out"])
         default: break
         }
     }

@@ -210,7 +210,7 @@ struct AnalysisReportBuilder {
         case .apply: .apply
         case .semaphore: .semaphore
         case .groupWait: .groupWait
-        case .once: .other
+        case .once, .workItemWait: .other
         }
     }
 
@@ -221,6 +221,7 @@ struct AnalysisReportBuilder {
         case .semaphore: "semaphore #\(b.object)"
         case .groupWait: "group #\(b.object)"
         case .once: "dispatch_once"
+        case .workItemWait: "DispatchWorkItem.wait()"
         }
     }
 

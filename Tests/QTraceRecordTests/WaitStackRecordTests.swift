@@ -48,4 +48,29 @@ final class WaitStackRecordTests: XCTestCase {
         XCTAssertTrue(unfocused.statistics.waitSites.contains { $0.location.hasSuffix(" at \(libraryLine)") },
                       "\(unfocused.statistics.waitSites.map(\.location))")
     }
+
+    /// DispatchWorkItem.wait() is a blocking call like a group wait (libdispatch's own wait on
+    /// the block's group is invisible to the shim): recorded, named at the program's line, long
+    /// enough to be a finding; a wait that timed out is one too, and the program's output is
+    /// the same as untraced.
+    func testDispatchWorkItemWaitIsABlockingCall() throws {
+        let dir = Paths.tempDir("work-item-waits")
+        let (run, trace) = record([Paths.fixtures, "work-item-waits"], in: dir)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let plain = runProgram([Paths.fixtures, "work-item-waits"])
+        XCTAssertEqual(run.stdout, plain.stdout, "output changed under tracing")
+        XCTAssertTrue(run.stdout.contains("timed out: true"), run.stdout)
+        let lines = try sourceMarkers(in: "Tests/Fixtures/qtrace-fixtures/CodeSites.swift")
+        let s = try summary(trace, cache: dir, focus: "")
+        let waitLine = "CodeSites.swift:\(lines["work-item-wait"]!)"
+        let wait = try XCTUnwrap(s.statistics.waitSites.first { $0.location.hasSuffix(" at \(waitLine)") },
+                                 "no wait at \(waitLine): \(s.statistics.waitSites.map(\.location))")
+        XCTAssertEqual(wait.causes, ["workItemWait"])
+        XCTAssertGreaterThanOrEqual(wait.blocked.maxNs, 1_000_000_000, "blocked while the 1.1 s item ran")
+        let timeoutLine = "CodeSites.swift:\(lines["work-item-timeout"]!)"
+        XCTAssertTrue(s.statistics.waitSites.contains { $0.location.hasSuffix(" at \(timeoutLine)") },
+                      "the wait that timed out blocked too: \(s.statistics.waitSites.map(\.location))")
+        let long = try XCTUnwrap(s.findings.first { $0.id == "wait.long" }, "\(s.findings.map { $0.message })")
+        XCTAssertTrue(long.message.contains("DispatchWorkItem.wait()") && long.message.contains(waitLine), long.message)
+    }
 }

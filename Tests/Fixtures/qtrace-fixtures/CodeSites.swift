@@ -97,3 +97,22 @@ func libraryWaits() {
 func waitThroughHelper(_ semaphore: DispatchSemaphore) {
     semaphore.wait()  // SITE: helper-wait
 }
+
+/// DispatchWorkItem.wait() on a worker: it blocks until the item (1.1 s of sleep on a serial
+/// queue) has run; a second wait with a timeout times out before its item runs.
+func workItemWaits() {
+    let queue = DispatchQueue(label: "com.example.work-item-waits")
+    let slow = DispatchWorkItem { usleep(1_100_000) }
+    let done = DispatchGroup()
+    DispatchQueue.global().async(group: done) {
+        queue.async(execute: slow)
+        slow.wait()  // SITE: work-item-wait
+        print("work item done")
+        let late = DispatchWorkItem { print("late item ran") }
+        queue.asyncAfter(deadline: .now() + .milliseconds(300), execute: late)
+        let result = late.wait(timeout: .now() + .milliseconds(20))  // SITE: work-item-timeout
+        print("timed out: \(result == .timedOut)")
+        late.wait()
+    }
+    done.wait()
+}

@@ -478,6 +478,7 @@ case "code-sites":
     DispatchQueue.main.async { codeSites(); exit(0) }
     RunLoop.main.run()
 case "library-waits": libraryWaits()
+case "work-item-waits": workItemWaits()
 case "async-stacks": asyncStacks()
 case "long-job": longJob()
 case "bench-tasks": benchTasks(args.count > 1 ? Int(args[1]) ?? 1_000_000 : 1_000_000)
