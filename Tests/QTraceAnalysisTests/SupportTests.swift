@@ -242,4 +242,40 @@ final class SupportTests: XCTestCase {
         XCTAssertFalse(text.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 })
         XCTAssertTrue(text.contains("…"))
     }
+
+    /// Backlog changes logged and flushed by queue make the same series as recording each at once.
+    func testBacklogLogMakesTheSameSeriesAsDirectRecording() {
+        let queueCount = 300
+        func table() -> UnsafeTable<TraceQueue> {
+            var t = UnsafeTable<TraceQueue>()
+            for q in 0..<queueCount {
+                t.append(TraceQueue(address: UInt64(q), generation: 0, label: "q\(q)", kind: .serial, origin: .created,
+                                    qos: .default))
+            }
+            return t
+        }
+        let direct = table(), logged = table()
+        var log = BacklogLog()
+        var depth = [Int32](repeating: 0, count: queueCount)
+        var rng = SystemRandomNumberGenerator()
+        var time: UInt64 = 0
+        var midway: [TraceQueue] = []
+        for n in 0..<(BacklogLog.capacity * 3 + 500) {
+            // A few hot queues and a long tail; times repeat sometimes (changes at one instant).
+            let q = Bool.random(using: &rng) ? Int.random(in: 0..<4, using: &rng) : Int.random(in: 0..<queueCount, using: &rng)
+            depth[q] = Swift.max(0, depth[q] + (Bool.random(using: &rng) ? 1 : -1))
+            time += UInt64.random(in: 0..<3, using: &rng)
+            direct[q].backlog.record(depth[q], at: time)
+            log.append(queue: q, depth: depth[q], at: time)
+            if log.isFull { log.flush(into: logged) }
+            if n == BacklogLog.capacity + 77 {
+                midway = Array(logged)
+                log.replay(into: &midway)
+                XCTAssertEqual(midway.map(\.backlog), direct.map(\.backlog))
+            }
+        }
+        log.flush(into: logged)
+        XCTAssertEqual(logged.map(\.backlog), direct.map(\.backlog))
+        XCTAssertTrue(direct.contains { $0.backlog.resolution != 0 }, "some series compacted")
+    }
 }
