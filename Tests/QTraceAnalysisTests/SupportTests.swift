@@ -73,6 +73,30 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(table.count, 0)
     }
 
+    /// Packed pending slots give back every field, and an entry whose readings need more than
+    /// 48 bits is kept whole (in the hash map).
+    func testPendingTableKeepsEveryFieldOfAnEntry() {
+        var table = PendingTable()
+        let entries = [
+            PendingItem(item: 0, domain: -1, inBacklog: false, domainBusyAt: 0, runningAt: 0, barrierAt: 0, suspendedAt: 0),
+            PendingItem(item: .max, domain: .max - 1, inBacklog: true, domainBusyAt: 1 << 48 - 1, runningAt: 1 << 47 + 5,
+                        barrierAt: 123_456_789, suspendedAt: 1 << 48 - 2),
+            PendingItem(item: 7, domain: 3, inBacklog: true, domainBusyAt: 1, runningAt: 2, barrierAt: 3,
+                        suspendedAt: 0xAAAA_5555_F0F0),
+            PendingItem(item: 8, domain: 4, inBacklog: false, domainBusyAt: 1 << 48, runningAt: 2, barrierAt: 3,
+                        suspendedAt: .max),
+        ]
+        func fields(_ e: PendingItem?) -> [UInt64]? {
+            e.map { [UInt64(UInt32(bitPattern: $0.item)), UInt64(UInt32(bitPattern: $0.domain)), $0.inBacklog ? 1 : 0,
+                     $0.domainBusyAt, $0.runningAt, $0.barrierAt, $0.suspendedAt] }
+        }
+        for (n, e) in entries.enumerated() { XCTAssertTrue(table.insertIfAbsent(UInt64(3 << 10 | n), e)) }
+        XCTAssertFalse(table.insertIfAbsent(3 << 10 | 3, entries[0]))
+        for (n, e) in entries.enumerated() { XCTAssertEqual(fields(table.remove(UInt64(3 << 10 | n))), fields(e)) }
+        XCTAssertEqual(table.count, 0)
+    }
+
+
     func testUnsafeTableGrowsAndKeepsElements() {
         var table = UnsafeTable<String>(capacity: 2)
         for n in 0..<100 { table.append("item \(n)") }
