@@ -86,7 +86,7 @@ public struct ModelBuilder {
         current.threads = Array(threads.threads)
         current.threadActivity = threads.activity
         current.threadExplosions = threads.explosions
-        current.queues = Array(queues.queues)
+        current.queues = queues.queuesSoFar
         current.targetLoops = queues.targetLoops
         current.semaphores = Array(semaphores)
         current.items = Array(items.all)

@@ -7,8 +7,11 @@ import QTraceFormat
 
 struct QueueRegistry {
     /// The model's queues (moved into it by `finish`): they change several times per event,
-    /// which an array in a struct would check for sharing at every write.
+    /// which an array in a struct would check for sharing at every write. Their backlog series
+    /// lag by the changes still in `backlogLog` (`queuesSoFar` adds them).
     private(set) var queues = UnsafeTable<TraceQueue>()
+    /// Backlog changes not yet recorded in their queue's series.
+    private var backlogLog = BacklogLog()
     /// Run-time state, index-aligned with `queues`.
     private var state = UnsafeTable<QueueState>()
     /// Bumped when a target changes, invalidating cached serial domains and QoS.
@@ -394,12 +397,20 @@ extension QueueRegistry {
         }
     }
 
+    /// A copy of the queues with their backlog series up to date (a model read before the end).
+    var queuesSoFar: [TraceQueue] {
+        var copy = Array(queues)
+        backlogLog.replay(into: &copy)
+        return copy
+    }
+
     /// The backlog (pending items) of `q` grows by one (enqueue) or shrinks by one (start).
     /// An episode runs from the backlog leaving 0 to its return to 0.
     mutating func backlogChanged(_ q: Int, by delta: Int32, at now: UInt64) {
         state[q].pending += delta
         let depth = state[q].pending
-        queues[q].backlog.record(depth, at: now)
+        backlogLog.append(queue: q, depth: depth, at: now)
+        if backlogLog.isFull { backlogLog.flush(into: queues) }
         if delta > 0 {
             if state[q].episodeEnqueued == 0 { state[q].episodeStart = now }
             state[q].episodeEnqueued += 1
@@ -423,6 +434,7 @@ extension QueueRegistry {
     /// At the end of the trace: each queue's busy time, and an open backlog episode competes
     /// with the longest closed one.
     mutating func close(at end: UInt64) {
+        backlogLog.flush(into: queues)
         for q in state.indices {
             queues[q].busyNs = state[q].running.value(at: end)
             guard let episode = state[q].episode else { continue }
@@ -434,6 +446,7 @@ extension QueueRegistry {
     /// The queues, for the model; the registry is empty afterwards (at 900k queues the
     /// per-queue state and the table were half the peak memory).
     mutating func takeQueues() -> [TraceQueue] {
+        backlogLog.flush(into: queues)
         state = UnsafeTable()
         let all = Array(queues)
         queues = UnsafeTable()

@@ -73,6 +73,30 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(table.count, 0)
     }
 
+    /// Packed pending slots give back every field, and an entry whose readings need more than
+    /// 48 bits is kept whole (in the hash map).
+    func testPendingTableKeepsEveryFieldOfAnEntry() {
+        var table = PendingTable()
+        let entries = [
+            PendingItem(item: 0, domain: -1, inBacklog: false, domainBusyAt: 0, runningAt: 0, barrierAt: 0, suspendedAt: 0),
+            PendingItem(item: .max, domain: .max - 1, inBacklog: true, domainBusyAt: 1 << 48 - 1, runningAt: 1 << 47 + 5,
+                        barrierAt: 123_456_789, suspendedAt: 1 << 48 - 2),
+            PendingItem(item: 7, domain: 3, inBacklog: true, domainBusyAt: 1, runningAt: 2, barrierAt: 3,
+                        suspendedAt: 0xAAAA_5555_F0F0),
+            PendingItem(item: 8, domain: 4, inBacklog: false, domainBusyAt: 1 << 48, runningAt: 2, barrierAt: 3,
+                        suspendedAt: .max),
+        ]
+        func fields(_ e: PendingItem?) -> [UInt64]? {
+            e.map { [UInt64(UInt32(bitPattern: $0.item)), UInt64(UInt32(bitPattern: $0.domain)), $0.inBacklog ? 1 : 0,
+                     $0.domainBusyAt, $0.runningAt, $0.barrierAt, $0.suspendedAt] }
+        }
+        for (n, e) in entries.enumerated() { XCTAssertTrue(table.insertIfAbsent(UInt64(3 << 10 | n), e)) }
+        XCTAssertFalse(table.insertIfAbsent(3 << 10 | 3, entries[0]))
+        for (n, e) in entries.enumerated() { XCTAssertEqual(fields(table.remove(UInt64(3 << 10 | n))), fields(e)) }
+        XCTAssertEqual(table.count, 0)
+    }
+
+
     func testUnsafeTableGrowsAndKeepsElements() {
         var table = UnsafeTable<String>(capacity: 2)
         for n in 0..<100 { table.append("item \(n)") }
@@ -241,5 +265,41 @@ final class SupportTests: XCTestCase {
         for line in text.split(separator: "\n") { XCTAssertLessThanOrEqual(line.count, 40, String(line)) }
         XCTAssertFalse(text.unicodeScalars.contains { $0.value == 0x1b || $0.value == 0x07 })
         XCTAssertTrue(text.contains("…"))
+    }
+
+    /// Backlog changes logged and flushed by queue make the same series as recording each at once.
+    func testBacklogLogMakesTheSameSeriesAsDirectRecording() {
+        let queueCount = 300
+        func table() -> UnsafeTable<TraceQueue> {
+            var t = UnsafeTable<TraceQueue>()
+            for q in 0..<queueCount {
+                t.append(TraceQueue(address: UInt64(q), generation: 0, label: "q\(q)", kind: .serial, origin: .created,
+                                    qos: .default))
+            }
+            return t
+        }
+        let direct = table(), logged = table()
+        var log = BacklogLog()
+        var depth = [Int32](repeating: 0, count: queueCount)
+        var rng = SystemRandomNumberGenerator()
+        var time: UInt64 = 0
+        var midway: [TraceQueue] = []
+        for n in 0..<(BacklogLog.capacity * 3 + 500) {
+            // A few hot queues and a long tail; times repeat sometimes (changes at one instant).
+            let q = Bool.random(using: &rng) ? Int.random(in: 0..<4, using: &rng) : Int.random(in: 0..<queueCount, using: &rng)
+            depth[q] = Swift.max(0, depth[q] + (Bool.random(using: &rng) ? 1 : -1))
+            time += UInt64.random(in: 0..<3, using: &rng)
+            direct[q].backlog.record(depth[q], at: time)
+            log.append(queue: q, depth: depth[q], at: time)
+            if log.isFull { log.flush(into: logged) }
+            if n == BacklogLog.capacity + 77 {
+                midway = Array(logged)
+                log.replay(into: &midway)
+                XCTAssertEqual(midway.map(\.backlog), direct.map(\.backlog))
+            }
+        }
+        log.flush(into: logged)
+        XCTAssertEqual(logged.map(\.backlog), direct.map(\.backlog))
+        XCTAssertTrue(direct.contains { $0.backlog.resolution != 0 }, "some series compacted")
     }
 }

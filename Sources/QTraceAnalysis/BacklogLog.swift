@@ -1,0 +1,102 @@
+// Backlog changes on their way to the queues' backlog series. With a thousand busy queues the
+// builder changes one queue's backlog after another's, and recording each change at once
+// touched a different series every time (its points array header and last point, both cold
+// again by then): ~11% of a starfish lap. The log keeps the changes in one array and hands
+// them over grouped by queue every `capacity` changes (a counting sort), so that each series
+// is touched once per flush. Each queue still receives its own changes in time order, so the
+// series come out the same.
+
+struct BacklogLog {
+    struct Change {
+        var queue: Int32
+        var depth: Int32
+        var time: UInt64
+    }
+
+    /// 16k changes: 256 KiB for the log and as much for the sorted copy, within L2.
+    static let capacity = 16 * 1024
+
+    private let storage = BacklogLogStorage(capacity: BacklogLog.capacity)
+    /// The storage's buffers, kept here so that an append never reads the class instance.
+    private let changes: UnsafeMutablePointer<Change>
+    private let sorted: UnsafeMutablePointer<Change>
+    private(set) var count = 0
+    /// Per queue: changes in the log while counting, then where its run goes; 0 between flushes.
+    private var slots: [Int32] = []
+    /// The queues with changes in the log, in order of their first change.
+    private var touched: [Int32] = []
+
+    init() {
+        changes = storage.changes
+        sorted = storage.sorted
+    }
+
+    var isFull: Bool { count == Self.capacity }
+
+    @inline(__always)
+    mutating func append(queue q: Int, depth: Int32, at time: UInt64) {
+        changes[count] = Change(queue: Int32(truncatingIfNeeded: q), depth: depth, time: time)
+        count += 1
+    }
+
+    /// Records every change into its queue's series (grouped by queue, each queue's changes in
+    /// order) and empties the log.
+    mutating func flush(into queues: UnsafeTable<TraceQueue>) {
+        guard count > 0 else { return }
+        if slots.count < queues.count { slots.append(contentsOf: repeatElement(0, count: queues.count - slots.count)) }
+        slots.withUnsafeMutableBufferPointer { slots in
+            for i in 0..<count {
+                let q = Int(changes[i].queue)
+                if slots[q] == 0 { touched.append(Int32(q)) }
+                slots[q] += 1
+            }
+            var start: Int32 = 0
+            for q in touched {
+                let run = slots[Int(q)]
+                slots[Int(q)] = start
+                start += run
+            }
+            for i in 0..<count {
+                let q = Int(changes[i].queue)
+                sorted[Int(slots[q])] = changes[i]
+                slots[q] += 1
+            }
+            var i = 0
+            for q in touched {
+                let end = Int(slots[Int(q)])
+                while i < end {
+                    queues[Int(q)].backlog.record(sorted[i].depth, at: sorted[i].time)
+                    i += 1
+                }
+                slots[Int(q)] = 0
+            }
+        }
+        touched.removeAll(keepingCapacity: true)
+        count = 0
+    }
+
+    /// Records the changes in the log into `queues` (a copy of the registry's table, for a
+    /// model read before the end), in log order; the log stays as it is.
+    func replay(into queues: inout [TraceQueue]) {
+        for i in 0..<count {
+            let change = changes[i]
+            queues[Int(change.queue)].backlog.record(change.depth, at: change.time)
+        }
+    }
+}
+
+/// The log's two buffers, freed with the last copy of the log.
+final class BacklogLogStorage {
+    let changes: UnsafeMutablePointer<BacklogLog.Change>
+    let sorted: UnsafeMutablePointer<BacklogLog.Change>
+
+    init(capacity: Int) {
+        changes = .allocate(capacity: capacity)
+        sorted = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        changes.deallocate()
+        sorted.deallocate()
+    }
+}
