@@ -24,7 +24,10 @@ final class PerfettoExportTests: XCTestCase {
         let itemSlices = decoded.slices.filter { tidOfTrack[$0.track] != nil }
         let slices = itemSlices.map { "\($0.args.item ?? 0) \(tidOfTrack[$0.track]!) \($0.dur)" }
         let started = model.items.filter { $0.started != nil && $0.thread != nil }
-        let expected = started.map { "\($0.id) \(model.threads[$0.thread!].tid) \(($0.ended ?? $0.started!) - $0.started!)" }
+        // An item still running at the end (a loaded machine can leave one on the main thread)
+        // runs to the end of the trace, as the report draws it (ItemLayout.effectiveTimes).
+        let traceEnd = model.items.reduce(model.duration) { max($0, $1.enqueued ?? 0, $1.started ?? 0, $1.ended ?? 0) }
+        let expected = started.map { "\($0.id) \(model.threads[$0.thread!].tid) \(($0.ended ?? traceEnd) - $0.started!)" }
         XCTAssertEqual(slices.sorted(), expected.sorted())
         XCTAssertEqual(started.count, model.items.count, "every item of the fixture ran")
         XCTAssertEqual(itemSlices.count, try statsItemCount(path), "one slice per item `qtrace stats` counts")
