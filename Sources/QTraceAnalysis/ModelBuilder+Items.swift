@@ -132,7 +132,7 @@ extension ModelBuilder {
         queues.waitedBehind(i, blocker: blocker, for: blockedFor, queue: q)
         let itemQoS = items[i].qosRaw, blockerQoS = items[Int(blocker)].qosRaw
         if itemQoS != 0 && blockerQoS != 0 && itemQoS > blockerQoS && blockedFor >= Thresholds.priorityInversionMinWaitNs {
-            Self.appendObservation(&model.priorityInversions,
+            appendObservation(&model.priorityInversions,
                               PriorityInversion(item: i, blocker: Int(blocker), queue: q, waitNs: blockedFor,
                                                 itemQoS: itemQoS, blockerQoS: blockerQoS))
         }

@@ -122,15 +122,8 @@ extension ModelBuilder {
                 return
             }
             sourceState[s].suspendCount -= 1
-            if sourceState[s].suspendCount == 0 { Self.closeLastSuspension(&model.sources[s].suspensions, at: now) }
+            if sourceState[s].suspendCount == 0 { closeLastSuspension(&model.sources[s].suspensions, at: now) }
         default: break
         }
-    }
-
-    /// Static, as `appendObservation`: a method of self given an inout part of self makes
-    /// Swift copy the builder for the call, and the copy shares the model's arrays, so the
-    /// write then copied all of them (all sources, per source activation: quadratic).
-    static func closeLastSuspension(_ list: inout [SuspendInterval], at time: UInt64) {
-        if let last = list.indices.last, list[last].end == nil { list[last].end = time }
     }
 }

@@ -62,10 +62,6 @@ public struct ModelBuilder {
     /// The pseudo-channel of dispatch_read/dispatch_write (-1 until used).
     var plainIOChannel: Int32 = -1
 
-    /// Observation lists are capped: findings aggregate them, and a pathological trace must
-    /// not grow them without bound.
-    static let maxObservations = 10_000
-
     /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
     public init(info: TraceInfo, expectedEvents: Int = 0) {
         model = TraceModel(info: info)
@@ -234,11 +230,6 @@ public struct ModelBuilder {
         attachSched()
         attachSamples()
         return model
-    }
-
-    /// Static: see `closeLastSuspension`.
-    static func appendObservation<T>(_ list: inout [T], _ value: T) {
-        if list.count < Self.maxObservations { list.append(value) }
     }
 }
 
