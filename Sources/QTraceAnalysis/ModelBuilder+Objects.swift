@@ -5,11 +5,7 @@ extension ModelBuilder {
     // MARK: Groups
 
     mutating func newGroup(address: UInt64, createdAt: UInt64?) -> Int32 {
-        let g = Int32(model.groups.count)
-        var group = TraceGroup(address: address, generation: objects.nextGeneration(address))
-        group.createdAt = createdAt
-        model.groups.append(group)
-        groupLastEmptied.append(0)
+        let g = groups.add(address: address, generation: objects.nextGeneration(address), createdAt: createdAt)
         objects.store(.group, g, at: address)
         return g
     }
@@ -20,43 +16,29 @@ extension ModelBuilder {
         return newGroup(address: address, createdAt: nil)
     }
 
-    mutating func groupEnter(_ g: Int32, thread t: Int32, item: Int32) {
-        let i = Int(g)
-        model.groups[i].enters += 1
-        model.groups[i].outstanding += 1
-        if model.groups[i].outstanding == 1 {
-            model.groups[i].rounds.append(GroupRound(start: now, end: nil, members: 1))
-        } else if let last = model.groups[i].rounds.indices.last {
-            model.groups[i].rounds[last].members += 1
-        }
+    mutating func groupEnter(_ e: Event) {
+        let g = group(address: e.a)
+        groups.entered(g, at: now)
     }
 
-    mutating func groupLeave(_ g: Int32, thread t: Int32, item: Int32) {
-        let i = Int(g)
-        model.groups[i].leaves += 1
-        guard model.groups[i].outstanding > 0 else {
-            model.groups[i].leavesWithoutEnter += 1
-            if model.groups[i].firstUnbalancedLeave == nil { model.groups[i].firstUnbalancedLeave = now }
-            return
-        }
-        model.groups[i].outstanding -= 1
-        if model.groups[i].outstanding == 0, let last = model.groups[i].rounds.indices.last {
-            model.groups[i].rounds[last].end = now
-            model.groups[i].rounds[last].lastMember = opt(item)
-            model.groups[i].rounds[last].lastLeaveThread = Int(t)
-            groupLastEmptied[i] = now
-        }
+    /// A leave by the thread's running item, if any.
+    mutating func groupLeave(_ e: Event, thread t: Int32) {
+        let g = group(address: e.a), item = topItem(of: t)
+        groups.left(g, thread: t, item: item, at: now)
     }
 
     mutating func groupWaitBegin(_ e: Event, thread t: Int32) {
         let g = group(address: e.a)
-        model.groups[Int(g)].waits += 1
+        groups.countWait(g)
         beginBlocked(t, cause: .groupWait, object: g, key: e.a)
     }
 
     mutating func groupWaitEnd(_ e: Event, thread t: Int32) {
         let timedOut = e.arg & 1 != 0
-        if timedOut { model.groups[Int(group(address: e.a))].timedOutWaits += 1 }
+        if timedOut {
+            let g = group(address: e.a)
+            groups.countTimedOutWait(g)
+        }
         if let f = endBlocked(t, cause: .groupWait, key: e.a, timedOut: timedOut), e.b != 0 {
             threads.setBlockedSite(t, f.index, site: siteID(e.b))
         }
@@ -65,11 +47,8 @@ extension ModelBuilder {
     // MARK: Semaphores
 
     mutating func newSemaphore(address: UInt64, value: Int64, createdAt: UInt64?) -> Int32 {
-        let s = Int32(semaphores.count)
-        var sem = TraceSemaphore(address: address, generation: objects.nextGeneration(address))
-        sem.createdAt = createdAt
-        sem.initialValue = value
-        semaphores.append(sem)
+        let s = semaphores.add(address: address, generation: objects.nextGeneration(address), value: value,
+                               createdAt: createdAt)
         objects.store(.semaphore, s, at: address)
         return s
     }
@@ -86,30 +65,26 @@ extension ModelBuilder {
 
     mutating func semaphoreWaitBegin(_ e: Event, thread t: Int32) {
         let s = semaphore(address: e.a)
-        semaphores[Int(s)].waits += 1
+        semaphores.countWait(s)
         beginBlocked(t, cause: .semaphore, object: s, key: e.a)
     }
 
     mutating func semaphoreWaitEnd(_ e: Event, thread t: Int32) {
-        let s = Int(semaphore(address: e.a))
+        let s = semaphore(address: e.a)
         let timedOut = e.arg & 1 != 0, blocked = e.arg & 2 != 0
-        if timedOut { semaphores[s].timedOutWaits += 1 }
+        if timedOut { semaphores.countTimedOutWait(s) }
         guard let f = endBlocked(t, cause: .semaphore, key: e.a, timedOut: timedOut) else { return }
         if blocked {
             if e.b != 0 { threads.setBlockedSite(t, f.index, site: siteID(e.b)) }
-            let waited = now - f.start
-            semaphores[s].blockedWaits += 1
-            semaphores[s].blockedNs += waited
-            semaphores[s].maxBlockedNs = Swift.max(semaphores[s].maxBlockedNs, waited)
+            semaphores.blocked(s, for: now - f.start)
         } else {
             threads.discardBlocked(t, f.index) // fast path: the thread never blocked, no blocked interval
         }
     }
 
     mutating func semaphoreSignal(_ e: Event) {
-        let s = Int(semaphore(address: e.a))
-        semaphores[s].signals += 1
-        if e.arg & 1 != 0 { semaphores[s].wakeups += 1 }
+        let s = semaphore(address: e.a)
+        semaphores.signalled(s, wokeWaiter: e.arg & 1 != 0)
     }
 
     // MARK: Sources

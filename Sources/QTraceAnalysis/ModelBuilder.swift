@@ -23,10 +23,6 @@ import QTraceFormat
 /// Streaming model builder: `var b = ModelBuilder(info: info); b.consume(e) ...; b.finish()`.
 public struct ModelBuilder {
     var model: TraceModel
-    /// The model's semaphores while building (moved into `model` by `finish`): they change
-    /// several times per event, which an array in a struct would check for sharing at every
-    /// write.
-    var semaphores = UnsafeTable<TraceSemaphore>()
     /// The items: their table, the pending enqueues, DispatchWorkItems, sync callers.
     var items: ItemTracker
     let converter: DispatchTimeConverter
@@ -40,10 +36,13 @@ public struct ModelBuilder {
     var queues = QueueRegistry()
     /// The threads: their stacks, states, blocked intervals and counters.
     var threads: ThreadTable
+    /// The dispatch groups: rounds, waits, notifies.
+    var groups = GroupTable()
+    /// The dispatch semaphores: signals, waits, time blocked.
+    var semaphores = SemaphoreTable()
 
     // Run-time state, index-aligned with the model arrays.
     var sourceState: [SourceState] = []
-    var groupLastEmptied: [UInt64] = []
 
     // In-flight lookups.
     var applyById = IdMap<Int32>()
@@ -84,7 +83,8 @@ public struct ModelBuilder {
         current.threadExplosions = threads.explosions
         current.queues = Array(queues.queues)
         current.targetLoops = queues.targetLoops
-        current.semaphores = Array(semaphores)
+        current.groups = groups.groups
+        current.semaphores = Array(semaphores.semaphores)
         current.items = Array(items.all)
         if !code.sites.isEmpty || !code.modules.isEmpty || !code.tasks.isEmpty {
             (current.sites, current.codes, current.modules, current.tasks) = (code.sites, code.codes, code.modules, code.tasks)
@@ -120,8 +120,8 @@ public struct ModelBuilder {
         case .applyEnd: applyEnd(id: e.a, thread: t)
         case .applyIterStart: applyIterationStart(id: e.a, thread: t)
         case .applyIterEnd: applyIterationEnd(id: e.a, thread: t)
-        case .groupEnter: groupEnter(group(address: e.a), thread: t, item: topItem(of: t))
-        case .groupLeave: groupLeave(group(address: e.a), thread: t, item: topItem(of: t))
+        case .groupEnter: groupEnter(e)
+        case .groupLeave: groupLeave(e, thread: t)
         case .groupWaitBegin: groupWaitBegin(e, thread: t)
         case .groupWaitEnd: groupWaitEnd(e, thread: t)
         case .semWaitBegin: semaphoreWaitBegin(e, thread: t)
@@ -225,8 +225,8 @@ public struct ModelBuilder {
         model.queues = queues.takeQueues()
         Self.distinguishSharedLabels(&model.queues)
         Self.expandWorkerNames(&model.threads, queues: model.queues, items: model.items)
-        model.semaphores = Array(semaphores)
-        semaphores = UnsafeTable()
+        model.groups = groups.takeGroups()
+        model.semaphores = semaphores.takeSemaphores()
         attachSched()
         attachSamples()
         return model
