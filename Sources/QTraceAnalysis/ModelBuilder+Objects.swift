@@ -90,15 +90,13 @@ extension ModelBuilder {
     // MARK: Sources
 
     mutating func sourceCreated(_ e: Event) {
-        let s = Int32(model.sources.count)
         let q = e.d == 0 ? defaultRootQueue() : queue(address: e.d)
         var source = TraceSource(address: e.a, generation: objects.nextGeneration(e.a),
                                  type: SourceType(rawValue: e.arg) ?? .other, handle: e.b, mask: e.c,
                                  queue: Int(q), createdAt: now)
         // Sources are created inactive: nothing is delivered until the first resume/activate.
         source.suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
-        model.sources.append(source)
-        sourceState.append(SourceState())
+        let s = sources.add(source)
         objects.store(.source, s, at: e.a)
     }
 
@@ -109,38 +107,30 @@ extension ModelBuilder {
     mutating func sourceSetTimer(_ e: Event) {
         guard let s = source(address: e.a) else { return }
         let interval: UInt64? = e.c == ~0 || Int64(bitPattern: e.c) < 0 ? nil : Swift.max(e.c, 1)
-        model.sources[s].timers.append(TimerConfig(setAt: now, start: converter.traceTime(e.b, now: now),
-                                                   intervalNs: interval, leewayNs: e.d))
-        sourceState[s].firesSinceTimerSet = 0
+        sources.timerSet(s, TimerConfig(setAt: now, start: converter.traceTime(e.b, now: now),
+                                        intervalNs: interval, leewayNs: e.d))
     }
 
     mutating func sourceSetHandler(_ e: Event) {
         guard let s = source(address: e.a) else { return }
         if e.arg == 0, e.b != 0 { code.noteSourceHandlerSite(s, siteID(e.b)) }
-        switch e.arg {
-        case 0: model.sources[s].hasEventHandler = true
-        case 1: model.sources[s].hasCancelHandler = true
-        default: model.sources[s].hasRegistrationHandler = true
-        }
+        sources.handlerSet(s, kind: e.arg)
     }
 
     mutating func sourceCancel(_ e: Event) {
-        guard let s = source(address: e.a), model.sources[s].cancelledAt == nil else { return }
-        model.sources[s].cancelledAt = now
-        model.sources[s].cancelledWhileSuspended = sourceState[s].suspendCount > 0
+        guard let s = source(address: e.a) else { return }
+        sources.cancelled(s, at: now)
     }
 
     mutating func sourceMergeData(_ e: Event) {
         guard let s = source(address: e.a) else { return }
-        model.sources[s].merges += 1
-        sourceState[s].mergesSinceRun += 1
-        if sourceState[s].firstUnhandledMerge == nil { sourceState[s].firstUnhandledMerge = now }
+        sources.merged(s, at: now)
     }
 
     mutating func sourceHandlerBegin(_ e: Event, thread t: Int32) {
         guard let s = source(address: e.a) else { return }
         let kind = HandlerKind(rawValue: UInt8(truncatingIfNeeded: e.arg)) ?? .event
-        let lateness = kind == .event ? timerLateness(source: s, data: e.b) : nil
+        let lateness = kind == .event ? sources.timerLateness(s, data: e.b, at: now) : nil
         beginHandlerRun(source: s, kind: kind, data: e.b, lateness: lateness, thread: t)
     }
 
@@ -149,45 +139,13 @@ extension ModelBuilder {
     mutating func beginHandlerRun(source s: Int, kind: HandlerKind, data: UInt64, lateness: Int64?, thread t: Int32) {
         var item = WorkItem(id: 0, kind: .unknown, origin: .sourceHandler)
         item.relatedIndex = Int32(s)
-        item.queueIndex = idx(model.sources[s].queue)
+        item.queueIndex = idx(sources.queue(of: s))
         item.parentIndex = topItem(of: t)
         if kind == .event { item.siteRaw = code.sourceHandlerSite(s) }
         if item.queueIndex >= 0 { item.qosRaw = queues.effectiveQoS(item.queueIndex) }
         let i = items.add(item)
-
-        var run = SourceHandlerRun(item: Int(i), kind: kind, data: data, merges: 0, delayNs: nil, latenessNs: nil,
-                                   coalesced: false, afterSuspension: false)
-        if kind == .event {
-            let state = sourceState[s]
-            run.merges = state.mergesSinceRun
-            run.afterSuspension = state.suspendedSinceRun
-            if let first = state.firstUnhandledMerge { run.delayNs = now - first }
-            switch model.sources[s].type {
-            case .timer, .interval, .signal: run.coalesced = data > 1
-            case .dataAdd, .dataOr, .dataReplace: run.coalesced = state.mergesSinceRun > 1
-            default: run.coalesced = false
-            }
-            run.latenessNs = lateness
-            sourceState[s].mergesSinceRun = 0
-            sourceState[s].firstUnhandledMerge = nil
-            sourceState[s].suspendedSinceRun = sourceState[s].suspendCount > 0
-        }
-        model.sources[s].runs.append(run)
-        beginExecution(i, thread: t, kind: .handler, key: model.sources[s].address)
-    }
-
-    /// Handler start minus the programmed time of the latest fire this run covers: fire k
-    /// (0-based) is due at start + k * interval, and each run covers `data` fires.
-    mutating func timerLateness(source s: Int, data: UInt64) -> Int64? {
-        guard model.sources[s].type == .timer || model.sources[s].type == .interval,
-              let timer = model.sources[s].timers.last, let start = timer.start else { return nil }
-        // `data` is the payload's fire count: saturating, so k stays >= 0 whatever it claims.
-        sourceState[s].firesSinceTimerSet.saturatingIncrement(by: Swift.max(data, 1))
-        let k = sourceState[s].firesSinceTimerSet - 1
-        let (offset, overflow) = (timer.intervalNs ?? 0).multipliedReportingOverflow(by: k)
-        guard !overflow, timer.intervalNs != nil || k == 0 else { return nil }
-        let due = start &+ offset
-        return Int64(bitPattern: now &- due)
+        sources.handlerRunBegan(s, item: i, kind: kind, data: data, lateness: lateness, at: now)
+        beginExecution(i, thread: t, kind: .handler, key: sources.address(of: s))
     }
 
     mutating func sourceHandlerEnd(_ e: Event, thread t: Int32) {

@@ -41,8 +41,8 @@ public struct ModelBuilder {
     /// The dispatch semaphores: signals, waits, time blocked.
     var semaphores = SemaphoreTable()
 
-    // Run-time state, index-aligned with the model arrays.
-    var sourceState: [SourceState] = []
+    /// The Dispatch sources and Foundation timers: configuration, suspension, handler runs.
+    var sources = SourceTable()
 
     // In-flight lookups.
     var applyById = IdMap<Int32>()
@@ -84,6 +84,7 @@ public struct ModelBuilder {
         current.queues = Array(queues.queues)
         current.targetLoops = queues.targetLoops
         current.groups = groups.groups
+        current.sources = sources.sources
         current.semaphores = Array(semaphores.semaphores)
         current.items = Array(items.all)
         if !code.sites.isEmpty || !code.modules.isEmpty || !code.tasks.isEmpty {
@@ -206,7 +207,7 @@ public struct ModelBuilder {
         now = end
         threads.close(at: end)
         queues.close(at: end)
-        for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
+        model.sources = sources.close()
         resolveSites()
         applyOperationSites()
         moveCodeIdentityIntoModel()
@@ -296,15 +297,4 @@ public struct AnalysisResult: Sendable {
         self.statistics = statistics
         self.findings = findings
     }
-}
-
-// MARK: Run-time state
-
-struct SourceState {
-    var suspendCount: Int32 = 1
-    var inactive = true
-    var mergesSinceRun = 0
-    var firstUnhandledMerge: UInt64?
-    var suspendedSinceRun = false
-    var firesSinceTimerSet: UInt64 = 0
 }
