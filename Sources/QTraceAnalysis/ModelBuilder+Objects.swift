@@ -160,97 +160,73 @@ extension ModelBuilder {
 
     mutating func applyBegin(_ e: Event, thread t: Int32) {
         let q: Int32 = e.b == 0 ? -1 : queue(address: e.b)
-        let a = Int32(model.applies.count)
-        model.applies.append(ApplyCall(id: e.a, queue: opt(q), callerThread: Int(t), iterations: e.c, begin: now))
-        applyRunning.append(0)
-        applyById[e.a] = a
+        let a = applies.began(ApplyCall(id: e.a, queue: opt(q), callerThread: Int(t), iterations: e.c, begin: now))
         if e.d != 0 { code.noteApplySite(a, siteID(e.d)) }
         if q >= 0 { checkSelfDeadlock(thread: t, queue: q, exclusive: false, kind: .apply, item: -1) }
         beginBlocked(t, cause: .apply, object: a, key: e.a, site: siteID(e.d))
     }
 
     mutating func applyEnd(id: UInt64, thread t: Int32) {
-        guard let a = applyById.remove(id) else { return }
-        model.applies[Int(a)].end = now
+        guard applies.ended(id: id, at: now) else { return }
         _ = endBlocked(t, cause: .apply, key: id)
     }
 
     mutating func applyIterationStart(id: UInt64, thread t: Int32) {
-        guard let a = applyById[id] else { return }
-        applyRunning[Int(a)] += 1
-        model.applies[Int(a)].maxWidth = Swift.max(model.applies[Int(a)].maxWidth, Int(applyRunning[Int(a)]))
+        guard let a = applies.iterationStarted(id: id) else { return }
         push(Frame(kind: .iteration, index: a, key: id, start: now), on: t)
     }
 
     mutating func applyIterationEnd(id: UInt64, thread t: Int32) {
         guard let f = pop(.iteration, key: id, from: t) else { return }
-        let a = Int(f.index)
-        let took = now - f.start
-        applyRunning[a] -= 1
-        model.applies[a].iterationsRun += 1
-        model.applies[a].iterationTotalNs += took
-        model.applies[a].iterationMinNs = Swift.min(model.applies[a].iterationMinNs, took)
-        model.applies[a].iterationMaxNs = Swift.max(model.applies[a].iterationMaxNs, took)
-        if let n = model.applies[a].threads.firstIndex(where: { $0.thread == Int(t) }) {
-            model.applies[a].threads[n].iterations += 1
-            model.applies[a].threads[n].busyNs += took
-        } else {
-            model.applies[a].threads.append(ApplyThreadShare(thread: Int(t), iterations: 1, busyNs: took))
-        }
+        applies.iterationEnded(f.index, thread: t, took: now - f.start)
     }
 
     // MARK: Dispatch I/O
 
     mutating func ioCreated(_ e: Event) {
-        let c = Int32(model.channels.count)
-        model.channels.append(IOChannel(address: e.a, generation: objects.nextGeneration(e.a), isRandom: e.arg == 1,
+        let c = io.addChannel(IOChannel(address: e.a, generation: objects.nextGeneration(e.a), isRandom: e.arg == 1,
                                         fd: e.b == ~0 ? nil : Int64(bitPattern: e.b), path: e.string,
                                         createdAt: now))
         objects.store(.channel, c, at: e.a)
     }
 
     /// The channel at `address`; 0 is the pseudo-channel of dispatch_read/dispatch_write.
-    mutating func channel(address: UInt64) -> Int32? {
-        if address == 0 {
-            if plainIOChannel < 0 {
-                plainIOChannel = Int32(model.channels.count)
-                model.channels.append(IOChannel(address: 0, generation: 0))
-            }
-            return plainIOChannel
-        }
+    mutating func channel(address: UInt64) -> Int32 {
+        if address == 0 { return io.plainIOChannel() }
         if let known = objects.index(of: .channel, at: address) { return known }
-        let c = Int32(model.channels.count)
-        model.channels.append(IOChannel(address: address, generation: objects.nextGeneration(address)))
+        let c = io.addChannel(IOChannel(address: address, generation: objects.nextGeneration(address)))
         objects.store(.channel, c, at: address)
         return c
     }
 
     mutating func ioSubmitted(_ e: Event, thread t: Int32) {
-        guard let c = channel(address: e.a) else { return }
-        let op = Int32(model.ioOperations.count)
-        model.ioOperations.append(IOOperation(id: e.b, channel: Int(c), isWrite: e.type == .ioWrite,
-                                              offset: Int64(bitPattern: e.c), length: e.d, submitted: now,
-                                              thread: Int(t)))
-        model.channels[Int(c)].operations.append(Int(op))
-        ioOpById[e.b] = op
+        let c = channel(address: e.a)
+        io.submitted(IOOperation(id: e.b, channel: Int(c), isWrite: e.type == .ioWrite, offset: Int64(bitPattern: e.c),
+                                 length: e.d, submitted: now, thread: Int(t)))
     }
 
     mutating func ioHandlerBegin(_ e: Event, thread t: Int32) {
-        guard let op = ioOpById[e.a] else { return }
-        let o = Int(op)
-        model.ioOperations[o].handlerRuns += 1
-        model.ioOperations[o].bytes &+= e.b
-        if e.arg & 1 != 0 {
-            model.ioOperations[o].doneAt = now
-            model.ioOperations[o].error = Int(e.arg >> 8)
-        }
+        guard let op = io.handlerBegan(id: e.a, bytes: e.b, flags: e.arg, at: now) else { return }
         push(Frame(kind: .ioHandler, index: op, key: e.a, start: now), on: t)
     }
 
     mutating func ioHandlerEnd(_ e: Event, thread t: Int32) {
         guard let f = pop(.ioHandler, key: e.a, from: t) else { return }
-        let o = Int(f.index)
-        model.ioOperations[o].handlerBusyNs += now - f.start
-        if model.ioOperations[o].doneAt != nil { ioOpById.remove(e.a) }
+        io.handlerEnded(f.index, id: e.a, busy: now - f.start)
+    }
+
+    mutating func ioBarrier(_ e: Event) {
+        let c = channel(address: e.a)
+        io.barrier(c)
+    }
+
+    mutating func ioClosed(_ e: Event) {
+        let c = channel(address: e.a)
+        io.closed(c, at: now)
+    }
+
+    mutating func ioCleanupBegin(_ e: Event) {
+        let c = channel(address: e.a)
+        io.cleanup(c, error: Int(e.arg), at: now)
     }
 }

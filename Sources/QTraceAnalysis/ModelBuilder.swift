@@ -40,26 +40,24 @@ public struct ModelBuilder {
     var groups = GroupTable()
     /// The dispatch semaphores: signals, waits, time blocked.
     var semaphores = SemaphoreTable()
-
     /// The Dispatch sources and Foundation timers: configuration, suspension, handler runs.
     var sources = SourceTable()
-
-    // In-flight lookups.
-    var applyById = IdMap<Int32>()
-    var ioOpById = IdMap<Int32>()
-    var intervalById = IdMap<Int32>()
-    /// dispatch_once calls under way: when each began (ModelBuilder+Once.swift).
-    var onceBegins: [OnceCall: UInt64] = [:]
-    var applyRunning: [Int32] = []
+    /// dispatch_apply calls: iterations, width, each thread's share.
+    var applies = ApplyTracker()
+    /// Dispatch I/O: channels and operations.
+    var io = IOTracker()
+    /// dispatch_once calls under way (ModelBuilder+Once.swift).
+    var onces = OnceTracker()
     /// SCHED_STATE records (`qtrace record --sched`), matched to threads in `finish`.
     var schedChanges: [PendingSchedChange] = []
     /// STACK_FRAME and CPU_SAMPLE records (`qtrace record --cpu`, ModelBuilder+Samples.swift).
     var samples = SampleBuildState()
     /// Sites, modules and tasks (format 1.4).
     var code = CodeIdentity()
-    var operations = OperationBuildState()
-    /// The pseudo-channel of dispatch_read/dispatch_write (-1 until used).
-    var plainIOChannel: Int32 = -1
+    /// Foundation operations: the Operation each item ran, its dependencies.
+    var operations = OperationTable()
+    /// Annotated intervals under way, by id.
+    var intervalById = IdMap<Int32>()
 
     /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
     public init(info: TraceInfo, expectedEvents: Int = 0) {
@@ -85,6 +83,9 @@ public struct ModelBuilder {
         current.targetLoops = queues.targetLoops
         current.groups = groups.groups
         current.sources = sources.sources
+        current.applies = applies.applies
+        (current.channels, current.ioOperations) = (io.channels, io.operations)
+        current.operations = operations.operations
         current.semaphores = Array(semaphores.semaphores)
         current.items = Array(items.all)
         if !code.sites.isEmpty || !code.modules.isEmpty || !code.tasks.isEmpty {
@@ -137,13 +138,9 @@ public struct ModelBuilder {
         case .ioRead, .ioWrite: ioSubmitted(e, thread: t)
         case .ioHandlerBegin: ioHandlerBegin(e, thread: t)
         case .ioHandlerEnd: ioHandlerEnd(e, thread: t)
-        case .ioBarrier: if let c = channel(address: e.a) { model.channels[Int(c)].barriers += 1 }
-        case .ioClose: if let c = channel(address: e.a) { model.channels[Int(c)].closedAt = now }
-        case .ioCleanupBegin:
-            if let c = channel(address: e.a) {
-                model.channels[Int(c)].cleanupAt = now
-                model.channels[Int(c)].cleanupError = Int(e.arg)
-            }
+        case .ioBarrier: ioBarrier(e)
+        case .ioClose: ioClosed(e)
+        case .ioCleanupBegin: ioCleanupBegin(e)
         case .ioCleanupEnd: break
         case .mark: model.marks.append(Mark(time: now, thread: Int(t), name: e.string ?? ""))
         case .intervalBegin:
@@ -208,6 +205,9 @@ public struct ModelBuilder {
         threads.close(at: end)
         queues.close(at: end)
         model.sources = sources.close()
+        model.applies = applies.takeApplies()
+        (model.channels, model.ioOperations) = io.take()
+        model.operations = operations.takeOperations()
         resolveSites()
         applyOperationSites()
         moveCodeIdentityIntoModel()
