@@ -1,8 +1,9 @@
 // Builds a TraceModel from events in time order, in one pass with state kept per in-flight
 // object only. ModelBuilder is a dispatcher: each record goes to the collaborator that owns
-// what it changes (ObjectDirectory, QueueRegistry, ThreadTable, ItemTracker, CodeIdentity;
-// docs/architecture.md, "How the model is built"), and the ModelBuilder+*.swift files wire
-// them where one record concerns several.
+// what it changes (ObjectDirectory, QueueRegistry, ThreadTable, ItemTracker, CodeIdentity,
+// and GroupTable, SemaphoreTable, SourceTable, ApplyTracker, IOTracker, OnceTracker,
+// OperationTable; docs/architecture.md, "How the model is built"), and the ModelBuilder+*.swift
+// files wire them where one record concerns several.
 //
 // How records become the model (docs/trace-format.md gives the records):
 // - Objects are keyed by address; a CREATE/INFO record at a known address starts a new
