@@ -32,7 +32,7 @@ extension ModelBuilder {
         while cur >= 0 && steps < 64 {
             let needsExclusive = queues.isSerial(cur) || (steps == 0 && exclusive)
             if needsExclusive && holds(t, cur) {
-                Self.appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
+                appendObservation(&model.deadlocks, DeadlockReport(time: now, thread: Int(t), kind: kind, origin: .analysis,
                                                                    queue: Int(q), heldQueue: Int(cur),
                                                                    item: item < 0 ? nil : Int(item)))
                 return
@@ -63,7 +63,7 @@ extension ModelBuilder {
             guard holder >= 0 else { return }
             if holder == t {
                 if cycleThreads.count > 1 {
-                    Self.appendObservation(&model.syncCycles, SyncCycle(time: now, threads: cycleThreads.map { Int($0) },
+                    appendObservation(&model.syncCycles, SyncCycle(time: now, threads: cycleThreads.map { Int($0) },
                                                                    queues: cycleQueues.map { Int($0) }))
                 }
                 return
@@ -81,7 +81,7 @@ extension ModelBuilder {
         let q: Int32? = e.a == 0 ? nil : queue(address: e.a)
         let held: Int32? = e.b == 0 ? nil : queue(address: e.b)
         let waiting = threads.frames(of: t).last { $0.kind == .blocked && $0.cause == .sync }
-        Self.appendObservation(&model.deadlocks, DeadlockReport(
+        appendObservation(&model.deadlocks, DeadlockReport(
             time: now, thread: Int(t), kind: e.arg == 2 ? .apply : .sync, origin: .shim,
             queue: q.map { Int($0) }, heldQueue: held.map { Int($0) },
             item: waiting.map { Int(threads.blockedInterval(t, $0.index).item ?? -1) }.flatMap { $0 < 0 ? nil : $0 }))

@@ -34,10 +34,8 @@ extension ModelBuilder {
         let entry = queues.enqueued(i, queue: q, isBarrier: item.isBarrier, delayed: delayed, at: now)
         items.addPending(e.a, entry)
 
-        if kind == .groupAsync, item.relatedIndex >= 0 { groupEnter(item.relatedIndex, thread: t, item: i) }
-        if kind == .groupNotify, item.relatedIndex >= 0 {
-            model.groups[Int(item.relatedIndex)].notifies.append(GroupNotify(item: Int(i), registered: now, fired: nil))
-        }
+        if kind == .groupAsync, item.relatedIndex >= 0 { groups.entered(item.relatedIndex, at: now) }
+        if kind == .groupNotify, item.relatedIndex >= 0 { groups.notifyRegistered(item.relatedIndex, item: i, at: now) }
         if kind.isSynchronous {
             beginBlocked(t, cause: .sync, object: q, item: i, key: UInt64(i), site: item.siteRaw)
             checkSelfDeadlock(thread: t, queue: q, exclusive: item.isBarrier, kind: .sync, item: i)
@@ -86,12 +84,7 @@ extension ModelBuilder {
         } else if item.origin == .enqueued, item.submitterIndex != t, threads.isUnclassifiedPreexisting(t) {
             threads.markWorker(t, at: now) // a thread from before tracing that drains queues
         }
-        if item.kind == .groupNotify, item.relatedIndex >= 0 {
-            let g = Int(item.relatedIndex)
-            if let n = model.groups[g].notifies.lastIndex(where: { $0.item == Int(i) }) {
-                model.groups[g].notifies[n].fired = now
-            }
-        }
+        if item.kind == .groupNotify, item.relatedIndex >= 0 { groups.notifyFired(item.relatedIndex, item: i, at: now) }
         beginExecution(i, thread: t, kind: .item, key: id)
     }
 
@@ -113,7 +106,7 @@ extension ModelBuilder {
         // Fields are read and written one by one: copying the item in and out costs more.
         let kind = items[i].kind
         if kind == .groupNotify, items[i].relatedIndex >= 0 {
-            items[i].readyTime = Swift.max(items[i].enqueueTime, groupLastEmptied[Int(items[i].relatedIndex)])
+            items[i].readyTime = Swift.max(items[i].enqueueTime, groups.lastEmptied(items[i].relatedIndex))
         } else if kind == .workItemNotify {
             items[i].readyTime = noTime
         }
@@ -132,7 +125,7 @@ extension ModelBuilder {
         queues.waitedBehind(i, blocker: blocker, for: blockedFor, queue: q)
         let itemQoS = items[i].qosRaw, blockerQoS = items[Int(blocker)].qosRaw
         if itemQoS != 0 && blockerQoS != 0 && itemQoS > blockerQoS && blockedFor >= Thresholds.priorityInversionMinWaitNs {
-            Self.appendObservation(&model.priorityInversions,
+            appendObservation(&model.priorityInversions,
                               PriorityInversion(item: i, blocker: Int(blocker), queue: q, waitNs: blockedFor,
                                                 itemQoS: itemQoS, blockerQoS: blockerQoS))
         }
@@ -180,7 +173,7 @@ extension ModelBuilder {
             _ = endBlocked(caller, cause: .sync, key: UInt64(i))
         }
         if items[i].kind == .groupAsync, items[i].relatedIndex >= 0 {
-            groupLeave(items[i].relatedIndex, thread: t, item: f.index)
+            groups.left(items[i].relatedIndex, thread: t, item: f.index, at: now)
         }
     }
 }

@@ -5,11 +5,7 @@ extension ModelBuilder {
     // MARK: Groups
 
     mutating func newGroup(address: UInt64, createdAt: UInt64?) -> Int32 {
-        let g = Int32(model.groups.count)
-        var group = TraceGroup(address: address, generation: objects.nextGeneration(address))
-        group.createdAt = createdAt
-        model.groups.append(group)
-        groupLastEmptied.append(0)
+        let g = groups.add(address: address, generation: objects.nextGeneration(address), createdAt: createdAt)
         objects.store(.group, g, at: address)
         return g
     }
@@ -20,43 +16,29 @@ extension ModelBuilder {
         return newGroup(address: address, createdAt: nil)
     }
 
-    mutating func groupEnter(_ g: Int32, thread t: Int32, item: Int32) {
-        let i = Int(g)
-        model.groups[i].enters += 1
-        model.groups[i].outstanding += 1
-        if model.groups[i].outstanding == 1 {
-            model.groups[i].rounds.append(GroupRound(start: now, end: nil, members: 1))
-        } else if let last = model.groups[i].rounds.indices.last {
-            model.groups[i].rounds[last].members += 1
-        }
+    mutating func groupEnter(_ e: Event) {
+        let g = group(address: e.a)
+        groups.entered(g, at: now)
     }
 
-    mutating func groupLeave(_ g: Int32, thread t: Int32, item: Int32) {
-        let i = Int(g)
-        model.groups[i].leaves += 1
-        guard model.groups[i].outstanding > 0 else {
-            model.groups[i].leavesWithoutEnter += 1
-            if model.groups[i].firstUnbalancedLeave == nil { model.groups[i].firstUnbalancedLeave = now }
-            return
-        }
-        model.groups[i].outstanding -= 1
-        if model.groups[i].outstanding == 0, let last = model.groups[i].rounds.indices.last {
-            model.groups[i].rounds[last].end = now
-            model.groups[i].rounds[last].lastMember = opt(item)
-            model.groups[i].rounds[last].lastLeaveThread = Int(t)
-            groupLastEmptied[i] = now
-        }
+    /// A leave by the thread's running item, if any.
+    mutating func groupLeave(_ e: Event, thread t: Int32) {
+        let g = group(address: e.a), item = topItem(of: t)
+        groups.left(g, thread: t, item: item, at: now)
     }
 
     mutating func groupWaitBegin(_ e: Event, thread t: Int32) {
         let g = group(address: e.a)
-        model.groups[Int(g)].waits += 1
+        groups.countWait(g)
         beginBlocked(t, cause: .groupWait, object: g, key: e.a)
     }
 
     mutating func groupWaitEnd(_ e: Event, thread t: Int32) {
         let timedOut = e.arg & 1 != 0
-        if timedOut { model.groups[Int(group(address: e.a))].timedOutWaits += 1 }
+        if timedOut {
+            let g = group(address: e.a)
+            groups.countTimedOutWait(g)
+        }
         if let f = endBlocked(t, cause: .groupWait, key: e.a, timedOut: timedOut), e.b != 0 {
             threads.setBlockedSite(t, f.index, site: siteID(e.b))
         }
@@ -65,11 +47,8 @@ extension ModelBuilder {
     // MARK: Semaphores
 
     mutating func newSemaphore(address: UInt64, value: Int64, createdAt: UInt64?) -> Int32 {
-        let s = Int32(semaphores.count)
-        var sem = TraceSemaphore(address: address, generation: objects.nextGeneration(address))
-        sem.createdAt = createdAt
-        sem.initialValue = value
-        semaphores.append(sem)
+        let s = semaphores.add(address: address, generation: objects.nextGeneration(address), value: value,
+                               createdAt: createdAt)
         objects.store(.semaphore, s, at: address)
         return s
     }
@@ -86,44 +65,38 @@ extension ModelBuilder {
 
     mutating func semaphoreWaitBegin(_ e: Event, thread t: Int32) {
         let s = semaphore(address: e.a)
-        semaphores[Int(s)].waits += 1
+        semaphores.countWait(s)
         beginBlocked(t, cause: .semaphore, object: s, key: e.a)
     }
 
     mutating func semaphoreWaitEnd(_ e: Event, thread t: Int32) {
-        let s = Int(semaphore(address: e.a))
+        let s = semaphore(address: e.a)
         let timedOut = e.arg & 1 != 0, blocked = e.arg & 2 != 0
-        if timedOut { semaphores[s].timedOutWaits += 1 }
+        if timedOut { semaphores.countTimedOutWait(s) }
         guard let f = endBlocked(t, cause: .semaphore, key: e.a, timedOut: timedOut) else { return }
         if blocked {
             if e.b != 0 { threads.setBlockedSite(t, f.index, site: siteID(e.b)) }
-            let waited = now - f.start
-            semaphores[s].blockedWaits += 1
-            semaphores[s].blockedNs += waited
-            semaphores[s].maxBlockedNs = Swift.max(semaphores[s].maxBlockedNs, waited)
+            semaphores.blocked(s, for: now - f.start)
         } else {
             threads.discardBlocked(t, f.index) // fast path: the thread never blocked, no blocked interval
         }
     }
 
     mutating func semaphoreSignal(_ e: Event) {
-        let s = Int(semaphore(address: e.a))
-        semaphores[s].signals += 1
-        if e.arg & 1 != 0 { semaphores[s].wakeups += 1 }
+        let s = semaphore(address: e.a)
+        semaphores.signalled(s, wokeWaiter: e.arg & 1 != 0)
     }
 
     // MARK: Sources
 
     mutating func sourceCreated(_ e: Event) {
-        let s = Int32(model.sources.count)
         let q = e.d == 0 ? defaultRootQueue() : queue(address: e.d)
         var source = TraceSource(address: e.a, generation: objects.nextGeneration(e.a),
                                  type: SourceType(rawValue: e.arg) ?? .other, handle: e.b, mask: e.c,
                                  queue: Int(q), createdAt: now)
         // Sources are created inactive: nothing is delivered until the first resume/activate.
         source.suspensions.append(SuspendInterval(start: now, end: nil, initial: true))
-        model.sources.append(source)
-        sourceState.append(SourceState())
+        let s = sources.add(source)
         objects.store(.source, s, at: e.a)
     }
 
@@ -134,38 +107,30 @@ extension ModelBuilder {
     mutating func sourceSetTimer(_ e: Event) {
         guard let s = source(address: e.a) else { return }
         let interval: UInt64? = e.c == ~0 || Int64(bitPattern: e.c) < 0 ? nil : Swift.max(e.c, 1)
-        model.sources[s].timers.append(TimerConfig(setAt: now, start: converter.traceTime(e.b, now: now),
-                                                   intervalNs: interval, leewayNs: e.d))
-        sourceState[s].firesSinceTimerSet = 0
+        sources.timerSet(s, TimerConfig(setAt: now, start: converter.traceTime(e.b, now: now),
+                                        intervalNs: interval, leewayNs: e.d))
     }
 
     mutating func sourceSetHandler(_ e: Event) {
         guard let s = source(address: e.a) else { return }
         if e.arg == 0, e.b != 0 { code.noteSourceHandlerSite(s, siteID(e.b)) }
-        switch e.arg {
-        case 0: model.sources[s].hasEventHandler = true
-        case 1: model.sources[s].hasCancelHandler = true
-        default: model.sources[s].hasRegistrationHandler = true
-        }
+        sources.handlerSet(s, kind: e.arg)
     }
 
     mutating func sourceCancel(_ e: Event) {
-        guard let s = source(address: e.a), model.sources[s].cancelledAt == nil else { return }
-        model.sources[s].cancelledAt = now
-        model.sources[s].cancelledWhileSuspended = sourceState[s].suspendCount > 0
+        guard let s = source(address: e.a) else { return }
+        sources.cancelled(s, at: now)
     }
 
     mutating func sourceMergeData(_ e: Event) {
         guard let s = source(address: e.a) else { return }
-        model.sources[s].merges += 1
-        sourceState[s].mergesSinceRun += 1
-        if sourceState[s].firstUnhandledMerge == nil { sourceState[s].firstUnhandledMerge = now }
+        sources.merged(s, at: now)
     }
 
     mutating func sourceHandlerBegin(_ e: Event, thread t: Int32) {
         guard let s = source(address: e.a) else { return }
         let kind = HandlerKind(rawValue: UInt8(truncatingIfNeeded: e.arg)) ?? .event
-        let lateness = kind == .event ? timerLateness(source: s, data: e.b) : nil
+        let lateness = kind == .event ? sources.timerLateness(s, data: e.b, at: now) : nil
         beginHandlerRun(source: s, kind: kind, data: e.b, lateness: lateness, thread: t)
     }
 
@@ -174,45 +139,13 @@ extension ModelBuilder {
     mutating func beginHandlerRun(source s: Int, kind: HandlerKind, data: UInt64, lateness: Int64?, thread t: Int32) {
         var item = WorkItem(id: 0, kind: .unknown, origin: .sourceHandler)
         item.relatedIndex = Int32(s)
-        item.queueIndex = idx(model.sources[s].queue)
+        item.queueIndex = idx(sources.queue(of: s))
         item.parentIndex = topItem(of: t)
         if kind == .event { item.siteRaw = code.sourceHandlerSite(s) }
         if item.queueIndex >= 0 { item.qosRaw = queues.effectiveQoS(item.queueIndex) }
         let i = items.add(item)
-
-        var run = SourceHandlerRun(item: Int(i), kind: kind, data: data, merges: 0, delayNs: nil, latenessNs: nil,
-                                   coalesced: false, afterSuspension: false)
-        if kind == .event {
-            let state = sourceState[s]
-            run.merges = state.mergesSinceRun
-            run.afterSuspension = state.suspendedSinceRun
-            if let first = state.firstUnhandledMerge { run.delayNs = now - first }
-            switch model.sources[s].type {
-            case .timer, .interval, .signal: run.coalesced = data > 1
-            case .dataAdd, .dataOr, .dataReplace: run.coalesced = state.mergesSinceRun > 1
-            default: run.coalesced = false
-            }
-            run.latenessNs = lateness
-            sourceState[s].mergesSinceRun = 0
-            sourceState[s].firstUnhandledMerge = nil
-            sourceState[s].suspendedSinceRun = sourceState[s].suspendCount > 0
-        }
-        model.sources[s].runs.append(run)
-        beginExecution(i, thread: t, kind: .handler, key: model.sources[s].address)
-    }
-
-    /// Handler start minus the programmed time of the latest fire this run covers: fire k
-    /// (0-based) is due at start + k * interval, and each run covers `data` fires.
-    mutating func timerLateness(source s: Int, data: UInt64) -> Int64? {
-        guard model.sources[s].type == .timer || model.sources[s].type == .interval,
-              let timer = model.sources[s].timers.last, let start = timer.start else { return nil }
-        // `data` is the payload's fire count: saturating, so k stays >= 0 whatever it claims.
-        sourceState[s].firesSinceTimerSet.saturatingIncrement(by: Swift.max(data, 1))
-        let k = sourceState[s].firesSinceTimerSet - 1
-        let (offset, overflow) = (timer.intervalNs ?? 0).multipliedReportingOverflow(by: k)
-        guard !overflow, timer.intervalNs != nil || k == 0 else { return nil }
-        let due = start &+ offset
-        return Int64(bitPattern: now &- due)
+        sources.handlerRunBegan(s, item: i, kind: kind, data: data, lateness: lateness, at: now)
+        beginExecution(i, thread: t, kind: .handler, key: sources.address(of: s))
     }
 
     mutating func sourceHandlerEnd(_ e: Event, thread t: Int32) {
@@ -227,97 +160,73 @@ extension ModelBuilder {
 
     mutating func applyBegin(_ e: Event, thread t: Int32) {
         let q: Int32 = e.b == 0 ? -1 : queue(address: e.b)
-        let a = Int32(model.applies.count)
-        model.applies.append(ApplyCall(id: e.a, queue: opt(q), callerThread: Int(t), iterations: e.c, begin: now))
-        applyRunning.append(0)
-        applyById[e.a] = a
+        let a = applies.began(ApplyCall(id: e.a, queue: opt(q), callerThread: Int(t), iterations: e.c, begin: now))
         if e.d != 0 { code.noteApplySite(a, siteID(e.d)) }
         if q >= 0 { checkSelfDeadlock(thread: t, queue: q, exclusive: false, kind: .apply, item: -1) }
         beginBlocked(t, cause: .apply, object: a, key: e.a, site: siteID(e.d))
     }
 
     mutating func applyEnd(id: UInt64, thread t: Int32) {
-        guard let a = applyById.remove(id) else { return }
-        model.applies[Int(a)].end = now
+        guard applies.ended(id: id, at: now) else { return }
         _ = endBlocked(t, cause: .apply, key: id)
     }
 
     mutating func applyIterationStart(id: UInt64, thread t: Int32) {
-        guard let a = applyById[id] else { return }
-        applyRunning[Int(a)] += 1
-        model.applies[Int(a)].maxWidth = Swift.max(model.applies[Int(a)].maxWidth, Int(applyRunning[Int(a)]))
+        guard let a = applies.iterationStarted(id: id) else { return }
         push(Frame(kind: .iteration, index: a, key: id, start: now), on: t)
     }
 
     mutating func applyIterationEnd(id: UInt64, thread t: Int32) {
         guard let f = pop(.iteration, key: id, from: t) else { return }
-        let a = Int(f.index)
-        let took = now - f.start
-        applyRunning[a] -= 1
-        model.applies[a].iterationsRun += 1
-        model.applies[a].iterationTotalNs += took
-        model.applies[a].iterationMinNs = Swift.min(model.applies[a].iterationMinNs, took)
-        model.applies[a].iterationMaxNs = Swift.max(model.applies[a].iterationMaxNs, took)
-        if let n = model.applies[a].threads.firstIndex(where: { $0.thread == Int(t) }) {
-            model.applies[a].threads[n].iterations += 1
-            model.applies[a].threads[n].busyNs += took
-        } else {
-            model.applies[a].threads.append(ApplyThreadShare(thread: Int(t), iterations: 1, busyNs: took))
-        }
+        applies.iterationEnded(f.index, thread: t, took: now - f.start)
     }
 
     // MARK: Dispatch I/O
 
     mutating func ioCreated(_ e: Event) {
-        let c = Int32(model.channels.count)
-        model.channels.append(IOChannel(address: e.a, generation: objects.nextGeneration(e.a), isRandom: e.arg == 1,
+        let c = io.addChannel(IOChannel(address: e.a, generation: objects.nextGeneration(e.a), isRandom: e.arg == 1,
                                         fd: e.b == ~0 ? nil : Int64(bitPattern: e.b), path: e.string,
                                         createdAt: now))
         objects.store(.channel, c, at: e.a)
     }
 
     /// The channel at `address`; 0 is the pseudo-channel of dispatch_read/dispatch_write.
-    mutating func channel(address: UInt64) -> Int32? {
-        if address == 0 {
-            if plainIOChannel < 0 {
-                plainIOChannel = Int32(model.channels.count)
-                model.channels.append(IOChannel(address: 0, generation: 0))
-            }
-            return plainIOChannel
-        }
+    mutating func channel(address: UInt64) -> Int32 {
+        if address == 0 { return io.plainIOChannel() }
         if let known = objects.index(of: .channel, at: address) { return known }
-        let c = Int32(model.channels.count)
-        model.channels.append(IOChannel(address: address, generation: objects.nextGeneration(address)))
+        let c = io.addChannel(IOChannel(address: address, generation: objects.nextGeneration(address)))
         objects.store(.channel, c, at: address)
         return c
     }
 
     mutating func ioSubmitted(_ e: Event, thread t: Int32) {
-        guard let c = channel(address: e.a) else { return }
-        let op = Int32(model.ioOperations.count)
-        model.ioOperations.append(IOOperation(id: e.b, channel: Int(c), isWrite: e.type == .ioWrite,
-                                              offset: Int64(bitPattern: e.c), length: e.d, submitted: now,
-                                              thread: Int(t)))
-        model.channels[Int(c)].operations.append(Int(op))
-        ioOpById[e.b] = op
+        let c = channel(address: e.a)
+        io.submitted(IOOperation(id: e.b, channel: Int(c), isWrite: e.type == .ioWrite, offset: Int64(bitPattern: e.c),
+                                 length: e.d, submitted: now, thread: Int(t)))
     }
 
     mutating func ioHandlerBegin(_ e: Event, thread t: Int32) {
-        guard let op = ioOpById[e.a] else { return }
-        let o = Int(op)
-        model.ioOperations[o].handlerRuns += 1
-        model.ioOperations[o].bytes &+= e.b
-        if e.arg & 1 != 0 {
-            model.ioOperations[o].doneAt = now
-            model.ioOperations[o].error = Int(e.arg >> 8)
-        }
+        guard let op = io.handlerBegan(id: e.a, bytes: e.b, flags: e.arg, at: now) else { return }
         push(Frame(kind: .ioHandler, index: op, key: e.a, start: now), on: t)
     }
 
     mutating func ioHandlerEnd(_ e: Event, thread t: Int32) {
         guard let f = pop(.ioHandler, key: e.a, from: t) else { return }
-        let o = Int(f.index)
-        model.ioOperations[o].handlerBusyNs += now - f.start
-        if model.ioOperations[o].doneAt != nil { ioOpById.remove(e.a) }
+        io.handlerEnded(f.index, id: e.a, busy: now - f.start)
+    }
+
+    mutating func ioBarrier(_ e: Event) {
+        let c = channel(address: e.a)
+        io.barrier(c)
+    }
+
+    mutating func ioClosed(_ e: Event) {
+        let c = channel(address: e.a)
+        io.closed(c, at: now)
+    }
+
+    mutating func ioCleanupBegin(_ e: Event) {
+        let c = channel(address: e.a)
+        io.cleanup(c, error: Int(e.arg), at: now)
     }
 }

@@ -10,19 +10,13 @@
 // works. A call still under way at the end of the trace adds nothing.
 import QTraceFormat
 
-/// One thread's dispatch_once call on one predicate.
-struct OnceCall: Hashable {
-    var thread: Int32
-    var predicate: UInt64
-}
-
 extension ModelBuilder {
     mutating func onceBegin(_ e: Event, thread t: Int32) {
-        onceBegins[OnceCall(thread: t, predicate: e.a)] = now
+        onces.began(thread: t, predicate: e.a, at: now)
     }
 
     mutating func onceEnd(_ e: Event, thread t: Int32) {
-        guard let start = onceBegins.removeValue(forKey: OnceCall(thread: t, predicate: e.a)) else {
+        guard let start = onces.ended(thread: t, predicate: e.a) else {
             model.anomalies.unmatchedWaitEnds += 1
             return
         }

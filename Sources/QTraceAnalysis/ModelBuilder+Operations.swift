@@ -21,9 +21,30 @@ public struct ItemOperation: Sendable, Equatable {
     public var label: String { name.map { "\($0) (\(shortType))" } ?? shortType }
 }
 
-/// Builder state: the latest item of each Operation object (dependencies name objects).
-struct OperationBuildState {
-    var itemByAddress: [UInt64: Int32] = [:]
+/// The operations while the model is built: the Operation each item ran, and the latest
+/// item of each Operation object (dependencies name objects).
+struct OperationTable {
+    /// The model's operations by item (moved into it by `takeOperations`).
+    private(set) var operations: [Int: ItemOperation] = [:]
+    private var itemByAddress: [UInt64: Int32] = [:]
+
+    mutating func ran(_ operation: ItemOperation, item: Int32) {
+        operations[Int(item)] = operation
+        itemByAddress[operation.address] = item
+    }
+
+    /// Item `item`'s operation depended on the Operation at `address` (ignored when either
+    /// is unknown).
+    mutating func dependencyRecorded(item: Int, on address: UInt64) {
+        guard operations[item] != nil, let dependency = itemByAddress[address] else { return }
+        operations[item]?.dependencies.append(Int(dependency))
+    }
+
+    /// The operations for the model; the table is empty afterwards.
+    mutating func takeOperations() -> [Int: ItemOperation] {
+        defer { self = OperationTable() }
+        return operations
+    }
 }
 
 extension ModelBuilder {
@@ -34,16 +55,14 @@ extension ModelBuilder {
         let text = e.string ?? ""
         let parts = text.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
         let name = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil
-        model.operations[Int(i)] = ItemOperation(typeName: String(parts.first ?? ""), name: name, address: e.b)
-        operations.itemByAddress[e.b] = i
+        operations.ran(ItemOperation(typeName: String(parts.first ?? ""), name: name, address: e.b), item: i)
     }
 
     /// A dependency is an Operation that finished before this one started: its item is known.
     mutating func operationDependencyRecorded(_ e: Event, thread t: Int32) {
         let i = Int(topItem(of: t))
-        guard i >= 0, items[i].id == e.a, model.operations[i] != nil,
-              let dependency = operations.itemByAddress[e.b] else { return }
-        model.operations[i]?.dependencies.append(Int(dependency))
+        guard i >= 0, items[i].id == e.a else { return }
+        operations.dependencyRecorded(item: i, on: e.b)
     }
 
     /// After resolveSites: each operation item moves to a site of its own label (a copy of its

@@ -88,7 +88,7 @@ extension ModelBuilder {
         let newTarget = target == 0 ? defaultRootQueue() : queue(address: target)
         switch ref.kind {
         case .queue: queues.retarget(ref.index, to: newTarget, at: now)
-        case .source: model.sources[Int(ref.index)].queue = Int(newTarget)
+        case .source: sources.setQueue(Int(ref.index), newTarget)
         default: break
         }
     }
@@ -97,13 +97,7 @@ extension ModelBuilder {
         guard let ref = objects[object] else { return }
         switch ref.kind {
         case .queue: queues.suspend(ref.index, at: now)
-        case .source:
-            let s = Int(ref.index)
-            sourceState[s].suspendCount += 1
-            sourceState[s].suspendedSinceRun = true
-            if sourceState[s].suspendCount == 1 {
-                model.sources[s].suspensions.append(SuspendInterval(start: now, end: nil, initial: false))
-            }
+        case .source: sources.suspended(Int(ref.index), at: now)
         default: break
         }
     }
@@ -113,24 +107,8 @@ extension ModelBuilder {
         guard let ref = objects[object] else { return }
         switch ref.kind {
         case .queue: queues.resume(ref.index, activateOnly: activateOnly, at: now)
-        case .source:
-            let s = Int(ref.index)
-            if sourceState[s].inactive {
-                sourceState[s].inactive = false
-                model.sources[s].activatedAt = now
-            } else if activateOnly || sourceState[s].suspendCount == 0 {
-                return
-            }
-            sourceState[s].suspendCount -= 1
-            if sourceState[s].suspendCount == 0 { Self.closeLastSuspension(&model.sources[s].suspensions, at: now) }
+        case .source: sources.resumed(Int(ref.index), activateOnly: activateOnly, at: now)
         default: break
         }
-    }
-
-    /// Static, as `appendObservation`: a method of self given an inout part of self makes
-    /// Swift copy the builder for the call, and the copy shares the model's arrays, so the
-    /// write then copied all of them (all sources, per source activation: quadratic).
-    static func closeLastSuspension(_ list: inout [SuspendInterval], at time: UInt64) {
-        if let last = list.indices.last, list[last].end == nil { list[last].end = time }
     }
 }

@@ -7,7 +7,6 @@ import QTraceFormat
 
 extension ModelBuilder {
     mutating func runLoopTimerCreated(_ e: Event) {
-        let s = Int32(model.sources.count)
         // Its run loop is known when it fires (a timer may be added to any run loop).
         var source = TraceSource(address: e.a, generation: objects.nextGeneration(e.a), type: .timer, handle: 0, mask: 0,
                                  queue: nil, createdAt: now)
@@ -15,8 +14,7 @@ extension ModelBuilder {
         source.hasEventHandler = true
         source.timers.append(TimerConfig(setAt: now, start: converter.traceTime(e.c, now: now),
                                          intervalNs: e.b == 0 ? nil : e.b, leewayNs: 0))
-        model.sources.append(source)
-        sourceState.append(SourceState())
+        let s = sources.add(source)
         objects.store(.source, s, at: e.a)
         if e.d != 0 { code.noteSourceHandlerSite(Int(s), siteID(e.d)) }
     }
@@ -25,7 +23,10 @@ extension ModelBuilder {
     /// the fires a late run loop missed, so it is not start + k × interval).
     mutating func runLoopTimerFired(_ e: Event, thread t: Int32) {
         guard let s = source(address: e.a) else { return }
-        if model.sources[s].queue == nil { model.sources[s].queue = Int(queue(address: e.b)) }
+        if sources.queue(of: s) == nil {
+            let q = queue(address: e.b)
+            sources.setQueue(s, q)
+        }
         let lateness = converter.traceTime(e.c, now: now).map { Int64(bitPattern: now &- $0) }
         beginHandlerRun(source: s, kind: .event, data: 1, lateness: lateness, thread: t)
     }

@@ -1,8 +1,9 @@
 // Builds a TraceModel from events in time order, in one pass with state kept per in-flight
 // object only. ModelBuilder is a dispatcher: each record goes to the collaborator that owns
-// what it changes (ObjectDirectory, QueueRegistry, ThreadTable, ItemTracker, CodeIdentity;
-// docs/architecture.md, "How the model is built"), and the ModelBuilder+*.swift files wire
-// them where one record concerns several.
+// what it changes (ObjectDirectory, QueueRegistry, ThreadTable, ItemTracker, CodeIdentity,
+// and GroupTable, SemaphoreTable, SourceTable, ApplyTracker, IOTracker, OnceTracker,
+// OperationTable; docs/architecture.md, "How the model is built"), and the ModelBuilder+*.swift
+// files wire them where one record concerns several.
 //
 // How records become the model (docs/trace-format.md gives the records):
 // - Objects are keyed by address; a CREATE/INFO record at a known address starts a new
@@ -23,10 +24,6 @@ import QTraceFormat
 /// Streaming model builder: `var b = ModelBuilder(info: info); b.consume(e) ...; b.finish()`.
 public struct ModelBuilder {
     var model: TraceModel
-    /// The model's semaphores while building (moved into `model` by `finish`): they change
-    /// several times per event, which an array in a struct would check for sharing at every
-    /// write.
-    var semaphores = UnsafeTable<TraceSemaphore>()
     /// The items: their table, the pending enqueues, DispatchWorkItems, sync callers.
     var items: ItemTracker
     let converter: DispatchTimeConverter
@@ -40,31 +37,28 @@ public struct ModelBuilder {
     var queues = QueueRegistry()
     /// The threads: their stacks, states, blocked intervals and counters.
     var threads: ThreadTable
-
-    // Run-time state, index-aligned with the model arrays.
-    var sourceState: [SourceState] = []
-    var groupLastEmptied: [UInt64] = []
-
-    // In-flight lookups.
-    var applyById = IdMap<Int32>()
-    var ioOpById = IdMap<Int32>()
-    var intervalById = IdMap<Int32>()
-    /// dispatch_once calls under way: when each began (ModelBuilder+Once.swift).
-    var onceBegins: [OnceCall: UInt64] = [:]
-    var applyRunning: [Int32] = []
+    /// The dispatch groups: rounds, waits, notifies.
+    var groups = GroupTable()
+    /// The dispatch semaphores: signals, waits, time blocked.
+    var semaphores = SemaphoreTable()
+    /// The Dispatch sources and Foundation timers: configuration, suspension, handler runs.
+    var sources = SourceTable()
+    /// dispatch_apply calls: iterations, width, each thread's share.
+    var applies = ApplyTracker()
+    /// Dispatch I/O: channels and operations.
+    var io = IOTracker()
+    /// dispatch_once calls under way (ModelBuilder+Once.swift).
+    var onces = OnceTracker()
     /// SCHED_STATE records (`qtrace record --sched`), matched to threads in `finish`.
     var schedChanges: [PendingSchedChange] = []
     /// STACK_FRAME and CPU_SAMPLE records (`qtrace record --cpu`, ModelBuilder+Samples.swift).
     var samples = SampleBuildState()
     /// Sites, modules and tasks (format 1.4).
     var code = CodeIdentity()
-    var operations = OperationBuildState()
-    /// The pseudo-channel of dispatch_read/dispatch_write (-1 until used).
-    var plainIOChannel: Int32 = -1
-
-    /// Observation lists are capped: findings aggregate them, and a pathological trace must
-    /// not grow them without bound.
-    static let maxObservations = 10_000
+    /// Foundation operations: the Operation each item ran, its dependencies.
+    var operations = OperationTable()
+    /// Annotated intervals under way, by id.
+    var intervalById = IdMap<Int32>()
 
     /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
     public init(info: TraceInfo, expectedEvents: Int = 0) {
@@ -88,7 +82,12 @@ public struct ModelBuilder {
         current.threadExplosions = threads.explosions
         current.queues = queues.queuesSoFar
         current.targetLoops = queues.targetLoops
-        current.semaphores = Array(semaphores)
+        current.groups = groups.groups
+        current.sources = sources.sources
+        current.applies = applies.applies
+        (current.channels, current.ioOperations) = (io.channels, io.operations)
+        current.operations = operations.operations
+        current.semaphores = Array(semaphores.semaphores)
         current.items = Array(items.all)
         if !code.sites.isEmpty || !code.modules.isEmpty || !code.tasks.isEmpty {
             (current.sites, current.codes, current.modules, current.tasks) = (code.sites, code.codes, code.modules, code.tasks)
@@ -124,8 +123,8 @@ public struct ModelBuilder {
         case .applyEnd: applyEnd(id: e.a, thread: t)
         case .applyIterStart: applyIterationStart(id: e.a, thread: t)
         case .applyIterEnd: applyIterationEnd(id: e.a, thread: t)
-        case .groupEnter: groupEnter(group(address: e.a), thread: t, item: topItem(of: t))
-        case .groupLeave: groupLeave(group(address: e.a), thread: t, item: topItem(of: t))
+        case .groupEnter: groupEnter(e)
+        case .groupLeave: groupLeave(e, thread: t)
         case .groupWaitBegin: groupWaitBegin(e, thread: t)
         case .groupWaitEnd: groupWaitEnd(e, thread: t)
         case .workItemWaitBegin: workItemWaitBegin(e, thread: t)
@@ -142,13 +141,9 @@ public struct ModelBuilder {
         case .ioRead, .ioWrite: ioSubmitted(e, thread: t)
         case .ioHandlerBegin: ioHandlerBegin(e, thread: t)
         case .ioHandlerEnd: ioHandlerEnd(e, thread: t)
-        case .ioBarrier: if let c = channel(address: e.a) { model.channels[Int(c)].barriers += 1 }
-        case .ioClose: if let c = channel(address: e.a) { model.channels[Int(c)].closedAt = now }
-        case .ioCleanupBegin:
-            if let c = channel(address: e.a) {
-                model.channels[Int(c)].cleanupAt = now
-                model.channels[Int(c)].cleanupError = Int(e.arg)
-            }
+        case .ioBarrier: ioBarrier(e)
+        case .ioClose: ioClosed(e)
+        case .ioCleanupBegin: ioCleanupBegin(e)
         case .ioCleanupEnd: break
         case .mark: model.marks.append(Mark(time: now, thread: Int(t), name: e.string ?? ""))
         case .intervalBegin:
@@ -212,7 +207,10 @@ public struct ModelBuilder {
         now = end
         threads.close(at: end)
         queues.close(at: end)
-        for s in sourceState.indices { model.sources[s].suspendCountAtEnd = Int(sourceState[s].suspendCount) }
+        model.sources = sources.close()
+        model.applies = applies.takeApplies()
+        (model.channels, model.ioOperations) = io.take()
+        model.operations = operations.takeOperations()
         resolveSites()
         applyOperationSites()
         moveCodeIdentityIntoModel()
@@ -231,16 +229,11 @@ public struct ModelBuilder {
         model.queues = queues.takeQueues()
         Self.distinguishSharedLabels(&model.queues)
         Self.expandWorkerNames(&model.threads, queues: model.queues, items: model.items)
-        model.semaphores = Array(semaphores)
-        semaphores = UnsafeTable()
+        model.groups = groups.takeGroups()
+        model.semaphores = semaphores.takeSemaphores()
         attachSched()
         attachSamples()
         return model
-    }
-
-    /// Static: see `closeLastSuspension`.
-    static func appendObservation<T>(_ list: inout [T], _ value: T) {
-        if list.count < Self.maxObservations { list.append(value) }
     }
 }
 
@@ -307,15 +300,4 @@ public struct AnalysisResult: Sendable {
         self.statistics = statistics
         self.findings = findings
     }
-}
-
-// MARK: Run-time state
-
-struct SourceState {
-    var suspendCount: Int32 = 1
-    var inactive = true
-    var mergesSinceRun = 0
-    var firstUnhandledMerge: UInt64?
-    var suspendedSinceRun = false
-    var firesSinceTimerSet: UInt64 = 0
 }

@@ -125,7 +125,7 @@ struct QueueRegistry {
         var cur = state[Int(q)].target
         while cur >= 0 && path.count <= 64 {
             if cur == q {
-                ModelBuilder.appendObservation(&targetLoops, TargetLoop(time: now, queues: path.map { Int($0) }))
+                appendObservation(&targetLoops, TargetLoop(time: now, queues: path.map { Int($0) }))
                 for member in path { state[Int(member)].loopSince = now }
                 return
             }
@@ -224,7 +224,7 @@ extension QueueRegistry {
         }
         state[i].suspendCount -= 1
         if state[i].suspendCount == 0 {
-            ModelBuilder.closeLastSuspension(&queues[i].suspensions, at: now)
+            closeLastSuspension(&queues[i].suspensions, at: now)
             updateSuspension(from: q, at: now)
         }
     }

@@ -350,7 +350,7 @@ struct ThreadTable {
     private mutating func closeExplosion(at now: UInt64) {
         guard var x = explosion else { return }
         x.end = now
-        if x.end - x.start >= Thresholds.threadExplosionMinNs { ModelBuilder.appendObservation(&explosions, x) }
+        if x.end - x.start >= Thresholds.threadExplosionMinNs { appendObservation(&explosions, x) }
         explosion = nil
     }
 
