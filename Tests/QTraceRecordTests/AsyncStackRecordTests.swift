@@ -21,21 +21,13 @@ final class AsyncStackRecordTests: XCTestCase {
         return lines
     }
 
-    func summary(_ trace: String, cache: URL, focus: String? = nil) throws -> AnalysisSummary {
-        var argv = [Paths.qtrace, "stats", "--json", trace]
-        if let focus { argv += ["--focus", focus] }
-        let result = runProgram(argv, environment: ["XDG_CACHE_HOME": cache.path])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        return try AnalysisSummary.decode(Data(result.stdout.utf8))
-    }
-
     func testJobsAreNamedByTheProgramsOwnFrame() throws {
         let dir = Paths.tempDir("async-stacks")
         let (run, trace) = record([Paths.fixtures, "async-stacks"], in: dir)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stdout.contains("blocking done"), run.stdout)
         let lines = try markers()
-        let s = try summary(trace, cache: dir)
+        let s = try statsSummary(trace, cache: dir).summary
         let names = s.statistics.sites.map(\.name)
         for bad in ["thunk", "generic", "partial apply"] {
             XCTAssertFalse(names.contains { $0.contains(bad) }, "a code named '\(bad)': \(names)")
@@ -55,7 +47,7 @@ final class AsyncStackRecordTests: XCTestCase {
         XCTAssertTrue(stack.contains("handleOrder(_:_:) (await #1) at AsyncStacks.swift:\(lines["handle-order"]!)"), "\(stack)")
 
         // With the library's module left out, the handler that awaited it names the jobs.
-        let focused = try summary(trace, cache: dir, focus: "qtrace_fixtures")
+        let focused = try statsSummary(trace, cache: dir, focus: "qtrace_fixtures").summary
         let handler = try XCTUnwrap(focused.statistics.sites.first { $0.name == "handleOrder(_:_:) (await #1)" },
                                     "\(focused.statistics.sites.map(\.name))")
         XCTAssertEqual(handler.items, next.items, "the same jobs, named by their handler")
@@ -76,7 +68,7 @@ final class AsyncStackRecordTests: XCTestCase {
         let children = 10
         let (run, trace) = record([Paths.fixtures, "task-sleep", "\(children)"], in: dir)
         XCTAssertEqual(run.status, 0, run.stderr)
-        let s = try summary(trace, cache: dir)
+        let s = try statsSummary(trace, cache: dir).summary
         let tasks = s.statistics.tasks
         XCTAssertEqual(tasks.tasks, children + 1, "\(tasks.top.map { ($0.id, $0.functions) })")
         XCTAssertEqual(tasks.childTasks, children)
@@ -93,7 +85,7 @@ final class AsyncStackRecordTests: XCTestCase {
         let dir = Paths.tempDir("task-group-clean")
         let (run, trace) = record([Paths.fixtures, "task-group", "6"], in: dir)
         XCTAssertEqual(run.status, 0, run.stderr)
-        let s = try summary(trace, cache: dir)
+        let s = try statsSummary(trace, cache: dir).summary
         XCTAssertFalse(s.findings.contains { $0.id.hasPrefix("swift.") }, "\(s.findings.map(\.message))")
         XCTAssertFalse(s.statistics.sites.contains { $0.name.contains("thunk") }, "\(s.statistics.sites.map(\.name))")
     }
@@ -109,7 +101,7 @@ extension AsyncStackRecordTests {
             let (run, trace) = record([Paths.fixtures, "actor-calls", "100", mode], in: dir, name: mode)
             XCTAssertEqual(run.status, 0, run.stderr)
             XCTAssertTrue(run.stdout.contains("ledger entries=100"), run.stdout)
-            let s = try summary(trace, cache: dir)
+            let s = try statsSummary(trace, cache: dir).summary
             let ledger = try XCTUnwrap(s.statistics.actors.first { $0.type?.hasSuffix(".Ledger") ?? false },
                                        "\(s.statistics.actors.map(\.name))")
             XCTAssertEqual(ledger.visits, 101, "100 posts and the last one: \(mode)")
@@ -144,7 +136,7 @@ extension AsyncStackRecordTests {
         let (run, trace) = record([Paths.fixtures, "main-actor", "20"], in: dir)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stdout.contains("frames=20"), run.stdout)
-        let s = try summary(trace, cache: dir)
+        let s = try statsSummary(trace, cache: dir).summary
         let main = try XCTUnwrap(s.statistics.actors.first { $0.isMainActor }, "\(s.statistics.actors.map(\.name))")
         XCTAssertEqual(main.name, "MainActor")
         XCTAssertEqual(main.visits, 21, "20 frames and MainActor.run")
@@ -178,7 +170,7 @@ extension AsyncStackRecordTests {
         let dir = Paths.tempDir("long-job")
         let (run, trace) = record([Paths.fixtures, "long-job"], in: dir, extraArgs: ["--sched"])
         XCTAssertEqual(run.status, 0, run.stderr)
-        let s = try summary(trace, cache: dir)
+        let s = try statsSummary(trace, cache: dir).summary
         let long = s.findings.filter { $0.id == "swift.long-job" }
         XCTAssertEqual(long.count, 1, "\(long.map(\.message))")
         let line = try XCTUnwrap(markers()["long-job"])
@@ -204,7 +196,7 @@ extension AsyncStackRecordTests {
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertEqual(run.stdout, plain.stdout)
         XCTAssertTrue(run.stdout.contains("continuations resumed=3"), run.stdout)
-        let s = try summary(trace, cache: dir)
+        let s = try statsSummary(trace, cache: dir).summary
         let never = s.findings.filter { $0.id == "swift.continuation-never-resumed" }
         XCTAssertEqual(never.count, 1, "\(s.findings.map(\.message))")
         let text = try String(contentsOfFile: source, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)

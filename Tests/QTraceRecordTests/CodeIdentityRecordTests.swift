@@ -11,12 +11,6 @@ final class CodeIdentityRecordTests: XCTestCase {
     /// Line numbers of the `SITE: name` markers in a source file of the repository.
     func markers(in source: String) throws -> [String: Int] { try sourceMarkers(in: source) }
 
-    func summary(_ trace: String, cache: URL, file: StaticString = #filePath, line: UInt = #line) throws -> (AnalysisSummary, String) {
-        let result = runProgram([Paths.qtrace, "stats", "--json", trace], environment: ["XDG_CACHE_HOME": cache.path])
-        XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
-        return (try AnalysisSummary.decode(Data(result.stdout.utf8)), result.stderr)
-    }
-
     func code(_ s: AnalysisSummary, calledFrom file: String, line: Int) -> CodeStats? {
         s.statistics.sites.first { $0.callers.contains { $0.location.hasPrefix("\(file):\(line) ") } }
     }
@@ -27,7 +21,7 @@ final class CodeIdentityRecordTests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stdout.contains("code sites done"))
         let lines = try markers(in: "Tests/Fixtures/qtrace-fixtures/CodeSites.swift")
-        let (s, _) = try summary(trace, cache: dir)
+        let (s, _) = try statsSummary(trace, cache: dir)
         let file = "CodeSites.swift"
         let expected: [(String, String)] = [
             ("closure-async", "closure #1 in CodeSiteLoader.loadAll()"),
@@ -64,7 +58,7 @@ final class CodeIdentityRecordTests: XCTestCase {
         let (run, trace) = record([Paths.fixtures, "task-group", "\(children)"], in: dir)
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(run.stdout.contains("tasks sum=6"), run.stdout)
-        let (s, _) = try summary(trace, cache: dir)
+        let (s, _) = try statsSummary(trace, cache: dir)
         let tasks = s.statistics.tasks
         XCTAssertEqual(tasks.tasks, children + 1, "the detached task and its children: \(tasks.top.map { ($0.id, $0.jobs, $0.functions) })")
         XCTAssertEqual(tasks.childTasks, children)
@@ -88,7 +82,7 @@ final class CodeIdentityRecordTests: XCTestCase {
         let (run, trace) = record([exe], in: dir)
         XCTAssertEqual(run.status, 0, run.stderr)
         let lines = try markers(in: "Tests/Fixtures/c/code_sites.c")
-        let (s, _) = try summary(trace, cache: dir)
+        let (s, _) = try statsSummary(trace, cache: dir)
         let block = try XCTUnwrap(code(s, calledFrom: "code_sites.c", line: lines["c-block"]!), "\(s.statistics.sites.map(\.callers))")
         XCTAssertEqual(block.items, 4)
         XCTAssertEqual(block.line, lines["c-block"])
@@ -112,7 +106,7 @@ final class CodeIdentityRecordTests: XCTestCase {
         let childName = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: dir.path)
             .first { $0.hasPrefix("fork.") && $0 != "fork.qtrace" && $0.hasSuffix(".qtrace") })
         for trace in [parent, dir.appendingPathComponent(childName).path] {
-            let (s, _) = try summary(trace, cache: dir)
+            let (s, _) = try statsSummary(trace, cache: dir)
             XCTAssertFalse(s.statistics.sites.isEmpty, "\(trace): no code sites")
             XCTAssertTrue(s.statistics.sites.allSatisfy { $0.symbolStatus == "ok" || $0.symbolStatus == "noDebugInfo" },
                           "\(trace): \(s.statistics.sites.map { ($0.name, $0.symbolStatus) })")
@@ -129,7 +123,7 @@ final class CodeIdentityRecordTests: XCTestCase {
         XCTAssertEqual(runProgram(["/opt/swift/usr/bin/llvm-objcopy", "--strip-all", exe, stripped]).status, 0)
         let (run1, trace1) = record([stripped], in: dir, name: "stripped")
         XCTAssertEqual(run1.status, 0, run1.stderr)
-        let (s1, _) = try summary(trace1, cache: dir)
+        let (s1, _) = try statsSummary(trace1, cache: dir)
         let mine = s1.statistics.sites.filter { $0.module == "code_sites_stripped" }
         XCTAssertFalse(mine.isEmpty, "\(s1.statistics.sites.map { ($0.name, $0.module ?? "-") })")
         for c in mine {
@@ -140,7 +134,7 @@ final class CodeIdentityRecordTests: XCTestCase {
         let (run2, trace2) = record([exe], in: dir, name: "rebuilt")
         XCTAssertEqual(run2.status, 0, run2.stderr)
         _ = buildCProgram("Tests/Fixtures/c/code_sites.c", in: dir, extraFlags: ["-g", "-Wl,--build-id=0x2222"])
-        let (s2, stderr) = try summary(trace2, cache: dir.appendingPathComponent("empty-cache"))
+        let (s2, stderr) = try statsSummary(trace2, cache: dir.appendingPathComponent("empty-cache"))
         XCTAssertTrue(stderr.contains("code_sites") && stderr.contains("build-id"), stderr)
         let rebuilt = s2.statistics.sites.filter { $0.module == "code_sites" }
         XCTAssertFalse(rebuilt.isEmpty)

@@ -1,6 +1,7 @@
 // Shared helpers for the end-to-end tests: locating the built programs and the shim, running
 // programs with and without tracing, and summarising traces.
 import Foundation
+import QTraceAnalysis
 import QTraceFormat
 import XCTest
 
@@ -209,4 +210,16 @@ func spawnInNewProcessGroup(_ argv: [String], environment: [String: String], std
     let rc = posix_spawn(&pid, argv[0], &actions, &attr, cArgs, cEnv)
     guard rc == 0 else { throw NSError(domain: "spawn", code: Int(rc)) }
     return pid
+}
+
+/// `qtrace stats --json TRACE` with its own symbol cache, and `--focus FOCUS` when given (""
+/// focuses on nothing: every frame counts as the program's): the summary, and what it wrote on
+/// standard error.
+func statsSummary(_ trace: String, cache: URL, focus: String? = nil, file: StaticString = #filePath,
+                  line: UInt = #line) throws -> (summary: AnalysisSummary, stderr: String) {
+    var argv = [Paths.qtrace, "stats", "--json", trace]
+    if let focus { argv += ["--focus", focus] }
+    let result = runProgram(argv, environment: ["XDG_CACHE_HOME": cache.path])
+    XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
+    return (try AnalysisSummary.decode(Data(result.stdout.utf8)), result.stderr)
 }

@@ -8,12 +8,6 @@ import XCTest
 final class WaitStackRecordTests: XCTestCase {
     override class func tearDown() { Paths.removeTempRoot() }
 
-    func summary(_ trace: String, cache: URL, focus: String) throws -> AnalysisSummary {
-        let stats = runProgram([Paths.qtrace, "stats", "--json", "--focus", focus, trace], environment: ["XDG_CACHE_HOME": cache.path])
-        XCTAssertEqual(stats.status, 0, stats.stderr)
-        return try AnalysisSummary.decode(Data(stats.stdout.utf8))
-    }
-
     func testWaitInsideALibraryIsNamedByTheProgramsLine() throws {
         let dir = Paths.tempDir("library-waits")
         let (run, trace) = record([Paths.fixtures, "library-waits"], in: dir)
@@ -21,7 +15,7 @@ final class WaitStackRecordTests: XCTestCase {
         XCTAssertTrue(run.stdout.contains("reply arrived"), run.stdout)
         let lines = try sourceMarkers(in: "Tests/Fixtures/qtrace-fixtures/CodeSites.swift")
         let libraryLine = "Inbound.swift:\(try sourceMarkers(in: "Tests/Fixtures/async-router-kit/Inbound.swift")["library-wait"]!)"
-        let s = try summary(trace, cache: dir, focus: "qtrace_fixtures")
+        let s = try statsSummary(trace, cache: dir, focus: "qtrace_fixtures").summary
         let waitSites = s.statistics.waitSites
 
         let callerLine = "CodeSites.swift:\(lines["library-caller"]!)"
@@ -44,7 +38,7 @@ final class WaitStackRecordTests: XCTestCase {
                       "\(helper.stack ?? [])")
 
         // Without --focus every module of the executable is the program: the library's line.
-        let unfocused = try summary(trace, cache: dir, focus: "")
+        let unfocused = try statsSummary(trace, cache: dir, focus: "").summary
         XCTAssertTrue(unfocused.statistics.waitSites.contains { $0.location.hasSuffix(" at \(libraryLine)") },
                       "\(unfocused.statistics.waitSites.map(\.location))")
     }
@@ -61,7 +55,7 @@ final class WaitStackRecordTests: XCTestCase {
         XCTAssertEqual(run.stdout, plain.stdout, "output changed under tracing")
         XCTAssertTrue(run.stdout.contains("timed out: true"), run.stdout)
         let lines = try sourceMarkers(in: "Tests/Fixtures/qtrace-fixtures/CodeSites.swift")
-        let s = try summary(trace, cache: dir, focus: "")
+        let s = try statsSummary(trace, cache: dir, focus: "").summary
         let waitLine = "CodeSites.swift:\(lines["work-item-wait"]!)"
         let wait = try XCTUnwrap(s.statistics.waitSites.first { $0.location.hasSuffix(" at \(waitLine)") },
                                  "no wait at \(waitLine): \(s.statistics.waitSites.map(\.location))")
