@@ -20,7 +20,11 @@ static uint32_t g_stub_count;
 __attribute__((noinline)) static void run_stub(void *ctx, uint32_t index) {
     qt_thread_t *t = &qt_tls;
     qt_fn_t fn = __atomic_load_n(&g_stub_fn[index], __ATOMIC_RELAXED);
+#ifdef QT_BENCH_NO_CURRENT_QUEUE
+    void *q = NULL; // measuring what asking for the queue costs (the pairing is then inexact)
+#else
     void *q = real.get_current_queue();
+#endif
     int saved_depth = t->depth;
     t->depth = 0;
     qt_rec_start_f(t, index, ctx, q);
