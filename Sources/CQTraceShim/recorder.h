@@ -208,39 +208,40 @@ static inline void qt_rec_end(qt_thread_t *t, uint64_t id) {
 // Function items without a slot (1.8; shim_stubs.c): the id stays in the trace, START_F and
 // END_F name what the stub knows, and the reader pairs them (docs/trace-format.md).
 
-/// ENQUEUE_F: ENQUEUE_CS's word, then the program's context and the stub. The caller checked
-/// that the queue fits 48 bits and the site 12.
-static inline void qt_rec_enqueue_f(qt_thread_t *t, unsigned kind, unsigned flags8, uint32_t id, const void *q,
-                                    uint32_t site, const void *ctx, uint32_t stub) {
+/// ENQUEUE_F: ENQUEUE_CS's word, then the program's context; the stub is flags8 (the reader
+/// knows the flags: a function, a barrier if the kind says so). The caller checked that the
+/// queue and the context fit 48 bits and the site 12.
+static inline void qt_rec_enqueue_f(qt_thread_t *t, unsigned kind, uint32_t id, const void *q, uint32_t site,
+                                    const void *ctx, unsigned stub) {
 #ifdef QT_BENCH_NO_ITEM_RECORDS
-    (void)t; (void)kind; (void)flags8; (void)id; (void)q; (void)site; (void)ctx; (void)stub;
+    (void)t; (void)kind; (void)id; (void)q; (void)site; (void)ctx; (void)stub;
     return;
 #endif
-    uint64_t *p = qt_reserve(t, 40, QT_ENQUEUE);
+    uint64_t *p = qt_reserve(t, 32, QT_ENQUEUE);
     if (QT_UNLIKELY(!p)) return;
     p[1] = qt_now();
     p[2] = (uint64_t)(uintptr_t)q | ((uint64_t)kind << 48) | ((uint64_t)site << 52);
     p[3] = (uint64_t)(uintptr_t)ctx;
-    p[4] = stub;
-    qt_commit(p, QT_ENQUEUE_F, flags8, 40, id);
+    qt_commit(p, QT_ENQUEUE_F, stub, 32, id);
 }
 
-/// START_F: the stub, the context it was given and the queue it runs on.
-static inline void qt_rec_start_f(qt_thread_t *t, uint32_t stub, const void *ctx, const void *q) {
+/// START_F: the stub (flags8), the context it was given and the queue it runs on, both of 48
+/// bits: 24 bytes.
+static inline void qt_rec_start_f(qt_thread_t *t, unsigned stub, const void *ctx, const void *q) {
 #ifdef QT_BENCH_NO_ITEM_RECORDS
     (void)t; (void)stub; (void)ctx; (void)q;
     return;
 #endif
-    uint64_t *p = qt_reserve(t, 32, QT_START);
+    uint64_t *p = qt_reserve(t, 24, QT_START);
     if (QT_UNLIKELY(!p)) return;
+    uint64_t queue = (uint64_t)(uintptr_t)q;
     p[1] = qt_now();
-    p[2] = (uint64_t)(uintptr_t)ctx;
-    p[3] = (uint64_t)(uintptr_t)q;
-    qt_commit(p, QT_START_F, 0, 32, stub);
+    p[2] = (uint64_t)(uintptr_t)ctx | (queue >> 32) << 48;
+    qt_commit(p, QT_START_F, stub, 24, (uint32_t)queue);
 }
 
-/// END_F: ends the thread's innermost START_F.
-static inline void qt_rec_end_f(qt_thread_t *t, uint32_t stub) {
+/// END_F: ends the thread's innermost START_F (of the same stub, flags8).
+static inline void qt_rec_end_f(qt_thread_t *t, unsigned stub) {
 #ifdef QT_BENCH_NO_ITEM_RECORDS
     (void)t; (void)stub;
     return;
@@ -248,7 +249,7 @@ static inline void qt_rec_end_f(qt_thread_t *t, uint32_t stub) {
     uint64_t *p = qt_reserve(t, 16, QT_END);
     if (QT_UNLIKELY(!p)) return;
     p[1] = qt_now();
-    qt_commit(p, QT_END_F, 0, 16, stub);
+    qt_commit(p, QT_END_F, stub, 16, 0);
 }
 
 #endif // QTRACE_LTTNG

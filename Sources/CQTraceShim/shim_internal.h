@@ -360,8 +360,8 @@ static inline __attribute__((always_inline)) void *enqueue_async(qt_thread_t *t,
 // dispatch_async_f's context passes through untouched; the function is replaced by a stub,
 // one of a static table, which knows its index and runs the function the table maps it to.
 
-#define QT_STUB_COUNT 512
-#define QT_STUB_MAP_SIZE 2048
+#define QT_STUB_COUNT 256 /* the stub is ENQUEUE_F's flags8 */
+#define QT_STUB_MAP_SIZE 1024
 /// A function's stub (index + 1; 0 while its first user publishes it; QT_STUB_NONE: the table was full).
 typedef struct { uintptr_t fn; uint32_t stub; } qt_stub_entry_t;
 #define QT_STUB_NONE UINT32_MAX

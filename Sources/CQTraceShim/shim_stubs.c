@@ -41,18 +41,18 @@ __attribute__((noinline)) static void run_stub(void *ctx, uint32_t index) {
 #define QT_EIGHT(m, a, b) m(a, b, 0) m(a, b, 1) m(a, b, 2) m(a, b, 3) m(a, b, 4) m(a, b, 5) m(a, b, 6) m(a, b, 7)
 #define QT_SIXTY_FOUR(m, a) QT_EIGHT(m, a, 0) QT_EIGHT(m, a, 1) QT_EIGHT(m, a, 2) QT_EIGHT(m, a, 3) \
     QT_EIGHT(m, a, 4) QT_EIGHT(m, a, 5) QT_EIGHT(m, a, 6) QT_EIGHT(m, a, 7)
-#define QT_FIVE_HUNDRED_TWELVE(m) QT_SIXTY_FOUR(m, 0) QT_SIXTY_FOUR(m, 1) QT_SIXTY_FOUR(m, 2) QT_SIXTY_FOUR(m, 3) \
-    QT_SIXTY_FOUR(m, 4) QT_SIXTY_FOUR(m, 5) QT_SIXTY_FOUR(m, 6) QT_SIXTY_FOUR(m, 7)
+#define QT_TWO_HUNDRED_FIFTY_SIX(m) QT_SIXTY_FOUR(m, 0) QT_SIXTY_FOUR(m, 1) QT_SIXTY_FOUR(m, 2) QT_SIXTY_FOUR(m, 3)
 
-_Static_assert(QT_STUB_COUNT == 512, "the stubs below are 8 x 8 x 8");
-QT_FIVE_HUNDRED_TWELVE(QT_STUB)
-const qt_fn_t g_stubs[QT_STUB_COUNT] = { QT_FIVE_HUNDRED_TWELVE(QT_STUB_NAME) };
+_Static_assert(QT_STUB_COUNT == 256, "the stubs below are 4 x 8 x 8");
+QT_TWO_HUNDRED_FIFTY_SIX(QT_STUB)
+const qt_fn_t g_stubs[QT_STUB_COUNT] = { QT_TWO_HUNDRED_FIFTY_SIX(QT_STUB_NAME) };
 
 /// A function's first use: its map entry, and a stub while the table has one. The thread that
 /// inserts the entry publishes the stub; others meanwhile see 0 and take the slot path (no
 /// waiting). Functions past the table's end keep an entry too (QT_STUB_NONE), so their later
 /// items find out in one probe.
 uint32_t qt_stub_assign(uintptr_t fn) {
+    if (fn == 0) return 0; // 0 marks a free entry (libdispatch crashes on a NULL function anyway)
     size_t i = qt_hash(fn, QT_STUB_MAP_SIZE);
     for (int probe = 0; probe < 64; probe++, i = (i + 1) & (QT_STUB_MAP_SIZE - 1)) {
         qt_stub_entry_t *e = &g_stub_map[i];

@@ -93,8 +93,8 @@ static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, un
 
 /// dispatch_async_f and dispatch_barrier_async_f without a context slot (shim_stubs.c): the
 /// program's context goes to libdispatch untouched, with the function's stub. 0: the item
-/// takes the slot path (no stub for the function, or an id, queue or site too wide for
-/// ENQUEUE_F; the id drawn here is then left unused).
+/// takes the slot path (no stub for the function, or an id, queue, context or site too wide
+/// for ENQUEUE_F and START_F; the id drawn here is then left unused).
 static inline __attribute__((always_inline)) int submit_slotless(qt_thread_t *t, unsigned kind, unsigned flags8, void *q,
                                                                  void *ctx, qt_fn_t fn, void *ra,
                                                                  void (*real_f)(void *, void *, qt_fn_t)) {
@@ -107,8 +107,10 @@ static inline __attribute__((always_inline)) int submit_slotless(qt_thread_t *t,
     uint64_t id = qt_next_id(t);
     note_queue(t, q);
     uint32_t site = qt_function_site(t, (void *)fn, ra);
-    if (QT_UNLIKELY(((id >> 32) | ((uint64_t)(uintptr_t)q >> 48) | (site >> 12)) != 0)) return 0;
-    qt_rec_enqueue_f(t, kind, flags8, (uint32_t)id, q, site, ctx, stub - 1);
+    (void)flags8; // a function, a barrier if the kind is: the reader knows them from the kind
+    if (QT_UNLIKELY(((id >> 32) | (((uint64_t)(uintptr_t)q | (uint64_t)(uintptr_t)ctx) >> 48) | (site >> 12)) != 0))
+        return 0;
+    qt_rec_enqueue_f(t, kind, (uint32_t)id, q, site, ctx, stub - 1);
     t->depth++;
     real_f(q, ctx, g_stubs[stub - 1]);
     t->depth--;

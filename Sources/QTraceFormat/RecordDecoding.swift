@@ -290,21 +290,27 @@ extension TraceBytes {
             event.a = word0 >> 32
             event.arg = 0
         case .slotlessEnqueue:
-            // As ENQUEUE_CS, plus the context in `c` and the stub above the kind in `arg`,
-            // which SlotlessPairing.rewrite takes out again.
+            // As ENQUEUE_CS, plus the context in `c`; the stub (flags8) goes above the kind in
+            // `arg` until SlotlessPairing.rewrite, and the flags are a function's.
             let word = u64(payload)
+            let kind = UInt32(truncatingIfNeeded: (word >> 48) & 0xF)
             event.a = word0 >> 32
             event.b = word & 0x0000_FFFF_FFFF_FFFF
             event.c = u64(payload &+ 8)
             event.d = word >> 52
-            event.arg = UInt32(truncatingIfNeeded: (word >> 48) & 0xF)
-                | UInt32(truncatingIfNeeded: u64(payload &+ 16)) << SlotlessPairing.stubShift
+            event.arg = kind | UInt32(flags) << SlotlessPairing.stubShift
+            event.flags = kind == ItemKind.barrierAsync.rawValue ? SlotlessPairing.barrierFlags : SlotlessPairing.functionFlags
         case .slotlessStart:
-            // arg: the stub; b, c: the context and the queue, until SlotlessPairing.rewrite.
-            event.b = u64(payload)
-            event.c = u64(payload &+ 8)
+            // The stub in `arg`, the context and the queue in `b` and `c`, until
+            // SlotlessPairing.rewrite: word = context (bits 0..47) | queue bits 32..47 << 48.
+            let word = u64(payload)
+            event.arg = UInt32(flags)
+            event.b = word & 0x0000_FFFF_FFFF_FFFF
+            event.c = (word >> 48) << 32 | word0 >> 32
+            event.flags = 0
         case .slotlessEnd:
-            break  // arg: the stub
+            event.arg = UInt32(flags)  // the stub, until SlotlessPairing.rewrite
+            event.flags = 0
         }
         if stringWords >= 0 {
             let lengthOffset = payload &+ 8 &* stringWords

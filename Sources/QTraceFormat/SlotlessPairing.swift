@@ -9,12 +9,16 @@
 /// serial queue, which runs its items in order; on a concurrent queue, two pending items of the
 /// same triple may be swapped, but nothing tells them apart (same code, same context, same
 /// queue). An END_F closes its thread's innermost open START_F (a thread runs items nested,
-/// never interleaved). What a cut trace leaves unpaired (a flight recorder's overwritten
+/// never interleaved) when it names the same stub. What a cut trace leaves unpaired (a flight recorder's overwritten
 /// chunks, a crash) reads as it does for items with ids: a START whose ENQUEUE is gone gets a
 /// fresh id of its own (above `orphanIDBase`), an END whose START is gone gets id 0.
 public struct SlotlessPairing {
     /// Where ENQUEUE_F's stub sits in the half-decoded event's `arg` (the kind below it).
     static let stubShift: UInt32 = 8
+    /// ENQUEUE_F's flags, which its flags8 (the stub) leaves out: every such item is a function,
+    /// submitted by dispatch_async_f or dispatch_barrier_async_f.
+    static let functionFlags = EnqueueFlags.function.rawValue
+    static let barrierFlags = EnqueueFlags([.function, .barrier]).rawValue
     /// Ids given to STARTs without an ENQUEUE: far above any id the shim draws.
     public static let orphanIDBase: UInt64 = 1 << 56
 
@@ -33,8 +37,8 @@ public struct SlotlessPairing {
     /// once wait in `later`, in order (rare: one dictionary entry per item otherwise).
     private var oldest: [Key: Pending] = [:]
     private var later: [Key: FIFO] = [:]
-    /// Each thread's open START_F ids, innermost last.
-    private var running: [Int32: [UInt64]] = [:]
+    /// Each thread's open START_F ids and stubs, innermost last.
+    private var running: [Int32: [(id: UInt64, stub: UInt32)]] = [:]
     private var nextOrphanID = SlotlessPairing.orphanIDBase
 
     public init() {}
@@ -68,15 +72,22 @@ public struct SlotlessPairing {
     private mutating func start(_ event: inout Event) {
         let key = Key(stub: event.arg, context: event.b, queue: event.c)
         let item = takeOldest(key) ?? orphan()
-        running[event.tid, default: []].append(item.id)
+        running[event.tid, default: []].append((item.id, key.stub))
         event.a = item.id
         event.arg = item.kind
         event.b = 0
         event.c = 0
     }
 
+    /// An END_F of another stub than the innermost START_F's: that START was lost (dropped
+    /// on a full disk), and this END is left without one rather than closing the wrong item.
     private mutating func end(_ event: inout Event) {
-        event.a = running[event.tid]?.popLast() ?? 0
+        if let innermost = running[event.tid]?.last, innermost.stub == event.arg {
+            event.a = innermost.id
+            running[event.tid]?.removeLast()
+        } else {
+            event.a = 0
+        }
         event.arg = 0
     }
 

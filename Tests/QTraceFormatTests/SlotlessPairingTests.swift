@@ -9,21 +9,20 @@ final class SlotlessPairingTests: XCTestCase {
     private struct Records {
         let writer: TraceWriter
 
-        func enqueue(_ time: UInt64, tid: Int32 = 1, id: UInt32, queue: UInt64, stub: UInt64, context: UInt64,
+        func enqueue(_ time: UInt64, tid: Int32 = 1, id: UInt32, queue: UInt64, stub: UInt8, context: UInt64,
                      kind: ItemKind = .async, site: UInt64 = 7) throws {
-            let flags: EnqueueFlags = kind == .barrierAsync ? [.function, .barrier] : [.function]
-            try writer.appendRaw(tid: tid, type: TraceLayout.slotlessEnqueueType, flags: flags.rawValue, arg: id,
+            try writer.appendRaw(tid: tid, type: TraceLayout.slotlessEnqueueType, flags: stub, arg: id,
                                  tsc: writer.tsc(forTime: time),
-                                 words: [queue | UInt64(kind.rawValue) << 48 | site << 52, context, stub])
+                                 words: [queue | UInt64(kind.rawValue) << 48 | site << 52, context])
         }
 
-        func start(_ time: UInt64, tid: Int32, stub: UInt32, context: UInt64, queue: UInt64) throws {
-            try writer.appendRaw(tid: tid, type: TraceLayout.slotlessStartType, arg: stub,
-                                 tsc: writer.tsc(forTime: time), words: [context, queue])
+        func start(_ time: UInt64, tid: Int32, stub: UInt8, context: UInt64, queue: UInt64) throws {
+            try writer.appendRaw(tid: tid, type: TraceLayout.slotlessStartType, flags: stub, arg: UInt32(truncatingIfNeeded: queue),
+                                 tsc: writer.tsc(forTime: time), words: [context | (queue >> 32) << 48])
         }
 
-        func end(_ time: UInt64, tid: Int32, stub: UInt32) throws {
-            try writer.appendRaw(tid: tid, type: TraceLayout.slotlessEndType, arg: stub, tsc: writer.tsc(forTime: time))
+        func end(_ time: UInt64, tid: Int32, stub: UInt8) throws {
+            try writer.appendRaw(tid: tid, type: TraceLayout.slotlessEndType, flags: stub, tsc: writer.tsc(forTime: time))
         }
     }
 
@@ -40,11 +39,13 @@ final class SlotlessPairingTests: XCTestCase {
     func testEnqueueDecodesToItsFullForm() throws {
         let (file, _) = try trace("full") { r in
             try r.enqueue(10, id: 42, queue: 0x7f00_1234_5670, stub: 3, context: 0xdead_beef, kind: .barrierAsync, site: 9)
+            try r.start(20, tid: 2, stub: 3, context: 0xdead_beef, queue: 0x7f00_1234_5670)
         }
         XCTAssertEqual(file.readAllEvents(), [
             Event(type: .enqueue, time: 10, tid: 1, arg: ItemKind.barrierAsync.rawValue,
                   flags: EnqueueFlags([.function, .barrier]).rawValue, a: 42, b: 0x7f00_1234_5670, d: 9),
-        ])
+            Event(type: .start, time: 20, tid: 2, arg: ItemKind.barrierAsync.rawValue, a: 42),
+        ], "a queue above 32 bits and a context pair")
     }
 
     /// A serial queue runs its items in order: each START takes the oldest pending ENQUEUE of
@@ -101,6 +102,17 @@ final class SlotlessPairingTests: XCTestCase {
             try r.end(40, tid: 2, stub: 0)
         }
         XCTAssertEqual(ids(file.readAllEvents(), .end), [2, 1])
+    }
+
+    /// A START_F lost on a full disk: its END_F must not close the item around it.
+    func testAnEndOfAnotherStubClosesNothing() throws {
+        let (file, _) = try trace("lost-start") { r in
+            try r.enqueue(1, id: 1, queue: 0xA0, stub: 0, context: 1)
+            try r.start(10, tid: 2, stub: 0, context: 1, queue: 0xA0)
+            try r.end(20, tid: 2, stub: 1)  // the nested item's, whose START_F was dropped
+            try r.end(30, tid: 2, stub: 0)
+        }
+        XCTAssertEqual(ids(file.readAllEvents(), .end), [0, 1])
     }
 
     /// Where the trace begins after its items did (a flight recorder's overwritten chunks): a

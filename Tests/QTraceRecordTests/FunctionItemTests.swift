@@ -65,18 +65,18 @@ final class FunctionItemTests: XCTestCase {
         XCTAssertTrue(before.allSatisfy { $0.endTime <= barrier.startTime })
         XCTAssertTrue(after.allSatisfy { $0.startTime >= barrier.endTime })
 
-        // 600 functions: each its own code, whether it got one of the 512 stubs or a slot.
+        // 600 functions: each its own code, whether it got one of the 256 stubs or a slot.
         let functions = try XCTUnwrap(items["fx.f.functions"])
         XCTAssertEqual(Set(functions.compactMap { $0.site.map { model.sites[$0].code } }).count, 600)
 
-        // The paths taken: count, concurrent_item, barrier and the first 509 of the 600
-        // functions got stubs; the other 91 took context slots.
+        // The paths taken: count, concurrent_item, barrier and the first 253 of the 600
+        // functions got stubs; the other 347 took context slots.
         let records = try recordCounts(path)
-        let slotless = 200 + 200 + 101 + 509
+        let slotless = 200 + 200 + 101 + 253
         XCTAssertEqual(records[TraceLayout.slotlessEnqueueType], slotless)
         XCTAssertEqual(records[TraceLayout.slotlessStartType], slotless)
         XCTAssertEqual(records[TraceLayout.slotlessEndType], slotless)
-        XCTAssertEqual(records[TraceLayout.compactStartType].map { $0 >= 91 }, true, "the rest took slots")
+        XCTAssertEqual(records[TraceLayout.compactStartType].map { $0 >= 347 }, true, "the rest took slots")
     }
 
     /// The function items of each queue, by label.

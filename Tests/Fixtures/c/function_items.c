@@ -8,7 +8,7 @@
 //     queues; the first drains completely before the second is resumed.
 //   concurrent: 50 items, a barrier, 50 items, all of one (function, context), on a concurrent
 //     queue; the barrier checks that it ran alone.
-//   functions: 600 distinct functions, more than the shim's 512 stubs, once each.
+//   functions: 600 distinct functions, more than the shim's 256 stubs, once each.
 #include <dispatch/dispatch.h>
 #include <stdatomic.h>
 #include <stdio.h>
