@@ -9,9 +9,10 @@
 /// serial queue, which runs its items in order; on a concurrent queue, two pending items of the
 /// same triple may be swapped, but nothing tells them apart (same code, same context, same
 /// queue). An END_F closes its thread's innermost open START_F (a thread runs items nested,
-/// never interleaved) when it names the same stub. What a cut trace leaves unpaired (a flight recorder's overwritten
-/// chunks, a crash) reads as it does for items with ids: a START whose ENQUEUE is gone gets a
-/// fresh id of its own (above `orphanIDBase`), an END whose START is gone gets id 0.
+/// never interleaved) when it names the same stub. What a cut trace leaves unpaired (a flight
+/// recorder's overwritten chunks, a crash) reads as it does for items with ids: a START whose
+/// ENQUEUE is gone gets a fresh id of its own (from `orphanIDBase` up), an END whose START is
+/// gone gets id 0.
 public struct SlotlessPairing {
     /// Where ENQUEUE_F's stub sits in the half-decoded event's `arg` (the kind below it).
     static let stubShift: UInt32 = 8
@@ -22,23 +23,12 @@ public struct SlotlessPairing {
     /// Ids given to STARTs without an ENQUEUE: far above any id the shim draws.
     public static let orphanIDBase: UInt64 = 1 << 56
 
-    private struct Key: Hashable {
-        var stub: UInt32
-        var context: UInt64
-        var queue: UInt64
-    }
-
-    private struct Pending {
-        var id: UInt64
-        var kind: UInt32
-    }
-
-    /// The oldest pending item of each triple; the later ones of a triple pending more than
-    /// once wait in `later`, in order (rare: one dictionary entry per item otherwise).
-    private var oldest: [Key: Pending] = [:]
-    private var later: [Key: FIFO] = [:]
-    /// Each thread's open START_F ids and stubs, innermost last.
-    private var running: [Int32: [(id: UInt64, stub: UInt32)]] = [:]
+    /// The oldest pending item of each triple, in a table of its own (a million items may be
+    /// pending: one probe of a flat table, not a generic dictionary, per ENQUEUE and START).
+    private var oldest = PendingItems()
+    /// The later ones of a triple pending more than once, in order (rare).
+    private var later: [PendingItems.Key: FIFO] = [:]
+    private var threads = ThreadStacks()
     private var nextOrphanID = SlotlessPairing.orphanIDBase
 
     public init() {}
@@ -58,21 +48,19 @@ public struct SlotlessPairing {
 
     private mutating func enqueue(_ event: inout Event) {
         let kind = event.arg & ((1 << SlotlessPairing.stubShift) - 1)
-        let key = Key(stub: event.arg >> SlotlessPairing.stubShift, context: event.c, queue: event.b)
-        let pending = Pending(id: event.a, kind: kind)
-        if oldest[key] == nil {
-            oldest[key] = pending
-        } else {
-            later[key, default: FIFO()].push(pending)
+        let key = PendingItems.Key(stub: event.arg >> SlotlessPairing.stubShift, context: event.c, queue: event.b)
+        let item = PendingItems.Item(id: event.a, kind: kind)
+        if !oldest.insert(key, item) {
+            later[key, default: FIFO()].push(item)
         }
         event.arg = kind
         event.c = 0
     }
 
     private mutating func start(_ event: inout Event) {
-        let key = Key(stub: event.arg, context: event.b, queue: event.c)
+        let key = PendingItems.Key(stub: event.arg, context: event.b, queue: event.c)
         let item = takeOldest(key) ?? orphan()
-        running[event.tid, default: []].append((item.id, key.stub))
+        threads.push(tid: event.tid, id: item.id, stub: key.stub)
         event.a = item.id
         event.arg = item.kind
         event.b = 0
@@ -82,41 +70,34 @@ public struct SlotlessPairing {
     /// An END_F of another stub than the innermost START_F's: that START was lost (dropped
     /// on a full disk), and this END is left without one rather than closing the wrong item.
     private mutating func end(_ event: inout Event) {
-        if let innermost = running[event.tid]?.last, innermost.stub == event.arg {
-            event.a = innermost.id
-            running[event.tid]?.removeLast()
-        } else {
-            event.a = 0
-        }
+        event.a = threads.pop(tid: event.tid, stub: event.arg) ?? 0
         event.arg = 0
     }
 
-    private mutating func takeOldest(_ key: Key) -> Pending? {
-        guard let first = oldest[key] else { return nil }
-        if let next = later[key]?.pop() {
-            oldest[key] = next
+    private mutating func takeOldest(_ key: PendingItems.Key) -> PendingItems.Item? {
+        guard let (first, hasLater) = oldest.take(key) else { return nil }
+        if hasLater, let next = later[key]?.pop() {
             if later[key]?.count == 0 { later[key] = nil }
-        } else {
-            oldest[key] = nil
+            _ = oldest.insert(key, next, hasLater: later[key] != nil)
         }
         return first
     }
 
-    private mutating func orphan() -> Pending {
+    private mutating func orphan() -> PendingItems.Item {
         defer { nextOrphanID += 1 }
-        return Pending(id: nextOrphanID, kind: ItemKind.async.rawValue)
+        return PendingItems.Item(id: nextOrphanID, kind: ItemKind.async.rawValue)
     }
 
     /// A queue of pending items: an array read from `head`, compacted when half is read.
     private struct FIFO {
-        private var items: [Pending] = []
+        private var items: [PendingItems.Item] = []
         private var head = 0
 
         var count: Int { items.count - head }
 
-        mutating func push(_ item: Pending) { items.append(item) }
+        mutating func push(_ item: PendingItems.Item) { items.append(item) }
 
-        mutating func pop() -> Pending? {
+        mutating func pop() -> PendingItems.Item? {
             guard head < items.count else { return nil }
             let item = items[head]
             head += 1
@@ -125,6 +106,139 @@ public struct SlotlessPairing {
                 head = 0
             }
             return item
+        }
+    }
+}
+
+/// Each thread's open START_F items (id and stub), innermost last. Events come in runs of one
+/// thread's, so the last thread's stack is kept at hand.
+private struct ThreadStacks {
+    private var stacks: [[(id: UInt64, stub: UInt32)]] = []
+    private var indexByTid: [Int32: Int] = [:]
+    private var lastTid: Int32 = 0
+    private var lastIndex = -1
+
+    private mutating func index(of tid: Int32) -> Int {
+        if tid == lastTid && lastIndex >= 0 { return lastIndex }
+        let index = indexByTid[tid] ?? {
+            stacks.append([])
+            indexByTid[tid] = stacks.count - 1
+            return stacks.count - 1
+        }()
+        (lastTid, lastIndex) = (tid, index)
+        return index
+    }
+
+    mutating func push(tid: Int32, id: UInt64, stub: UInt32) {
+        stacks[index(of: tid)].append((id, stub))
+    }
+
+    /// The innermost open item's id if it has `stub` (and it is closed), else nil.
+    mutating func pop(tid: Int32, stub: UInt32) -> UInt64? {
+        let i = index(of: tid)
+        guard let innermost = stacks[i].last, innermost.stub == stub else { return nil }
+        stacks[i].removeLast()
+        return innermost.id
+    }
+}
+
+/// The pending items by (stub, context, queue): open addressing with linear probing and
+/// backward-shift deletion (no tombstones), kept at most half full.
+struct PendingItems {
+    struct Key: Hashable {
+        var stub: UInt32
+        var context: UInt64
+        var queue: UInt64
+    }
+
+    struct Item {
+        var id: UInt64
+        var kind: UInt32
+    }
+
+    private struct Slot {
+        var context: UInt64 = 0
+        var queue: UInt64 = 0
+        var id: UInt64 = 0
+        var stub: UInt32 = 0
+        var kind: UInt16 = 0
+        var used = false
+        /// More items of this triple wait in SlotlessPairing.later.
+        var hasLater = false
+    }
+
+    private var slots = [Slot](repeating: Slot(), count: 1024)
+    private var mask = 1023
+    private(set) var count = 0
+
+    private static func home(_ stub: UInt32, _ context: UInt64, _ queue: UInt64, _ mask: Int) -> Int {
+        var h = (context ^ UInt64(stub) << 40) &* 0x9E37_79B9_7F4A_7C15
+        h ^= queue &* 0xC2B2_AE3D_27D4_EB4F
+        h ^= h >> 31
+        return Int(truncatingIfNeeded: h) & mask
+    }
+
+    private func find(_ key: Key) -> Int? {
+        var i = Self.home(key.stub, key.context, key.queue, mask)
+        while slots[i].used {
+            let s = slots[i]
+            if s.context == key.context && s.queue == key.queue && s.stub == key.stub { return i }
+            i = (i &+ 1) & mask
+        }
+        return nil
+    }
+
+    /// Adds the triple's item; false (and the triple marked as having later items) when it
+    /// already has one.
+    mutating func insert(_ key: Key, _ item: Item, hasLater: Bool = false) -> Bool {
+        if let i = find(key) {
+            slots[i].hasLater = true
+            return false
+        }
+        if (count + 1) * 2 > slots.count { grow() }
+        var i = Self.home(key.stub, key.context, key.queue, mask)
+        while slots[i].used { i = (i &+ 1) & mask }
+        slots[i] = Slot(context: key.context, queue: key.queue, id: item.id, stub: key.stub,
+                        kind: UInt16(truncatingIfNeeded: item.kind), used: true, hasLater: hasLater)
+        count += 1
+        return true
+    }
+
+    /// Removes the triple's item: it and whether later items of the triple wait.
+    mutating func take(_ key: Key) -> (Item, hasLater: Bool)? {
+        guard let i = find(key) else { return nil }
+        let s = slots[i]
+        remove(at: i)
+        return (Item(id: s.id, kind: UInt32(s.kind)), s.hasLater)
+    }
+
+    /// Backward-shift deletion: later slots of the probe run move up into the hole unless
+    /// their home lies cyclically after it.
+    private mutating func remove(at index: Int) {
+        var hole = index
+        var j = index
+        while true {
+            j = (j &+ 1) & mask
+            guard slots[j].used else { break }
+            let s = slots[j]
+            let home = Self.home(s.stub, s.context, s.queue, mask)
+            let stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j)
+            if stays { continue }
+            slots[hole] = s
+            hole = j
+        }
+        slots[hole].used = false
+        count -= 1
+    }
+
+    private mutating func grow() {
+        let old = slots
+        slots = [Slot](repeating: Slot(), count: old.count * 2)
+        mask = slots.count - 1
+        for s in old where s.used {
+            var i = Self.home(s.stub, s.context, s.queue, mask)
+            while slots[i].used { i = (i &+ 1) & mask }
+            slots[i] = s
         }
     }
 }

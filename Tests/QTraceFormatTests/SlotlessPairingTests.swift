@@ -162,6 +162,42 @@ final class SlotlessPairingTests: XCTestCase {
         }
     }
 
+    /// Many triples pending at once, some many times, taken in random order: the pairing's
+    /// table (linear probing, backward-shift deletion, growth) against a plain dictionary of
+    /// queues.
+    func testRandomTraffic() {
+        var random = SeededGenerator(seed: 24)
+        var pairing = SlotlessPairing()
+        var reference: [[UInt64]: [UInt64]] = [:]
+        var pending: [[UInt64]] = []
+        var nextID: UInt64 = 1
+        for step in 0..<200_000 {
+            let enqueue = pending.isEmpty || Int.random(in: 0..<100, using: &random) < (step < 100_000 ? 60 : 40)
+            if enqueue {
+                // Few contexts and queues: collisions in the table, and triples pending many times.
+                let key: [UInt64] = [UInt64.random(in: 0..<4, using: &random), UInt64.random(in: 0..<3000, using: &random) * 16,
+                                     0x5000 + UInt64.random(in: 0..<8, using: &random) * 64]
+                var event = Event(type: .enqueue, time: 0, tid: 1, arg: 1 | UInt32(key[0]) << SlotlessPairing.stubShift,
+                                  a: nextID, b: key[2], c: key[1])
+                pairing.rewrite(&event)
+                reference[key, default: []].append(nextID)
+                if reference[key]!.count == 1 { pending.append(key) }
+                nextID += 1
+            } else {
+                let index = Int.random(in: 0..<pending.count, using: &random)
+                let key = pending[index]
+                var start = Event(type: .start, time: 0, tid: 2, arg: UInt32(key[0]), b: key[1], c: key[2])
+                pairing.rewrite(&start)
+                XCTAssertEqual(start.a, reference[key]!.removeFirst(), "step \(step)")
+                if reference[key]!.isEmpty { pending.swapAt(index, pending.count - 1); pending.removeLast() }
+                var end = Event(type: .end, time: 0, tid: 2, arg: UInt32(key[0]))
+                pairing.rewrite(&end)
+                XCTAssertEqual(end.a, start.a)
+            }
+        }
+        XCTAssertEqual(pairing.pendingCount, reference.values.reduce(0) { $0 + $1.count })
+    }
+
     /// A trace written before 1.8 reads exactly as before: the pairing only sees its records.
     func testItemsWithIdsAreUntouched() throws {
         let (file, _) = try trace("ids") { r in
