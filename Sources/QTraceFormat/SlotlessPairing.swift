@@ -23,18 +23,16 @@ public struct SlotlessPairing {
     /// Ids given to STARTs without an ENQUEUE: far above any id the shim draws.
     public static let orphanIDBase: UInt64 = 1 << 56
 
-    /// The oldest pending item of each triple, in a table of its own (a million items may be
-    /// pending: one probe of a flat table, not a generic dictionary, per ENQUEUE and START).
-    private var oldest = PendingItems()
-    /// The later ones of a triple pending more than once, in order (rare).
-    private var later: [PendingItems.Key: FIFO] = [:]
+    /// The pending items of each triple, oldest first, in a table of its own (a million items
+    /// may be pending, many of one triple: a reply to the same sender on the same queue).
+    private var pending = PendingItems()
     private var threads = ThreadStacks()
     private var nextOrphanID = SlotlessPairing.orphanIDBase
 
     public init() {}
 
     /// Items enqueued and not started yet.
-    public var pendingCount: Int { oldest.count + later.values.reduce(0) { $0 + $1.count } }
+    public var pendingCount: Int { pending.count }
 
     /// Rewrites a half-decoded slot-less record's event (see `TraceBytes.decodeEvent`) into its
     /// full form's event.
@@ -49,17 +47,14 @@ public struct SlotlessPairing {
     private mutating func enqueue(_ event: inout Event) {
         let kind = event.arg & ((1 << SlotlessPairing.stubShift) - 1)
         let key = PendingItems.Key(stub: event.arg >> SlotlessPairing.stubShift, context: event.c, queue: event.b)
-        let item = PendingItems.Item(id: event.a, kind: kind)
-        if !oldest.insert(key, item) {
-            later[key, default: FIFO()].push(item)
-        }
+        pending.append(key, PendingItems.Item(id: event.a, kind: kind))
         event.arg = kind
         event.c = 0
     }
 
     private mutating func start(_ event: inout Event) {
         let key = PendingItems.Key(stub: event.arg, context: event.b, queue: event.c)
-        let item = takeOldest(key) ?? orphan()
+        let item = pending.takeOldest(key) ?? orphan()
         threads.push(tid: event.tid, id: item.id, stub: key.stub)
         event.a = item.id
         event.arg = item.kind
@@ -74,39 +69,9 @@ public struct SlotlessPairing {
         event.arg = 0
     }
 
-    private mutating func takeOldest(_ key: PendingItems.Key) -> PendingItems.Item? {
-        guard let (first, hasLater) = oldest.take(key) else { return nil }
-        if hasLater, let next = later[key]?.pop() {
-            if later[key]?.count == 0 { later[key] = nil }
-            _ = oldest.insert(key, next, hasLater: later[key] != nil)
-        }
-        return first
-    }
-
     private mutating func orphan() -> PendingItems.Item {
         defer { nextOrphanID += 1 }
         return PendingItems.Item(id: nextOrphanID, kind: ItemKind.async.rawValue)
-    }
-
-    /// A queue of pending items: an array read from `head`, compacted when half is read.
-    private struct FIFO {
-        private var items: [PendingItems.Item] = []
-        private var head = 0
-
-        var count: Int { items.count - head }
-
-        mutating func push(_ item: PendingItems.Item) { items.append(item) }
-
-        mutating func pop() -> PendingItems.Item? {
-            guard head < items.count else { return nil }
-            let item = items[head]
-            head += 1
-            if head > 32 && head * 2 > items.count {
-                items.removeFirst(head)
-                head = 0
-            }
-            return item
-        }
     }
 }
 
@@ -143,9 +108,10 @@ private struct ThreadStacks {
 }
 
 /// The pending items by (stub, context, queue): open addressing with linear probing and
-/// backward-shift deletion (no tombstones), kept at most half full.
+/// backward-shift deletion (no tombstones), kept at most half full. A triple's first item sits
+/// in its slot; later ones wait in a queue of the slot's own, from a pool.
 struct PendingItems {
-    struct Key: Hashable {
+    struct Key {
         var stub: UInt32
         var context: UInt64
         var queue: UInt64
@@ -161,15 +127,19 @@ struct PendingItems {
         var queue: UInt64 = 0
         var id: UInt64 = 0
         var stub: UInt32 = 0
-        var kind: UInt16 = 0
+        /// The index of the triple's later items in `queues`, or -1.
+        var later: Int32 = -1
+        var kind: UInt8 = 0
         var used = false
-        /// More items of this triple wait in SlotlessPairing.later.
-        var hasLater = false
     }
 
     private var slots = [Slot](repeating: Slot(), count: 1024)
     private var mask = 1023
+    private var queues: [FIFO] = []
+    private var freeQueues: [Int32] = []
+    /// Pending items, and slots in use (triples).
     private(set) var count = 0
+    private var occupied = 0
 
     private static func home(_ stub: UInt32, _ context: UInt64, _ queue: UInt64, _ mask: Int) -> Int {
         var h = (context ^ UInt64(stub) << 40) &* 0x9E37_79B9_7F4A_7C15
@@ -188,28 +158,46 @@ struct PendingItems {
         return nil
     }
 
-    /// Adds the triple's item; false (and the triple marked as having later items) when it
-    /// already has one.
-    mutating func insert(_ key: Key, _ item: Item, hasLater: Bool = false) -> Bool {
+    /// Adds an item of the triple, after those already pending.
+    mutating func append(_ key: Key, _ item: Item) {
+        count += 1
         if let i = find(key) {
-            slots[i].hasLater = true
-            return false
+            if slots[i].later < 0 { slots[i].later = newQueue() }
+            queues[Int(slots[i].later)].push(item)
+            return
         }
-        if (count + 1) * 2 > slots.count { grow() }
+        occupied += 1
+        if occupied * 2 > slots.count { grow() }
         var i = Self.home(key.stub, key.context, key.queue, mask)
         while slots[i].used { i = (i &+ 1) & mask }
-        slots[i] = Slot(context: key.context, queue: key.queue, id: item.id, stub: key.stub,
-                        kind: UInt16(truncatingIfNeeded: item.kind), used: true, hasLater: hasLater)
-        count += 1
-        return true
+        slots[i] = Slot(context: key.context, queue: key.queue, id: item.id, stub: key.stub, later: -1,
+                        kind: UInt8(truncatingIfNeeded: item.kind), used: true)
     }
 
-    /// Removes the triple's item: it and whether later items of the triple wait.
-    mutating func take(_ key: Key) -> (Item, hasLater: Bool)? {
+    /// Removes and returns the triple's oldest pending item.
+    mutating func takeOldest(_ key: Key) -> Item? {
         guard let i = find(key) else { return nil }
+        count -= 1
         let s = slots[i]
-        remove(at: i)
-        return (Item(id: s.id, kind: UInt32(s.kind)), s.hasLater)
+        let oldest = Item(id: s.id, kind: UInt32(s.kind))
+        guard s.later >= 0 else {
+            remove(at: i)
+            return oldest
+        }
+        let next = queues[Int(s.later)].pop()
+        slots[i].id = next.id
+        slots[i].kind = UInt8(truncatingIfNeeded: next.kind)
+        if queues[Int(s.later)].count == 0 {
+            freeQueues.append(s.later)
+            slots[i].later = -1
+        }
+        return oldest
+    }
+
+    private mutating func newQueue() -> Int32 {
+        if let free = freeQueues.popLast() { return free }
+        queues.append(FIFO())
+        return Int32(queues.count - 1)
     }
 
     /// Backward-shift deletion: later slots of the probe run move up into the hole unless
@@ -228,7 +216,7 @@ struct PendingItems {
             hole = j
         }
         slots[hole].used = false
-        count -= 1
+        occupied -= 1
     }
 
     private mutating func grow() {
@@ -239,6 +227,31 @@ struct PendingItems {
             var i = Self.home(s.stub, s.context, s.queue, mask)
             while slots[i].used { i = (i &+ 1) & mask }
             slots[i] = s
+        }
+    }
+
+    /// A triple's later items: an array read from `head`, emptied when all are read and
+    /// compacted when more than half is.
+    private struct FIFO {
+        private var items: [Item] = []
+        private var head = 0
+
+        var count: Int { items.count - head }
+
+        mutating func push(_ item: Item) { items.append(item) }
+
+        /// The oldest item; the caller checks `count` first.
+        mutating func pop() -> Item {
+            let item = items[head]
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 32 && head * 2 > items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            return item
         }
     }
 }
