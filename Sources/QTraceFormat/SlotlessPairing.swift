@@ -107,9 +107,12 @@ private struct ThreadStacks {
     }
 }
 
-/// The pending items by (stub, context, queue): open addressing with linear probing and
-/// backward-shift deletion (no tombstones), kept at most half full. A triple's first item sits
-/// in its slot; later ones wait in a queue of the slot's own, from a pool.
+/// The pending items of each queue in the order they were enqueued. A serial queue starts its
+/// oldest pending item, so a START's item is almost always at the head of its queue's list
+/// (a concurrent queue's STARTs, written by several threads, may come a few places out of
+/// order): one read of memory just read, where a table of a million pending triples costs
+/// cache misses per item. Items taken from inside the list are marked, and skipped once the
+/// head reaches them.
 struct PendingItems {
     struct Key {
         var stub: UInt32
@@ -122,136 +125,108 @@ struct PendingItems {
         var kind: UInt32
     }
 
-    private struct Slot {
-        var context: UInt64 = 0
-        var queue: UInt64 = 0
-        var id: UInt64 = 0
-        var stub: UInt32 = 0
-        /// The index of the triple's later items in `queues`, or -1.
-        var later: Int32 = -1
-        var kind: UInt8 = 0
-        var used = false
-    }
-
-    private var slots = [Slot](repeating: Slot(), count: 1024)
-    private var mask = 1023
-    private var queues: [FIFO] = []
-    private var freeQueues: [Int32] = []
-    /// Pending items, and slots in use (triples).
+    private var lists: [QueueList] = []
+    private var listOfQueue = QueueMap()
     private(set) var count = 0
-    private var occupied = 0
-
-    private static func home(_ stub: UInt32, _ context: UInt64, _ queue: UInt64, _ mask: Int) -> Int {
-        var h = (context ^ UInt64(stub) << 40) &* 0x9E37_79B9_7F4A_7C15
-        h ^= queue &* 0xC2B2_AE3D_27D4_EB4F
-        h ^= h >> 31
-        return Int(truncatingIfNeeded: h) & mask
-    }
-
-    private func find(_ key: Key) -> Int? {
-        var i = Self.home(key.stub, key.context, key.queue, mask)
-        while slots[i].used {
-            let s = slots[i]
-            if s.context == key.context && s.queue == key.queue && s.stub == key.stub { return i }
-            i = (i &+ 1) & mask
-        }
-        return nil
-    }
 
     /// Adds an item of the triple, after those already pending.
     mutating func append(_ key: Key, _ item: Item) {
+        let list = listOfQueue.index(of: key.queue) ?? {
+            lists.append(QueueList())
+            listOfQueue.insert(key.queue, index: Int32(lists.count - 1))
+            return Int32(lists.count - 1)
+        }()
+        lists[Int(list)].append(Entry(context: key.context, id: item.id, stub: key.stub,
+                                      kind: UInt8(truncatingIfNeeded: item.kind), taken: false))
         count += 1
-        if let i = find(key) {
-            if slots[i].later < 0 { slots[i].later = newQueue() }
-            queues[Int(slots[i].later)].push(item)
-            return
-        }
-        occupied += 1
-        if occupied * 2 > slots.count { grow() }
-        var i = Self.home(key.stub, key.context, key.queue, mask)
-        while slots[i].used { i = (i &+ 1) & mask }
-        slots[i] = Slot(context: key.context, queue: key.queue, id: item.id, stub: key.stub, later: -1,
-                        kind: UInt8(truncatingIfNeeded: item.kind), used: true)
     }
 
     /// Removes and returns the triple's oldest pending item.
     mutating func takeOldest(_ key: Key) -> Item? {
-        guard let i = find(key) else { return nil }
+        guard let list = listOfQueue.index(of: key.queue),
+              let entry = lists[Int(list)].takeFirst(stub: key.stub, context: key.context) else { return nil }
         count -= 1
-        let s = slots[i]
-        let oldest = Item(id: s.id, kind: UInt32(s.kind))
-        guard s.later >= 0 else {
-            remove(at: i)
-            return oldest
-        }
-        let next = queues[Int(s.later)].pop()
-        slots[i].id = next.id
-        slots[i].kind = UInt8(truncatingIfNeeded: next.kind)
-        if queues[Int(s.later)].count == 0 {
-            freeQueues.append(s.later)
-            slots[i].later = -1
-        }
-        return oldest
+        return Item(id: entry.id, kind: UInt32(entry.kind))
     }
 
-    private mutating func newQueue() -> Int32 {
-        if let free = freeQueues.popLast() { return free }
-        queues.append(FIFO())
-        return Int32(queues.count - 1)
+    private struct Entry {
+        var context: UInt64
+        var id: UInt64
+        var stub: UInt32
+        var kind: UInt8
+        var taken: Bool
     }
 
-    /// Backward-shift deletion: later slots of the probe run move up into the hole unless
-    /// their home lies cyclically after it.
-    private mutating func remove(at index: Int) {
-        var hole = index
-        var j = index
-        while true {
-            j = (j &+ 1) & mask
-            guard slots[j].used else { break }
-            let s = slots[j]
-            let home = Self.home(s.stub, s.context, s.queue, mask)
-            let stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j)
-            if stays { continue }
-            slots[hole] = s
-            hole = j
-        }
-        slots[hole].used = false
-        occupied -= 1
-    }
-
-    private mutating func grow() {
-        let old = slots
-        slots = [Slot](repeating: Slot(), count: old.count * 2)
-        mask = slots.count - 1
-        for s in old where s.used {
-            var i = Self.home(s.stub, s.context, s.queue, mask)
-            while slots[i].used { i = (i &+ 1) & mask }
-            slots[i] = s
-        }
-    }
-
-    /// A triple's later items: an array read from `head`, emptied when all are read and
-    /// compacted when more than half is.
-    private struct FIFO {
-        private var items: [Item] = []
+    /// One queue's pending items, read from `head`.
+    private struct QueueList {
+        private var entries: [Entry] = []
         private var head = 0
 
-        var count: Int { items.count - head }
+        mutating func append(_ entry: Entry) { entries.append(entry) }
 
-        mutating func push(_ item: Item) { items.append(item) }
-
-        /// The oldest item; the caller checks `count` first.
-        mutating func pop() -> Item {
-            let item = items[head]
-            head += 1
-            if head == items.count {
-                items.removeAll(keepingCapacity: true)
+        /// The first untaken entry of (stub, context), taken.
+        mutating func takeFirst(stub: UInt32, context: UInt64) -> Entry? {
+            var i = head
+            while i < entries.count {
+                let e = entries[i]
+                if !e.taken && e.context == context && e.stub == stub { break }
+                i += 1
+            }
+            guard i < entries.count else { return nil }
+            let found = entries[i]
+            entries[i].taken = true
+            while head < entries.count && entries[head].taken { head += 1 }
+            if head == entries.count {
+                entries.removeAll(keepingCapacity: true)
                 head = 0
-            } else if head > 32 && head * 2 > items.count {
-                items.removeFirst(head)
+            } else if head > 64 && head * 2 > entries.count {
+                entries.removeFirst(head)
                 head = 0
             }
-            return item
+            return found
+        }
+    }
+
+    /// Queue address -> list index: open addressing, linear probing, grown at half full
+    /// (queues are never removed: an address reused by a new queue keeps its list).
+    private struct QueueMap {
+        private var keys = [UInt64](repeating: 0, count: 256)
+        private var values = [Int32](repeating: 0, count: 256)
+        private var used = 0
+
+        private func home(_ key: UInt64) -> Int {
+            Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 20) & (keys.count - 1)
+        }
+
+        /// Queue 0 (none) is kept apart: 0 marks a free key.
+        func index(of key: UInt64) -> Int32? {
+            var i = home(key &+ 1)
+            while keys[i] != 0 {
+                if keys[i] == key &+ 1 { return values[i] }
+                i = (i &+ 1) & (keys.count - 1)
+            }
+            return nil
+        }
+
+        mutating func insert(_ key: UInt64, index value: Int32) {
+            if (used + 1) * 2 > keys.count { grow() }
+            var i = home(key &+ 1)
+            while keys[i] != 0 { i = (i &+ 1) & (keys.count - 1) }
+            keys[i] = key &+ 1
+            values[i] = value
+            used += 1
+        }
+
+        private mutating func grow() {
+            let (oldKeys, oldValues) = (keys, values)
+            keys = [UInt64](repeating: 0, count: oldKeys.count * 2)
+            values = [Int32](repeating: 0, count: oldKeys.count * 2)
+            for (k, v) in zip(oldKeys, oldValues) where k != 0 {
+                var i = home(k)
+                while keys[i] != 0 { i = (i &+ 1) & (keys.count - 1) }
+                keys[i] = k
+                values[i] = v
+            }
         }
     }
 }
