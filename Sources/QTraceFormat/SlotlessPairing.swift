@@ -164,15 +164,22 @@ struct PendingItems {
 
         mutating func append(_ entry: Entry) { entries.append(entry) }
 
+        /// How far past the head a START's item is looked for. What lies before it are items
+        /// dequeued whose START is not written yet (one per thread at most) or was lost: a
+        /// trace made by a program is never near this, and a hostile one cannot make reading
+        /// quadratic.
+        static let searchLimit = 4096
+
         /// The first untaken entry of (stub, context), taken.
         mutating func takeFirst(stub: UInt32, context: UInt64) -> Entry? {
             var i = head
-            while i < entries.count {
+            let end = Swift.min(entries.count, head &+ Self.searchLimit)
+            while i < end {
                 let e = entries[i]
                 if !e.taken && e.context == context && e.stub == stub { break }
                 i += 1
             }
-            guard i < entries.count else { return nil }
+            guard i < end else { return nil }
             let found = entries[i]
             entries[i].taken = true
             while head < entries.count && entries[head].taken { head += 1 }

@@ -197,6 +197,24 @@ final class SlotlessPairingTests: XCTestCase {
         XCTAssertEqual(pairing.pendingCount, reference.values.reduce(0) { $0 + $1.count })
     }
 
+    /// A START whose item lies beyond the search limit (thousands of STARTs lost before it)
+    /// is read as one without its ENQUEUE: reading stays linear whatever the input.
+    func testTheSearchStopsAtItsLimit() {
+        var pairing = SlotlessPairing()
+        let limit = 4096
+        for id in 1...UInt64(limit + 1) {
+            var enqueue = Event(type: .enqueue, time: 0, tid: 1, arg: 1 | UInt32(id == UInt64(limit + 1) ? 1 : 0) << SlotlessPairing.stubShift,
+                                a: id, b: 0xA0, c: 7)
+            pairing.rewrite(&enqueue)
+        }
+        var far = Event(type: .start, time: 0, tid: 2, arg: 1, b: 7, c: 0xA0)
+        pairing.rewrite(&far)
+        XCTAssertEqual(far.a, SlotlessPairing.orphanIDBase)
+        var near = Event(type: .start, time: 0, tid: 2, arg: 0, b: 7, c: 0xA0)
+        pairing.rewrite(&near)
+        XCTAssertEqual(near.a, 1)
+    }
+
     /// A trace written before 1.8 reads exactly as before: the pairing only sees its records.
     func testItemsWithIdsAreUntouched() throws {
         let (file, _) = try trace("ids") { r in
