@@ -137,7 +137,16 @@
     QT_RECORD(START_C, compactStartType, 121, 0, "", QT_NO_SITE, QT_NO_STRING) \
     QT_RECORD(END_C, compactEndType, 122, 0, "", QT_NO_SITE, QT_NO_STRING) \
     /* ENQUEUE_C with a code site (1.4): queue bits 0..47 | kind << 48 | site << 52. */ \
-    QT_RECORD(ENQUEUE_CS, compactSiteEnqueueType, 123, 1, "queue_kind_site", QT_NO_SITE, QT_NO_STRING)
+    QT_RECORD(ENQUEUE_CS, compactSiteEnqueueType, 123, 1, "queue_kind_site", QT_NO_SITE, QT_NO_STRING) \
+    /* Function items without a context slot (1.8): dispatch_async_f's context passes through */ \
+    /* a stub per function (flags8: the stub), so the id is not carried to the item. ENQUEUE_F */ \
+    /* is ENQUEUE_CS plus the context; START_F (arg: queue bits 0..31) names what the stub */ \
+    /* knows, and the reader pairs it with the oldest pending ENQUEUE_F of the same (stub, */ \
+    /* context, queue); END_F (flags8: the stub) closes its thread's innermost open START_F. */ \
+    QT_RECORD(ENQUEUE_F, slotlessEnqueueType, 124, 2, "queue_kind_site,context", QT_NO_SITE, QT_NO_STRING) \
+    /* START_F's word: the context (bits 0..47) | queue bits 32..47 << 48. */ \
+    QT_RECORD(START_F, slotlessStartType, 125, 1, "context_queue", QT_NO_SITE, QT_NO_STRING) \
+    QT_RECORD(END_F, slotlessEndType, 126, 0, "", QT_NO_SITE, QT_NO_STRING)
 
 /// THREAD_START `arg`: which thread it is.
 #define QT_THREAD_KIND_LIST(QT_VALUE) \

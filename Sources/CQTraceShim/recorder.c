@@ -122,7 +122,7 @@ static void fill_header(void) {
     memcpy(h->magic, "QTRACE\0\0", 8);
     h->version_major = 1;
     // 1.2: compact item records; 1.4: code identity (sites, modules, jobs); 1.6: a ring.
-    h->version_minor = 7;  // 1.7: async stacks (a ring is 1.6 and later)
+    h->version_minor = 8;  // 1.8: function items without a slot (a ring is 1.6 and later)
     h->header_size = QT_HEADER_SIZE;
     h->chunk_size = g_rec.chunk_size;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);

@@ -205,6 +205,53 @@ static inline void qt_rec_end(qt_thread_t *t, uint64_t id) {
     qt_rec1(t, QT_END, 0, 0, id);
 }
 
+// Function items without a slot (1.8; shim_stubs.c): the id stays in the trace, START_F and
+// END_F name what the stub knows, and the reader pairs them (docs/trace-format.md).
+
+/// ENQUEUE_F: ENQUEUE_CS's word, then the program's context; the stub is flags8 (the reader
+/// knows the flags: a function, a barrier if the kind says so). The caller checked that the
+/// queue and the context fit 48 bits and the site 12.
+static inline void qt_rec_enqueue_f(qt_thread_t *t, unsigned kind, uint32_t id, const void *q, uint32_t site,
+                                    const void *ctx, unsigned stub) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)kind; (void)id; (void)q; (void)site; (void)ctx; (void)stub;
+    return;
+#endif
+    uint64_t *p = qt_reserve(t, 32, QT_ENQUEUE);
+    if (QT_UNLIKELY(!p)) return;
+    p[1] = qt_now();
+    p[2] = (uint64_t)(uintptr_t)q | ((uint64_t)kind << 48) | ((uint64_t)site << 52);
+    p[3] = (uint64_t)(uintptr_t)ctx;
+    qt_commit(p, QT_ENQUEUE_F, stub, 32, id);
+}
+
+/// START_F: the stub (flags8), the context it was given and the queue it runs on, both of 48
+/// bits: 24 bytes.
+static inline void qt_rec_start_f(qt_thread_t *t, unsigned stub, const void *ctx, const void *q) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)stub; (void)ctx; (void)q;
+    return;
+#endif
+    uint64_t *p = qt_reserve(t, 24, QT_START);
+    if (QT_UNLIKELY(!p)) return;
+    uint64_t queue = (uint64_t)(uintptr_t)q;
+    p[1] = qt_now();
+    p[2] = (uint64_t)(uintptr_t)ctx | (queue >> 32) << 48;
+    qt_commit(p, QT_START_F, stub, 24, (uint32_t)queue);
+}
+
+/// END_F: ends the thread's innermost START_F (of the same stub, flags8).
+static inline void qt_rec_end_f(qt_thread_t *t, unsigned stub) {
+#ifdef QT_BENCH_NO_ITEM_RECORDS
+    (void)t; (void)stub;
+    return;
+#endif
+    uint64_t *p = qt_reserve(t, 16, QT_END);
+    if (QT_UNLIKELY(!p)) return;
+    p[1] = qt_now();
+    qt_commit(p, QT_END_F, stub, 16, 0);
+}
+
 #endif // QTRACE_LTTNG
 
 #ifdef QTRACE_LTTNG

@@ -8,8 +8,9 @@
 //   address is inside libdispatch.so, or made while the shim itself is calling into
 //   libdispatch (qt_tls.depth > 0), is internal and passed through unrecorded.
 // - Work items are re-submitted through the `_f` variants, so no allocation is added per
-//   item: a plain block's own heap copy is the context and carries the item id; functions
-//   take a context slot from a per-thread cache. Blocks made by dispatch_block_create (DispatchWorkItem,
+//   item: a plain block's own heap copy is the context and carries the item id;
+//   dispatch_async_f's function is replaced by a stub that knows it (its context passes
+//   through untouched); other functions take a context slot from a per-thread cache. Blocks made by dispatch_block_create (DispatchWorkItem,
 //   which carry barrier/QoS flags libdispatch reads from the block) are never re-wrapped:
 //   their inner block is wrapped when they are created instead.
 // - Nothing here references libdispatch or BlocksRuntime symbols directly (weak or dlsym):
@@ -17,7 +18,7 @@
 //
 // The files, by role: shim_resolve.c (the real functions, code ranges), shim_blocks.c (item
 // trampolines, wrapper blocks), shim_submit.c (async/sync/after/apply, deadlock detection),
-// shim_queues.c (queues, object tables, DispatchWorkItem), shim_slots.c (function items' context slots), shim_groups.c (groups,
+// shim_queues.c (queues, object tables, DispatchWorkItem), shim_slots.c (function items' context slots), shim_stubs.c (function items without a slot), shim_groups.c (groups,
 // semaphores), shim_once.c (dispatch_once waits), shim_sources.c (sources, Dispatch I/O), shim_threads.c (threads, annotations,
 // process life cycle), shim_exec.c (exec: the trace ends where the image is replaced), shim_foundation.c (Foundation's
 // operations, read through shim_swift_call.S), shim_runloop.c (Foundation's run loop timers and perform blocks), shim_sites.c (code sites, the module map),
@@ -353,6 +354,31 @@ static inline __attribute__((always_inline)) void *enqueue_async(qt_thread_t *t,
     slot_chain(t, q, s);
     *trampoline = is_block ? tramp_async_block : tramp_async_fn;
     return s;
+}
+
+// ---- function items without a slot (shim_stubs.c) ----
+// dispatch_async_f's context passes through untouched; the function is replaced by a stub,
+// one of a static table, which knows its index and runs the function the table maps it to.
+
+#define QT_STUB_COUNT 256 /* the stub is ENQUEUE_F's flags8 */
+#define QT_STUB_MAP_SIZE 1024
+/// A function's stub (index + 1; 0 while its first user publishes it; QT_STUB_NONE: the table was full).
+typedef struct { uintptr_t fn; uint32_t stub; } qt_stub_entry_t;
+#define QT_STUB_NONE UINT32_MAX
+
+QT_HIDDEN extern qt_stub_entry_t g_stub_map[QT_STUB_MAP_SIZE];
+QT_HIDDEN extern const qt_fn_t g_stubs[QT_STUB_COUNT];
+QT_HIDDEN uint32_t qt_stub_assign(uintptr_t fn);
+
+/// The stub index + 1 of `fn`, or 0 when it has none (yet): the item takes the slot path.
+/// Lock-free: one probe of a small table when the function was seen before.
+static inline uint32_t qt_stub_of(qt_fn_t fn) {
+    qt_stub_entry_t *e = &g_stub_map[qt_hash((uintptr_t)fn, QT_STUB_MAP_SIZE)];
+    if (QT_LIKELY(__atomic_load_n(&e->fn, __ATOMIC_RELAXED) == (uintptr_t)fn)) {
+        uint32_t stub = __atomic_load_n(&e->stub, __ATOMIC_ACQUIRE);
+        return stub == QT_STUB_NONE ? 0 : stub;
+    }
+    return qt_stub_assign((uintptr_t)fn);
 }
 
 // ---- hand-made wrapper blocks (DispatchWorkItem bodies, source and I/O handlers) ----

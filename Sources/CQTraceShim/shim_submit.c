@@ -91,6 +91,33 @@ static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, un
     t->depth--;
 }
 
+/// dispatch_async_f and dispatch_barrier_async_f without a context slot (shim_stubs.c): the
+/// program's context goes to libdispatch untouched, with the function's stub. 0: the item
+/// takes the slot path (no stub for the function, or an id, queue, context or site too wide
+/// for ENQUEUE_F and START_F; the id drawn here is then left unused).
+static inline __attribute__((always_inline)) int submit_slotless(qt_thread_t *t, unsigned kind, unsigned flags8, void *q,
+                                                                 void *ctx, qt_fn_t fn, void *ra,
+                                                                 void (*real_f)(void *, void *, qt_fn_t)) {
+#if defined(QTRACE_LTTNG) || defined(QT_NO_SLOTLESS)
+    (void)t; (void)kind; (void)flags8; (void)q; (void)ctx; (void)fn; (void)ra; (void)real_f;
+    return 0;
+#else
+    uint32_t stub = qt_stub_of(fn);
+    if (QT_UNLIKELY(stub == 0 || real.get_current_queue == NULL)) return 0;
+    uint64_t id = qt_next_id(t);
+    note_queue(t, q);
+    uint32_t site = qt_function_site(t, (void *)fn, ra);
+    (void)flags8; // a function, a barrier if the kind is: the reader knows them from the kind
+    if (QT_UNLIKELY(((id >> 32) | (((uint64_t)(uintptr_t)q | (uint64_t)(uintptr_t)ctx) >> 48) | (site >> 12)) != 0))
+        return 0;
+    qt_rec_enqueue_f(t, kind, (uint32_t)id, q, site, ctx, stub - 1);
+    t->depth++;
+    real_f(q, ctx, g_stubs[stub - 1]);
+    t->depth--;
+    return 1;
+#endif
+}
+
 #define ASYNC_BLOCK_API(name, field, field_f, kind, flags8)                              \
     void name(void *q, void *block) {                                                    \
         QT_PROLOGUE(name)                                                                \
@@ -107,7 +134,11 @@ static inline __attribute__((always_inline)) void submit_sync(qt_thread_t *t, un
     void name(void *q, void *ctx, qt_fn_t fn) {                                          \
         QT_PROLOGUE(name)                                                                \
         if (!qt_is_user_call(t, ra)) { real.field_f(q, ctx, fn); return; }              \
-        submit_async(t, kind, flags8 | QT_EF_FUNCTION | qt_caller_flags(ra), q, (void *)fn, ctx, 0, 0, ra, real.field_f); \
+        unsigned flags = flags8 | QT_EF_FUNCTION | qt_caller_flags(ra);                 \
+        /* A Swift job's JOB record names its id: jobs keep the slot path. */           \
+        if (QT_LIKELY(!(flags & QT_EF_CONCURRENCY))                                      \
+            && submit_slotless(t, kind, flags, q, ctx, fn, ra, real.field_f)) return;    \
+        submit_async(t, kind, flags, q, (void *)fn, ctx, 0, 0, ra, real.field_f);        \
     }
 
 #define SYNC_BLOCK_API(name, field, field_f, kind, flags8)                               \

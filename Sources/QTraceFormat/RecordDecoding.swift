@@ -35,6 +35,8 @@ struct RecordShape {
         case words0, words1, words2, words3, words4
         case string0, string1, string2, string3, string4
         case compactEnqueue, compactStart, compactEnd, compactSiteEnqueue
+        /// Slot-less function items: decoded half-way, then rewritten by `SlotlessPairing`.
+        case slotlessEnqueue, slotlessStart, slotlessEnd
         /// Zero to three words, then the optional site word when the record holds it.
         case words0Site, words1Site, words2Site, words3Site
     }
@@ -50,12 +52,15 @@ struct RecordShape {
     let hasString: Bool
     /// Unknown, or with a string: the validation scan's slow path.
     let isSpecial: Bool
+    /// A slot-less function item record: its event goes through `SlotlessPairing`.
+    let needsPairing: Bool
 
     private init(decode: Decode, type: EventType, minLength: Int) {
         self.decode = decode; self.type = type; self.minLength = minLength
         isKnown = decode != .unknown
         hasString = decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string4.rawValue
         isSpecial = !isKnown || hasString
+        needsPairing = decode == .slotlessEnqueue || decode == .slotlessStart || decode == .slotlessEnd
     }
 
     private init(_ layout: RecordLayout?) {
@@ -69,6 +74,9 @@ struct RecordShape {
         case (.start?, _): decode = .compactStart
         case (.end?, _): decode = .compactEnd
         case (.siteEnqueue?, _): decode = .compactSiteEnqueue
+        case (.slotlessEnqueue?, _): decode = .slotlessEnqueue
+        case (.slotlessStart?, _): decode = .slotlessStart
+        case (.slotlessEnd?, _): decode = .slotlessEnd
         // The record list allows any layout an Event holds (at most four words a...d, the site
         // word included; no site word beside a string): each has its case.
         case (nil, false) where layout.hasOptionalSite: decode = Decode(rawValue: Decode.words0Site.rawValue + UInt8(layout.words))!
@@ -281,6 +289,28 @@ extension TraceBytes {
         case .compactEnd:
             event.a = word0 >> 32
             event.arg = 0
+        case .slotlessEnqueue:
+            // As ENQUEUE_CS, plus the context in `c`; the stub (flags8) goes above the kind in
+            // `arg` until SlotlessPairing.rewrite, and the flags are a function's.
+            let word = u64(payload)
+            let kind = UInt32(truncatingIfNeeded: (word >> 48) & 0xF)
+            event.a = word0 >> 32
+            event.b = word & 0x0000_FFFF_FFFF_FFFF
+            event.c = u64(payload &+ 8)
+            event.d = word >> 52
+            event.arg = kind | UInt32(flags) << SlotlessPairing.stubShift
+            event.flags = kind == ItemKind.barrierAsync.rawValue ? SlotlessPairing.barrierFlags : SlotlessPairing.functionFlags
+        case .slotlessStart:
+            // The stub in `arg`, the context and the queue in `b` and `c`, until
+            // SlotlessPairing.rewrite: word = context (bits 0..47) | queue bits 32..47 << 48.
+            let word = u64(payload)
+            event.arg = UInt32(flags)
+            event.b = word & 0x0000_FFFF_FFFF_FFFF
+            event.c = (word >> 48) << 32 | word0 >> 32
+            event.flags = 0
+        case .slotlessEnd:
+            event.arg = UInt32(flags)  // the stub, until SlotlessPairing.rewrite
+            event.flags = 0
         }
         if stringWords >= 0 {
             let lengthOffset = payload &+ 8 &* stringWords

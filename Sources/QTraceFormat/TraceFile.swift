@@ -184,13 +184,16 @@ private struct EventMerge {
                     heap.push(MergeKey(time: cursors[index].time, stream: index))
                 }
                 var event = Event(type: .end, time: 0, tid: 0)
+                var pairing = SlotlessPairing()
                 var limit = heap.smallerChild
                 while heap.count > 0 {
                     let top = heap.top.stream
                     let cursor = cursors.baseAddress.unsafelyUnwrapped + top
                     let word0 = cursor.pointee.word0
-                    bytes.decodeEvent(at: cursor.pointee.offset, word0: word0, shape: shapes[Int(word0 & 0xFF)],
+                    let shape = shapes[Int(word0 & 0xFF)]
+                    bytes.decodeEvent(at: cursor.pointee.offset, word0: word0, shape: shape,
                                       tid: cursor.pointee.tid, time: cursor.pointee.time, into: &event)
+                    if shape.needsPairing { pairing.rewrite(&event) }
                     try body(event)
                     if cursor.pointee.advance(bytes, shapes, clock) {
                         let key = MergeKey(time: cursor.pointee.time, stream: top)

@@ -21,6 +21,9 @@ public enum TraceLayout {
     public static let codeIdentityVersionMinor: UInt16 = 4
     /// The minor version written by a shim that records async stacks (ASYNC_FRAME).
     public static let asyncStackVersionMinor: UInt16 = 7
+    /// The minor version written by a shim that records function items without a slot
+    /// (ENQUEUE_F, START_F, END_F).
+    public static let slotlessVersionMinor: UInt16 = 8
     /// The minor version of a flight-recorder ring or its snapshot (header ring fields, chunk
     /// claim_seq, the metadata stream).
     public static let ringVersionMinor: UInt16 = 6
@@ -138,8 +141,11 @@ struct RecordLayout {
 /// 32-bit id is word 0's arg; ENQUEUE_C's one payload word is the queue with the kind in its
 /// top byte; START_C's flags8 is the kind. `TraceBytes.decodeEvent` gives each its full
 /// form's event.
+/// The slot-less function item records (1.8: ENQUEUE_F, START_F, END_F) decode to their full
+/// forms too, but carry no id to START and END: `SlotlessPairing` gives them theirs.
 enum CompactItemRecord: CaseIterable {
     case enqueue, start, end, siteEnqueue
+    case slotlessEnqueue, slotlessStart, slotlessEnd
 
     /// The record's raw type.
     var rawValue: UInt8 {
@@ -148,15 +154,18 @@ enum CompactItemRecord: CaseIterable {
         case .start: TraceLayout.compactStartType
         case .end: TraceLayout.compactEndType
         case .siteEnqueue: TraceLayout.compactSiteEnqueueType
+        case .slotlessEnqueue: TraceLayout.slotlessEnqueueType
+        case .slotlessStart: TraceLayout.slotlessStartType
+        case .slotlessEnd: TraceLayout.slotlessEndType
         }
     }
 
     /// The type of the event it decodes to.
     var fullForm: EventType {
         switch self {
-        case .enqueue, .siteEnqueue: .enqueue
-        case .start: .start
-        case .end: .end
+        case .enqueue, .siteEnqueue, .slotlessEnqueue: .enqueue
+        case .start, .slotlessStart: .start
+        case .end, .slotlessEnd: .end
         }
     }
 }

@@ -45,6 +45,8 @@ enum Schema {
     static let compactTypes: [String: UInt8] = [
         "ENQUEUE_C": TraceLayout.compactEnqueueType, "START_C": TraceLayout.compactStartType,
         "END_C": TraceLayout.compactEndType, "ENQUEUE_CS": TraceLayout.compactSiteEnqueueType,
+        "ENQUEUE_F": TraceLayout.slotlessEnqueueType, "START_F": TraceLayout.slotlessStartType,
+        "END_F": TraceLayout.slotlessEndType,
     ]
 }
 
