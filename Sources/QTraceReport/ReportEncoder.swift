@@ -37,6 +37,11 @@ struct ReportEncoder {
     /// `releaseWrittenItemColumns`), which frees them when the encoder holds the only copy.
     var input: ReportInput
     let layout: ItemLayout
+    /// The items' queue and thread by layout row (the items table's order), which the tracks
+    /// and backlogs read after the item columns are gone: reading the items' own through
+    /// `layout.order` is a cache miss a row, on every pass of every level of detail.
+    var rowQueue: [Int32] = []
+    var rowThread: [Int32] = []
     var payload = PayloadBuilder()
     var strings = StringTable()
     var lod: LevelsOfDetail
@@ -92,7 +97,7 @@ struct ReportEncoder {
         let header = headerJSON(counters: counters, stats: stats)
         let rawBytes = payload.count
         return EncodedReport(header: header, compressedPayload: try payload.compressed(), rawBytes: rawBytes,
-                             itemCount: input.items.count)
+                             itemCount: layout.order.count)
     }
 
     // MARK: Items
@@ -110,8 +115,10 @@ struct ReportEncoder {
         payload.column("start", .deltaPlanes, as: .f64, layout.start)
         payload.column("run", .planes, as: .f64, (0..<n).lazy.map { layout.end[$0] - layout.start[$0] })
         payload.column("wait", .planes, as: .f64, (0..<n).lazy.map { layout.start[$0] - layout.enqueue[$0] })
-        payload.column("queue", .plus1, as: .i32, order.lazy.map { Int64(items.queue[Int($0)]) })
-        payload.column("thread", .plus1, as: .i32, order.lazy.map { Int64(items.thread[Int($0)]) })
+        rowQueue = order.map { items.queue[Int($0)] }
+        rowThread = order.map { items.thread[Int($0)] }
+        payload.column("queue", .plus1, as: .i32, rowQueue.lazy.map { Int64($0) })
+        payload.column("thread", .plus1, as: .i32, rowThread.lazy.map { Int64($0) })
         payload.column("submitter", .plus1, as: .i32, order.lazy.map { Int64(items.submitterThread[Int($0)]) })
         payload.column("kind", .u8, as: .u8, order.lazy.map { Int64(items.kind[Int($0)].rawValue) })
         payload.column("flags", .u8, as: .u8, layout.flags.lazy.map { Int64($0) })
@@ -133,12 +140,10 @@ struct ReportEncoder {
         writeItemSites(order: order)
     }
 
-    /// After the items table: only the columns the tracks and backlogs still read (queue,
-    /// thread) stay; the rest (33 bytes an item: 630 MiB at 20M items) is freed.
+    /// After the items table, the item columns are freed (42 bytes an item: 800 MiB at 20M
+    /// items): what the rest reads of them is in `rowQueue` and `rowThread`.
     private mutating func releaseWrittenItemColumns() {
-        let (queue, thread) = (input.items.queue, input.items.thread)
         input.items = ReportItems()
-        (input.items.queue, input.items.thread) = (queue, thread)
     }
 
     /// The sorted row of input item `index`, or -1.
@@ -149,9 +154,9 @@ struct ReportEncoder {
     private func sortedRow(_ index: Int) -> Int64 { sortedRow(Int32(clamping: index)) }
 
     private mutating func addItemTracks() {
-        let (items, order) = (input.items, layout.order)
-        addRunTracks(kind: "threadRun", lanes: input.threads.count, slot: layout.depth) { items.thread[Int(order[$0])] }
-        addRunTracks(kind: "queueRun", lanes: input.queues.count, slot: layout.runSlot) { items.queue[Int(order[$0])] }
+        let (threads, queues) = (rowThread, rowQueue)
+        addRunTracks(kind: "threadRun", lanes: input.threads.count, slot: layout.depth) { threads[$0] }
+        addRunTracks(kind: "queueRun", lanes: input.queues.count, slot: layout.runSlot) { queues[$0] }
         // Pending items need no levels: zoomed out, the queue's backlog (derived from the
         // same enqueue and start times) shows them.
     }
@@ -170,7 +175,7 @@ struct ReportEncoder {
         let grouped = Self.rowsByLane(rows: layout.order.count, lanes: lanes, laneOf: laneOf)
         for l in 0..<lanes {
             let rows = grouped.rows[grouped.starts[l]..<grouped.starts[l + 1]]
-            lod.addTrack(kind: kind, object: l, boxes: LaneBoxes(rows: rows, layout: layout, slot: slot, queues: input.items.queue))
+            lod.addTrack(kind: kind, object: l, boxes: LaneBoxes(rows: rows, layout: layout, slot: slot, colors: rowQueue))
         }
     }
 
@@ -330,9 +335,9 @@ struct ReportEncoder {
 
     /// The layout rows of each queue's items, in one pass (not one pass per queue).
     private func rowsByQueue() -> (rows: [Int32], starts: [Int]) {
-        let (queues, items, order) = (input.queues.count, input.items, layout.order)
-        return Self.rowsByLane(rows: order.count, lanes: queues) { row in
-            let queue = Int(items.queue[Int(order[row])])
+        let (queues, rowQueue) = (input.queues.count, rowQueue)
+        return Self.rowsByLane(rows: rowQueue.count, lanes: queues) { row in
+            let queue = Int(rowQueue[row])
             return queue < queues ? queue : -1
         }
     }
@@ -501,13 +506,13 @@ struct LaneBoxes: TrackBoxSource {
     let rows: ArraySlice<Int32>
     let layout: ItemLayout
     let slot: [UInt8]
-    /// The items' queues, by input index.
-    let queues: [Int32]
+    /// The items' queues, by layout row.
+    let colors: [Int32]
 
     var count: Int { rows.count }
 
     func box(_ i: Int) -> (begin: Int64, end: Int64, row: UInt8, color: Int32) {
         let row = Int(rows[rows.startIndex + i])
-        return (layout.start[row], layout.end[row], slot[row], queues[Int(layout.order[row])])
+        return (layout.start[row], layout.end[row], slot[row], colors[row])
     }
 }
