@@ -342,22 +342,28 @@ struct ReportEncoder {
         }
     }
 
-    /// A queue's backlog as its items' rows give it: +1 at each enqueue, -1 at each start.
+    /// A queue's backlog as its items' rows give it: +1 at each enqueue, -1 at each start,
+    /// one point per time (the value after all its changes), none that repeats the value before.
+    /// The rows are in start order, so only the enqueue times need sorting (Int64s, not
+    /// (time, change) pairs by a closure), and the two sorted lists are merged.
     private func derivedBacklog(_ rows: ArraySlice<Int32>) -> CounterSteps.Normalized {
-        var changes: [(time: Int64, delta: Int64)] = []
-        for row in rows.lazy.map({ Int($0) }) {
-            changes.append((layout.enqueue[row], 1))
-            if layout.flags[row] & ItemFlags.neverStarted == 0 { changes.append((layout.start[row], -1)) }
+        let (enqueue, start, flags) = (layout.enqueue, layout.start, layout.flags)
+        var enqueues = rows.map { enqueue[Int($0)] }
+        enqueues.sort()
+        let starts = rows.lazy.filter { flags[Int($0)] & ItemFlags.neverStarted == 0 }.map { start[Int($0)] }
+        var out = CounterSteps.Normalized()
+        var (value, previous): (Int64, Int64) = (0, 0)
+        var e = 0, s = starts.startIndex
+        while e < enqueues.count || s < starts.endIndex {
+            let time = Swift.min(e < enqueues.count ? enqueues[e] : .max, s < starts.endIndex ? starts[s] : .max)
+            while e < enqueues.count, enqueues[e] == time { (value, e) = (value + 1, e + 1) }
+            while s < starts.endIndex, starts[s] == time { (value, s) = (value - 1, starts.index(after: s)) }
+            guard value != previous else { continue }
+            out.times.append(time)
+            out.values.append(Double(value))
+            previous = value
         }
-        changes.sort { $0.time < $1.time }
-        var times: [Int64] = [], values: [Double] = []
-        var value: Int64 = 0
-        for c in changes {
-            value += c.delta
-            times.append(c.time)
-            values.append(Double(value))
-        }
-        return CounterSteps.normalized(times, values)
+        return out
     }
 
     // MARK: Header
