@@ -37,24 +37,107 @@ public struct BlockedInside: Sendable, Equatable {
     /// start order with a stack of open frames: each wait's own time (its duration less its
     /// children's) is blocked, and every enclosing item gets it when the frames close.
     public init(runs: [Run], waits: [Wait], threads: Int = 0) {
-        ns = [UInt64](repeating: 0, count: runs.count)
-        causeMasks = [UInt8](repeating: 0, count: runs.count)
-        threadBusyNs = [UInt64](repeating: 0, count: threads)
-        threadBlockedNs = threadBusyNs
-        for (thread, frames) in Self.framesByThread(runs: runs, waits: waits) { sweep(frames, thread: thread) }
+        let items = RunColumns(
+            thread: runs.map { $0.thread >= 0 && $0.end >= $0.start ? Int32($0.thread) : -1 },
+            start: runs.map { Int64($0.start) }, end: runs.map { Int64($0.end) }, endTime: 0)
+        self.init(items, waits: waits, threads: threads)
     }
 
     /// The model's items and blocked intervals; `cause` gives each blocked interval's code.
     public init(_ model: TraceModel, cause: (BlockCause) -> UInt8) {
-        let end = model.endTime
-        let runs = model.items.map { item -> Run in
-            guard let thread = item.thread, let start = item.started else { return Run(thread: -1, start: 0, end: 0) }
-            return Run(thread: thread, start: start, end: Swift.max(start, item.ended ?? end))
+        let items = RunColumns(thread: model.items.map { Int32($0.thread ?? -1) },
+                               start: model.items.map { $0.started.map(Int64.init) ?? -1 },
+                               end: model.items.map { $0.ended.map(Int64.init) ?? -1 }, endTime: Int64(model.endTime))
+        self.init(items, waits: Self.waits(model, cause: cause), threads: model.threads.count)
+    }
+
+    private init(_ items: RunColumns, waits: [Wait], threads: Int) {
+        var ns = [UInt64](repeating: 0, count: items.thread.count)
+        var masks = [UInt8](repeating: 0, count: items.thread.count)
+        (threadBusyNs, threadBlockedNs) = Self.sweep(items, waits: waits, threads: threads) { item, blocked, mask in
+            (ns[item], masks[item]) = (blocked, mask)
         }
-        let waits = model.threads.enumerated().flatMap { t, thread in
+        (self.ns, causeMasks) = (ns, masks)
+    }
+
+    /// The blocked intervals of the model's threads, as waits.
+    public static func waits(_ model: TraceModel, cause: (BlockCause) -> UInt8) -> [Wait] {
+        let end = model.endTime
+        return model.threads.enumerated().flatMap { t, thread in
             thread.blocked.map { Wait(thread: t, start: $0.start, end: Swift.max($0.start, $0.end ?? end), cause: cause($0.cause)) }
         }
-        self.init(runs: runs, waits: waits, threads: model.threads.count)
+    }
+
+    /// Items as columns (the report's): `thread` or `start` -1 for an item that never ran, `end`
+    /// -1 for one still running at `endTime`; an item runs from its start to the later of its
+    /// start and its end.
+    public struct RunColumns {
+        public var thread: [Int32]
+        public var start: [Int64]
+        public var end: [Int64]
+        public var endTime: Int64
+        public init(thread: [Int32], start: [Int64], end: [Int64], endTime: Int64) {
+            self.thread = thread; self.start = start; self.end = end; self.endTime = endTime
+        }
+    }
+
+    /// The figures of items given as columns, without a copy of them: `record(item, ns, mask)`
+    /// is told each item with time blocked inside it or a cause (the others have none), and
+    /// the threads' busy and blocked time (for threads `0..<threads`) are returned. The only
+    /// memory per item is their order, 4 bytes each: the report's 20M items are converted to
+    /// columns first and their figures filled in here, where frames of every item (and their
+    /// sorted copy) cost 160 bytes an item on top of the model.
+    public static func sweep(_ items: RunColumns, waits: [Wait], threads: Int,
+                             record: (Int, UInt64, UInt8) -> Void) -> (busy: [UInt64], blocked: [UInt64]) {
+        var busy = [UInt64](repeating: 0, count: threads), blocked = busy
+        let (order, starts) = runsByThread(items)
+        let waitsByThread = Dictionary(grouping: waits.filter { $0.thread >= 0 && $0.end >= $0.start }, by: \.thread)
+        let lanes = Swift.max(starts.count - 1, (waitsByThread.keys.max() ?? -1) + 1)
+        for t in 0..<lanes {
+            let rows = t + 1 < starts.count ? order[starts[t]..<starts[t + 1]] : []
+            let threadWaits = (waitsByThread[t] ?? []).sorted { a, b in a.start != b.start ? a.start < b.start : a.end > b.end }
+            sweepThread(t, rows: rows, waits: threadWaits, items: items, busy: &busy, blocked: &blocked, record: record)
+        }
+        return (busy, blocked)
+    }
+
+    /// The items that ran, grouped by thread (a counting sort), each thread's by start, longer
+    /// first, the later item first.
+    private static func runsByThread(_ items: RunColumns) -> (order: [Int32], starts: [Int]) {
+        let n = items.thread.count
+        func lane(_ i: Int) -> Int { items.thread[i] >= 0 && items.start[i] >= 0 ? Int(items.thread[i]) : -1 }
+        var starts = [Int](repeating: 0, count: Int(items.thread.max() ?? -1) + 2)
+        for i in 0..<n where lane(i) >= 0 { starts[lane(i) + 1] += 1 }
+        for t in starts.indices.dropFirst() { starts[t] += starts[t - 1] }
+        var next = starts, order = [Int32](repeating: 0, count: starts.last ?? 0)
+        for i in 0..<n where lane(i) >= 0 {
+            order[next[lane(i)]] = Int32(i)
+            next[lane(i)] += 1
+        }
+        items.start.withUnsafeBufferPointer { start in
+            let ends = ItemEnds(items)
+            for t in starts.indices.dropLast() {
+                // Items are nearly in start order already: runs for the merge sort.
+                order[starts[t]..<starts[t + 1]].sort { a, b in
+                    let (sa, sb) = (start[Int(a)], start[Int(b)])
+                    if sa != sb { return sa < sb }
+                    let (ea, eb) = (ends[Int(a)], ends[Int(b)])
+                    if ea != eb { return ea > eb }
+                    return a > b
+                }
+            }
+        }
+        return (order, starts)
+    }
+
+    /// Each item's end as the sweep sees it: the later of its start and its end (or the trace's).
+    struct ItemEnds {
+        let items: RunColumns
+        init(_ items: RunColumns) { self.items = items }
+        subscript(i: Int) -> Int64 {
+            let end = items.end[i] < 0 ? items.endTime : items.end[i]
+            return Swift.max(items.start[i], end)
+        }
     }
 
     private struct Frame {
@@ -69,41 +152,44 @@ public struct BlockedInside: Sendable, Equatable {
         var covered: UInt64 = 0
     }
 
-    /// Each thread's frames, outer before inner: by start, longer first, an item before a wait
-    /// of the same span (a wait that fills its item is the item's own call).
-    private static func framesByThread(runs: [Run], waits: [Wait]) -> [(thread: Int, frames: [Frame])] {
-        let threads = Swift.max(runs.lazy.map(\.thread).max() ?? -1, waits.lazy.map(\.thread).max() ?? -1) + 1
-        var byThread = [[Frame]](repeating: [], count: threads)
-        for (i, r) in runs.enumerated() where r.thread >= 0 && r.end >= r.start {
-            byThread[r.thread].append(Frame(start: r.start, end: r.end, item: i, cause: 0))
-        }
-        for w in waits where w.thread >= 0 && w.end >= w.start {
-            byThread[w.thread].append(Frame(start: w.start, end: w.end, item: -1, cause: w.cause & 7))
-        }
-        return byThread.indices.compactMap { t in
-            guard !byThread[t].isEmpty else { return nil }
-            // Items and waits are each nearly in start order already: two runs for the merge sort.
-            return (t, byThread[t].sorted { a, b in
-                if a.start != b.start { return a.start < b.start }
-                if a.end != b.end { return a.end > b.end }
-                return a.item > b.item
-            })
-        }
-    }
-
-    private mutating func sweep(_ frames: [Frame], thread: Int) {
+    /// One thread's frames, outer before inner: by start, longer first, an item before a wait
+    /// of the same span (a wait that fills its item is the item's own call). The items (in
+    /// that order already) and the waits (sorted by start, longer first, in their order
+    /// otherwise) are merged as they are swept, with a stack of the open frames.
+    private static func sweepThread(_ thread: Int, rows: ArraySlice<Int32>, waits: [Wait], items: RunColumns,
+                                    busy: inout [UInt64], blocked: inout [UInt64], record: (Int, UInt64, UInt8) -> Void) {
+        let ends = ItemEnds(items)
         var stack: [Frame] = []
-        for f in frames {
-            while let top = stack.last, top.end <= f.start { close(&stack, thread: thread) }
-            stack.append(f)
+        var row = rows.startIndex, w = 0
+        while row < rows.endIndex || w < waits.count {
+            var next: Frame
+            if row < rows.endIndex {
+                let i = Int(rows[row])
+                let item = Frame(start: UInt64(items.start[i]), end: UInt64(ends[i]), item: i, cause: 0)
+                if w < waits.count, waits[w].start < item.start || (waits[w].start == item.start && waits[w].end > item.end) {
+                    next = Frame(start: waits[w].start, end: waits[w].end, item: -1, cause: waits[w].cause & 7)
+                    w += 1
+                } else {
+                    next = item
+                    row += 1
+                }
+            } else {
+                next = Frame(start: waits[w].start, end: waits[w].end, item: -1, cause: waits[w].cause & 7)
+                w += 1
+            }
+            while let top = stack.last, top.end <= next.start {
+                close(&stack, thread: thread, busy: &busy, blocked: &blocked, record: record)
+            }
+            stack.append(next)
         }
-        while !stack.isEmpty { close(&stack, thread: thread) }
+        while !stack.isEmpty { close(&stack, thread: thread, busy: &busy, blocked: &blocked, record: record) }
     }
 
     /// Closes the innermost open frame: its own time (its span less its children's) is the
     /// thread's busy time for an item, blocked time for a wait; an item records the blocked time
     /// inside it; both pass what is inside them to the frame around them.
-    private mutating func close(_ stack: inout [Frame], thread: Int) {
+    private static func close(_ stack: inout [Frame], thread: Int, busy: inout [UInt64], blocked: inout [UInt64],
+                              record: (Int, UInt64, UInt8) -> Void) {
         var f = stack.removeLast()
         let span = f.end - f.start
         let own = span > f.covered ? span - f.covered : 0
@@ -112,11 +198,10 @@ public struct BlockedInside: Sendable, Equatable {
                 f.blocked += own
                 f.mask |= 1 << f.cause
             }
-            if thread < threadBlockedNs.count { threadBlockedNs[thread] += own }
+            if thread < blocked.count { blocked[thread] += own }
         } else {
-            ns[f.item] = f.blocked
-            causeMasks[f.item] = f.mask
-            if thread < threadBusyNs.count { threadBusyNs[thread] += own }
+            if f.blocked != 0 || f.mask != 0 { record(f.item, f.blocked, f.mask) }
+            if thread < busy.count { busy[thread] += own }
         }
         guard !stack.isEmpty else { return }
         let p = stack.count - 1

@@ -47,7 +47,11 @@ public enum ReportGeneration {
             do { perProcess.append(try input(process: process(path), command: "record") { analysed(path, $0) }) } catch {}
         }
         ProgressLine.shared.phase("writing the report")
-        try writeFile(reportPath) { try ReportWriter.write(ReportInput.merged(perProcess), to: $0) }
+        // The per-process inputs are dropped once merged (one process: it is the report's
+        // input), so that the writer holds the only reference to the item columns.
+        var input: ReportInput? = ReportInput.merged(perProcess)
+        perProcess = []
+        try writeFile(reportPath) { try ReportWriter.write(input.take()!, to: $0) }
     }
 
     /// A .qtrace file that `qtrace record` wrote here.

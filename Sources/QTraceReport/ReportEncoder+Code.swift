@@ -17,7 +17,7 @@ extension ReportEncoder {
     mutating func writeTaskJobs() {
         var task: [Int64] = [], item: [Int64] = []
         for (t, swiftTask) in input.tasks.enumerated() {
-            for job in swiftTask.jobs where job >= 0 && job < input.items.count {
+            for job in swiftTask.jobs where job >= 0 && job < layout.rank.count {
                 task.append(Int64(t))
                 item.append(Int64(layout.rank[job]))
             }

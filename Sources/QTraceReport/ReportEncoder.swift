@@ -23,8 +23,8 @@ struct EncodedReport {
     static let formatVersion = 2
 
     var header: JSONValue
-    /// The payload as one zlib stream, and its size uncompressed.
-    var compressedPayload: [UInt8]
+    /// The payload as one zlib stream (in pieces, in order), and its size uncompressed.
+    var compressedPayload: [[UInt8]]
     var rawBytes: Int
     var itemCount: Int
 }
@@ -33,8 +33,15 @@ struct ReportEncoder {
     /// Counter series longer than this are reduced to min/max/last per time bucket.
     static let maximumCounterPoints = 1 << 16
 
-    let input: ReportInput
+    /// A variable: the item columns are dropped as soon as they are written (see
+    /// `releaseWrittenItemColumns`), which frees them when the encoder holds the only copy.
+    var input: ReportInput
     let layout: ItemLayout
+    /// The items' queue and thread by layout row (the items table's order), which the tracks
+    /// and backlogs read after the item columns are gone: reading the items' own through
+    /// `layout.order` is a cache miss a row, on every pass of every level of detail.
+    var rowQueue: [Int32] = []
+    var rowThread: [Int32] = []
     var payload = PayloadBuilder()
     var strings = StringTable()
     var lod: LevelsOfDetail
@@ -42,9 +49,13 @@ struct ReportEncoder {
     let histogramBounds: [[Double]]
     let histogramBoundsIndex: [[Double]: Int]
 
-    init(_ input: ReportInput) {
-        self.input = input
-        layout = ItemLayout(input.items, traceEnd: max(0, input.meta.durationNs), processEnds: ItemLayout.processEnds(of: input))
+    init(_ input: consuming ReportInput) {
+        // Columns the report never writes go first (16 bytes an item), and the layout takes
+        // the items' times (24 bytes), sorting them in place.
+        input.items.waitNs = []
+        input.items.traceID = []
+        let processEnds = ItemLayout.processEnds(of: input)
+        layout = ItemLayout(taking: &input.items, traceEnd: max(0, input.meta.durationNs), processEnds: processEnds)
         lod = LevelsOfDetail(traceDurationNs: max(layout.traceEnd, input.meta.durationNs))
         var bounds: [[Double]] = [], index: [[Double]: Int] = [:]
         for h in input.histograms where index[h.boundsNs] == nil {
@@ -52,15 +63,21 @@ struct ReportEncoder {
             bounds.append(h.boundsNs)
         }
         (histogramBounds, histogramBoundsIndex) = (bounds, index)
+        self.input = consume input
     }
 
-    static func encode(_ input: ReportInput) throws -> EncodedReport {
-        var encoder = Phases.time("report: item layout") { ReportEncoder(input) }
+    /// Consumes `input`: its item columns are released as the encoding goes (a closure
+    /// around the layout's phase would keep a copy of them).
+    static func encode(_ input: consuming ReportInput) throws -> EncodedReport {
+        let started = Phases.start()
+        var encoder = ReportEncoder(consume input)
+        Phases.end("report: item layout", started)
         return try Phases.time("report: encode and compress columns and levels of detail") { try encoder.encode() }
     }
 
     mutating func encode() throws -> EncodedReport {
         Phases.time("report: encode: items") { writeItems() }
+        releaseWrittenItemColumns()
         let blockedTable = writeBlocked()
         writeSched()
         writeSources()
@@ -80,7 +97,7 @@ struct ReportEncoder {
         let header = headerJSON(counters: counters, stats: stats)
         let rawBytes = payload.count
         return EncodedReport(header: header, compressedPayload: try payload.compressed(), rawBytes: rawBytes,
-                             itemCount: input.items.count)
+                             itemCount: layout.order.count)
     }
 
     // MARK: Items
@@ -98,8 +115,10 @@ struct ReportEncoder {
         payload.column("start", .deltaPlanes, as: .f64, layout.start)
         payload.column("run", .planes, as: .f64, (0..<n).lazy.map { layout.end[$0] - layout.start[$0] })
         payload.column("wait", .planes, as: .f64, (0..<n).lazy.map { layout.start[$0] - layout.enqueue[$0] })
-        payload.column("queue", .plus1, as: .i32, order.lazy.map { Int64(items.queue[Int($0)]) })
-        payload.column("thread", .plus1, as: .i32, order.lazy.map { Int64(items.thread[Int($0)]) })
+        rowQueue = order.map { items.queue[Int($0)] }
+        rowThread = order.map { items.thread[Int($0)] }
+        payload.column("queue", .plus1, as: .i32, rowQueue.lazy.map { Int64($0) })
+        payload.column("thread", .plus1, as: .i32, rowThread.lazy.map { Int64($0) })
         payload.column("submitter", .plus1, as: .i32, order.lazy.map { Int64(items.submitterThread[Int($0)]) })
         payload.column("kind", .u8, as: .u8, order.lazy.map { Int64(items.kind[Int($0)].rawValue) })
         payload.column("flags", .u8, as: .u8, layout.flags.lazy.map { Int64($0) })
@@ -121,6 +140,12 @@ struct ReportEncoder {
         writeItemSites(order: order)
     }
 
+    /// After the items table, the item columns are freed (42 bytes an item: 800 MiB at 20M
+    /// items): what the rest reads of them is in `rowQueue` and `rowThread`.
+    private mutating func releaseWrittenItemColumns() {
+        input.items = ReportItems()
+    }
+
     /// The sorted row of input item `index`, or -1.
     private func sortedRow(_ index: Int32) -> Int64 {
         index >= 0 && Int(index) < layout.rank.count ? Int64(layout.rank[Int(index)]) : -1
@@ -129,9 +154,9 @@ struct ReportEncoder {
     private func sortedRow(_ index: Int) -> Int64 { sortedRow(Int32(clamping: index)) }
 
     private mutating func addItemTracks() {
-        let (items, order) = (input.items, layout.order)
-        addRunTracks(kind: "threadRun", lanes: input.threads.count, slot: layout.depth) { items.thread[Int(order[$0])] }
-        addRunTracks(kind: "queueRun", lanes: input.queues.count, slot: layout.runSlot) { items.queue[Int(order[$0])] }
+        let (threads, queues) = (rowThread, rowQueue)
+        addRunTracks(kind: "threadRun", lanes: input.threads.count, slot: layout.depth) { threads[$0] }
+        addRunTracks(kind: "queueRun", lanes: input.queues.count, slot: layout.runSlot) { queues[$0] }
         // Pending items need no levels: zoomed out, the queue's backlog (derived from the
         // same enqueue and start times) shows them.
     }
@@ -150,7 +175,7 @@ struct ReportEncoder {
         let grouped = Self.rowsByLane(rows: layout.order.count, lanes: lanes, laneOf: laneOf)
         for l in 0..<lanes {
             let rows = grouped.rows[grouped.starts[l]..<grouped.starts[l + 1]]
-            lod.addTrack(kind: kind, object: l, boxes: LaneBoxes(rows: rows, layout: layout, slot: slot, queues: input.items.queue))
+            lod.addTrack(kind: kind, object: l, boxes: LaneBoxes(rows: rows, layout: layout, slot: slot, colors: rowQueue))
         }
     }
 
@@ -310,29 +335,35 @@ struct ReportEncoder {
 
     /// The layout rows of each queue's items, in one pass (not one pass per queue).
     private func rowsByQueue() -> (rows: [Int32], starts: [Int]) {
-        let (queues, items, order) = (input.queues.count, input.items, layout.order)
-        return Self.rowsByLane(rows: order.count, lanes: queues) { row in
-            let queue = Int(items.queue[Int(order[row])])
+        let (queues, rowQueue) = (input.queues.count, rowQueue)
+        return Self.rowsByLane(rows: rowQueue.count, lanes: queues) { row in
+            let queue = Int(rowQueue[row])
             return queue < queues ? queue : -1
         }
     }
 
-    /// A queue's backlog as its items' rows give it: +1 at each enqueue, -1 at each start.
+    /// A queue's backlog as its items' rows give it: +1 at each enqueue, -1 at each start,
+    /// one point per time (the value after all its changes), none that repeats the value before.
+    /// The rows are in start order, so only the enqueue times need sorting (Int64s, not
+    /// (time, change) pairs by a closure), and the two sorted lists are merged.
     private func derivedBacklog(_ rows: ArraySlice<Int32>) -> CounterSteps.Normalized {
-        var changes: [(time: Int64, delta: Int64)] = []
-        for row in rows.lazy.map({ Int($0) }) {
-            changes.append((layout.enqueue[row], 1))
-            if layout.flags[row] & ItemFlags.neverStarted == 0 { changes.append((layout.start[row], -1)) }
+        let (enqueue, start, flags) = (layout.enqueue, layout.start, layout.flags)
+        var enqueues = rows.map { enqueue[Int($0)] }
+        enqueues.sort()
+        let starts = rows.lazy.filter { flags[Int($0)] & ItemFlags.neverStarted == 0 }.map { start[Int($0)] }
+        var out = CounterSteps.Normalized()
+        var (value, previous): (Int64, Int64) = (0, 0)
+        var e = 0, s = starts.startIndex
+        while e < enqueues.count || s < starts.endIndex {
+            let time = Swift.min(e < enqueues.count ? enqueues[e] : .max, s < starts.endIndex ? starts[s] : .max)
+            while e < enqueues.count, enqueues[e] == time { (value, e) = (value + 1, e + 1) }
+            while s < starts.endIndex, starts[s] == time { (value, s) = (value - 1, starts.index(after: s)) }
+            guard value != previous else { continue }
+            out.times.append(time)
+            out.values.append(Double(value))
+            previous = value
         }
-        changes.sort { $0.time < $1.time }
-        var times: [Int64] = [], values: [Double] = []
-        var value: Int64 = 0
-        for c in changes {
-            value += c.delta
-            times.append(c.time)
-            values.append(Double(value))
-        }
-        return CounterSteps.normalized(times, values)
+        return out
     }
 
     // MARK: Header
@@ -481,13 +512,13 @@ struct LaneBoxes: TrackBoxSource {
     let rows: ArraySlice<Int32>
     let layout: ItemLayout
     let slot: [UInt8]
-    /// The items' queues, by input index.
-    let queues: [Int32]
+    /// The items' queues, by layout row.
+    let colors: [Int32]
 
     var count: Int { rows.count }
 
     func box(_ i: Int) -> (begin: Int64, end: Int64, row: UInt8, color: Int32) {
         let row = Int(rows[rows.startIndex + i])
-        return (layout.start[row], layout.end[row], slot[row], queues[Int(layout.order[row])])
+        return (layout.start[row], layout.end[row], slot[row], colors[row])
     }
 }

@@ -19,15 +19,17 @@ import Darwin
 
 public enum ReportWriter {
     /// Writes the HTML report for `input` to `path` ("-": standard output; see OutputFile).
-    public static func write(_ input: ReportInput, to path: String) throws {
+    /// The input is consumed: passed with `consume` (its only reference), the item columns
+    /// are released as soon as they are written (see ReportEncoder), not at the end.
+    public static func write(_ input: consuming ReportInput, to path: String) throws {
         let file = try OutputFile(path: path)
-        try write(input, to: file)
+        try write(consume input, to: file)
         try file.commit()
     }
 
     /// Writes the HTML report into `file`; the caller commits it.
-    public static func write(_ input: ReportInput, to file: OutputFile) throws {
-        try writeHTML(input, to: file)
+    public static func write(_ input: consuming ReportInput, to file: OutputFile) throws {
+        try writeHTML(consume input, to: file)
     }
 
     /// The HTML report as a string (for tests and small inputs).
@@ -64,15 +66,16 @@ public enum ReportWriter {
     static var viewerStyle: String { ViewerAssets.style }
     static var viewerTemplate: String { ViewerAssets.template }
 
-    private static func writeHTML(_ input: ReportInput, to out: some ByteSink) throws {
+    private static func writeHTML(_ input: consuming ReportInput, to out: some ByteSink) throws {
         try FigureCheck.check(input)
-        let encoded = try ReportEncoder.encode(input)
+        let title = input.meta.title
+        let encoded = try ReportEncoder.encode(consume input)
         let (compressed, rawBytes) = (encoded.compressedPayload, encoded.rawBytes)
         let script = viewerScript
         let style = viewerStyle
         let headerJSON = JSONValue.object([
             ("header", encoded.header),
-            ("payload", .object([("encoding", .string("base64+zlib")), ("compressedBytes", .int(compressed.count)),
+            ("payload", .object([("encoding", .string("base64+zlib")), ("compressedBytes", .int(compressed.reduce(0) { $0 + $1.count })),
                                  ("rawBytes", .int(rawBytes))])),
         ]).serialized()
 
@@ -82,7 +85,7 @@ public enum ReportWriter {
         try out.write(beforeHead)
         try out.write("""
             <meta http-equiv="Content-Security-Policy" content="\(htmlEscaped(contentSecurityPolicy))">
-            <title>\(htmlEscaped("qtrace — " + input.meta.title))</title>
+            <title>\(htmlEscaped("qtrace — " + title))</title>
             <link rel="icon" href="\(iconDataURL)">
             <style>\(style)</style>
             """)
@@ -116,31 +119,66 @@ enum Base64 {
 
     static func encode(_ bytes: [UInt8]) -> String {
         let sink = StringSink()
-        try? write(bytes, to: sink)
+        try? write([bytes], to: sink)
         return sink.text
     }
 
-    /// Streams the encoding in chunks, so a 50 MB payload never exists twice as a String.
-    static func write(_ bytes: [UInt8], to out: some ByteSink) throws {
-        var chunk = [UInt8]()
-        chunk.reserveCapacity(1 << 16)
-        var i = 0
-        while i < bytes.count {
-            let n = min(3, bytes.count - i)
-            let b0 = UInt32(bytes[i])
-            let b1 = n > 1 ? UInt32(bytes[i + 1]) : 0
-            let b2 = n > 2 ? UInt32(bytes[i + 2]) : 0
-            let v = b0 << 16 | b1 << 8 | b2
-            chunk.append(alphabet[Int(v >> 18 & 63)])
-            chunk.append(alphabet[Int(v >> 12 & 63)])
-            chunk.append(n > 1 ? alphabet[Int(v >> 6 & 63)] : UInt8(ascii: "="))
-            chunk.append(n > 2 ? alphabet[Int(v & 63)] : UInt8(ascii: "="))
-            i += 3
-            if chunk.count >= 1 << 16 - 4 {
-                try out.write(chunk)
-                chunk.removeAll(keepingCapacity: true)
-            }
+    /// Streams the encoding of the pieces' bytes (as if concatenated) in chunks, so that a
+    /// 200 MB payload never exists as one String or one array; each chunk is filled through a
+    /// pointer, four characters per three bytes, without an array's checks per character.
+    static func write(_ pieces: [[UInt8]], to out: some ByteSink) throws {
+        let chunkBytes = 1 << 16
+        var chunk = [UInt8](repeating: 0, count: chunkBytes)
+        var used = 0
+        // The last piece's bytes that did not make a group of three, completed by the next's.
+        var carry: [UInt8] = []
+        func group(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8, count n: Int, into c: UnsafeMutablePointer<UInt8>) {
+            let v = UInt32(b0) << 16 | UInt32(b1) << 8 | UInt32(b2)
+            c[0] = alphabet[Int(v >> 18 & 63)]
+            c[1] = alphabet[Int(v >> 12 & 63)]
+            c[2] = n > 1 ? alphabet[Int(v >> 6 & 63)] : UInt8(ascii: "=")
+            c[3] = n > 2 ? alphabet[Int(v & 63)] : UInt8(ascii: "=")
         }
-        try out.write(chunk)
+        func flushIfFull() throws {
+            guard used > chunkBytes - 4 else { return }
+            try chunk.withUnsafeBytes { try out.write(bytes: UnsafeRawBufferPointer(rebasing: $0[..<used])) }
+            used = 0
+        }
+        for bytes in pieces {
+            var i = 0
+            while !carry.isEmpty, carry.count < 3, i < bytes.count {
+                carry.append(bytes[i])
+                i += 1
+            }
+            if carry.count == 3 {
+                chunk.withUnsafeMutableBufferPointer { group(carry[0], carry[1], carry[2], count: 3, into: $0.baseAddress! + used) }
+                used += 4
+                carry = []
+                try flushIfFull()
+            }
+            try bytes.withUnsafeBufferPointer { b in
+                while i + 3 <= b.count {
+                    // As many groups as fit in the chunk, then the chunk is written.
+                    let groups = min((b.count - i) / 3, (chunkBytes - used) / 4)
+                    chunk.withUnsafeMutableBufferPointer { c in
+                        for k in 0..<groups {
+                            group(b[i + 3 * k], b[i + 3 * k + 1], b[i + 3 * k + 2], count: 3, into: c.baseAddress! + used + 4 * k)
+                        }
+                    }
+                    i += 3 * groups
+                    used += 4 * groups
+                    try flushIfFull()
+                }
+            }
+            carry.append(contentsOf: bytes[i...])
+        }
+        if !carry.isEmpty {
+            chunk.withUnsafeMutableBufferPointer {
+                group(carry[0], carry.count > 1 ? carry[1] : 0, carry.count > 2 ? carry[2] : 0, count: carry.count,
+                      into: $0.baseAddress! + used)
+            }
+            used += 4
+        }
+        try chunk.withUnsafeBytes { try out.write(bytes: UnsafeRawBufferPointer(rebasing: $0[..<used])) }
     }
 }

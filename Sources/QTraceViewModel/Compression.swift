@@ -39,13 +39,17 @@ package enum Zlib {
 /// hundreds of MB on big traces) never has to exist whole. Its bytes are those of `compress2`
 /// at the same level however the input is split: deflate without flushes decides nothing
 /// until it has enough input to look ahead, or the end (tested in CompressionTests). The
-/// output grows with what deflate produces, instead of starting as a zero-filled buffer of
-/// the input's size.
+/// output is kept as the pieces deflate filled (1 MiB each), never copied into a growing
+/// array: that array's doubling held the compressed payload up to twice and moved it each time.
 package final class Deflater {
+    /// How many bytes of output each piece holds.
+    package static let outputPieceBytes = 1 << 20
     /// zlib keeps a pointer to its stream: the stream must not move, hence allocated here.
     private let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-    private var piece = [UInt8](repeating: 0, count: 1 << 16)
-    private(set) package var output: [UInt8] = []
+    /// The full pieces of output, then the one being filled (`filled` bytes of it).
+    private var pieces: [[UInt8]] = []
+    private var current: [UInt8]
+    private var filled = 0
     /// Bytes fed so far.
     private(set) package var inputCount = 0
 
@@ -56,6 +60,12 @@ package final class Deflater {
             stream.deallocate()
             throw ReportCompressionError.zlib(status)
         }
+        current = Deflater.newPiece()
+    }
+
+    /// A piece for deflate to fill (not zeroed: deflate writes before anything reads).
+    private static func newPiece() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: outputPieceBytes) { _, count in count = outputPieceBytes }
     }
 
     deinit {
@@ -64,14 +74,28 @@ package final class Deflater {
     }
 
     package func feed(_ bytes: [UInt8]) throws {
-        try bytes.withUnsafeBufferPointer { try run($0, finishing: false) }
+        try bytes.withUnsafeBufferPointer { try feed($0) }
+    }
+
+    package func feed(_ bytes: UnsafeBufferPointer<UInt8>) throws {
+        try run(bytes, finishing: false)
         inputCount += bytes.count
     }
 
     /// Ends the stream and returns all of it.
     package func finish() throws -> [UInt8] {
+        Array(try finishPieces().joined())
+    }
+
+    /// Ends the stream and returns it as the pieces it was made in (in order; concatenated
+    /// they are the stream).
+    package func finishPieces() throws -> [[UInt8]] {
         try run(UnsafeBufferPointer(start: nil, count: 0), finishing: true)
-        return output
+        current.removeSubrange(filled...)
+        if !current.isEmpty { pieces.append(current) }
+        (current, filled) = ([], 0)
+        defer { pieces = [] }
+        return pieces
     }
 
     private func run(_ input: UnsafeBufferPointer<UInt8>, finishing: Bool) throws {
@@ -86,14 +110,18 @@ package final class Deflater {
             let flush = finishing && remaining == 0 ? Z_FINISH : Z_NO_FLUSH
             var status = Z_OK
             repeat {
-                status = piece.withUnsafeMutableBufferPointer { out in
-                    stream.pointee.next_out = out.baseAddress
-                    stream.pointee.avail_out = uInt(out.count)
+                if filled == current.count {
+                    pieces.append(current)
+                    (current, filled) = (Deflater.newPiece(), 0)
+                }
+                status = current.withUnsafeMutableBufferPointer { out in
+                    stream.pointee.next_out = out.baseAddress! + filled
+                    stream.pointee.avail_out = uInt(out.count - filled)
                     return deflate(stream, flush)
                 }
                 // Z_BUF_ERROR: no progress possible (nothing to do), not an error.
                 if status == Z_BUF_ERROR { status = Z_OK }
-                output.append(contentsOf: piece[..<(piece.count - Int(stream.pointee.avail_out))])
+                filled = current.count - Int(stream.pointee.avail_out)
             } while stream.pointee.avail_out == 0 && status == Z_OK
             guard status == (flush == Z_FINISH ? Z_STREAM_END : Z_OK) else { throw ReportCompressionError.zlib(status) }
         } while remaining > 0

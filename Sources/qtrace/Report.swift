@@ -3,6 +3,7 @@ import ArgumentParser
 import QTraceAnalysis
 import QTraceReport
 import QTraceRecording
+import QTraceViewModel
 
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,10 +44,12 @@ struct Report: ParsableCommand {
         Interruption.install(command: "report")
         applyFocus(focus)
         let path = output ?? RecordingFiles.reportPath(for: Report.withoutTrailingSlash(traces[0]))
-        let input = try ReportGeneration.input(tracePaths: traces, command: "report")
+        // Taken out when written, so that the writer holds the only reference to the item
+        // columns and frees each as soon as it is written.
+        var input: ReportInput? = try ReportGeneration.input(tracePaths: traces, command: "report")
         ProgressLine.shared.phase("writing the report")
         try Phases.time("report: writing (total)") {
-            try writeOutputFile(path, command: "report") { try ReportWriter.write(input, to: $0) }
+            try writeOutputFile(path, command: "report") { try ReportWriter.write(input.take()!, to: $0) }
         }
         ProgressLine.shared.finish()
         if let shown = announcedPath(path) { writeStderr("qtrace: report: \(shown)\n") }
