@@ -74,6 +74,19 @@ struct PendingTable {
         return entry
     }
 
+    /// Prefetches `id`'s slot ahead of its removal, and returns where it is (nil when its
+    /// block has no slab). Slabs never move nor go away while the table lives, so the address
+    /// stays valid; read ahead of the events in between, the slot may still be empty or hold
+    /// an earlier id's entry.
+    @inline(__always)
+    func prefetch(_ id: UInt64) -> UnsafeMutablePointer<PendingSlot>? {
+        guard let slab = slabOfBlock[id >> UInt64(Self.blockBits)] else { return nil }
+        let slots = slabs.address(of: Int(slab))
+        let slot = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
+        slots.pointee.prefetch(slot)
+        return slots.pointee.address(of: slot)
+    }
+
     /// A slab for `block`, or nil when slabs would be too sparsely used.
     private mutating func newSlab(for block: UInt64) -> Int32? {
         let inUse = slabCounts.count - freeSlabs.count
@@ -120,6 +133,9 @@ struct PendingSlot {
 
     @inline(__always)
     var isEmpty: Bool { head == .max }
+
+    @inline(__always)
+    var item: Int32 { Int32(truncatingIfNeeded: head) }
 
     @inline(__always)
     var entry: PendingItem {
