@@ -13,6 +13,8 @@
 // `PendingItem`, which straddled two lines every other slot: the clock readings keep 48 bits
 // each (78 hours of accumulated time); an entry whose readings do not fit goes to the hash map.
 
+import QTraceFormat
+
 struct PendingTable {
     static let blockBits = 10
     static let blockSize = 1 << blockBits
@@ -24,6 +26,9 @@ struct PendingTable {
     /// One array of `blockSize` slots per slab (separate arrays: growing the table never
     /// copies the slots).
     private var slabs = UnsafeTable<UnsafeTable<PendingSlot>>()
+    /// Each slab's first slot (a slab never grows), for `prefetch`: reading a slab out of
+    /// `slabs` there retained its storage, a cache miss of its own on the object's header.
+    private var slabStarts = UnsafeTable<UnsafeMutablePointer<PendingSlot>>()
     /// Entries per slab (a slab whose count falls to 0 goes back to `freeSlabs`).
     private var slabCounts = UnsafeTable<Int32>()
     private var freeSlabs: [Int32] = []
@@ -81,10 +86,9 @@ struct PendingTable {
     @inline(__always)
     func prefetch(_ id: UInt64) -> UnsafeMutablePointer<PendingSlot>? {
         guard let slab = slabOfBlock[id >> UInt64(Self.blockBits)] else { return nil }
-        let slots = slabs.address(of: Int(slab))
-        let slot = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
-        slots.pointee.prefetch(slot)
-        return slots.pointee.address(of: slot)
+        let slot = slabStarts[Int(slab)] + (Int(truncatingIfNeeded: id) & (Self.blockSize - 1))
+        prefetchForRead(slot)
+        return slot
     }
 
     /// A slab for `block`, or nil when slabs would be too sparsely used.
@@ -98,6 +102,7 @@ struct PendingTable {
             slab = Int32(slabCounts.count)
             slabCounts.append(0)
             slabs.append(UnsafeTable(repeating: .empty, count: Self.blockSize))
+            slabStarts.append(slabs[Int(slab)].address(of: 0))
         }
         slabOfBlock.store(slab, at: block)
         return slab

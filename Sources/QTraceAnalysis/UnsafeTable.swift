@@ -73,8 +73,7 @@ struct UnsafeTable<Element>: RandomAccessCollection {
         }
     }
 
-    /// Where element `index` is: read through it, an element is borrowed in place, where the
-    /// subscript copies it (a table of tables would retain the inner table's storage).
+    /// Where element `index` is, until the table grows.
     @inline(__always)
     func address(of index: Int) -> UnsafeMutablePointer<Element> { base + index }
 
