@@ -175,9 +175,12 @@ private struct StreamCursor {
         while scoutLead < TraceFile.startLookahead && scout < end {
             let word0 = bytes.u64(scout)
             let shape = shapes[Int(word0 & 0xFF)]
-            if shape.type == .start && shape.isKnown {
-                // The compact form holds the id in word 0; the full one in `a`.
-                announceStart(shape.decode == .compactStart ? word0 >> 32 : bytes.u64(scout &+ TraceLayout.recordHeaderSize))
+            // The compact form holds the id in word 0, the full one in `a`; other forms of a
+            // START (one that carries no id) are not announced.
+            if shape.decode == .compactStart {
+                announceStart(word0 >> 32)
+            } else if shape.decode == .words1 && shape.type == .start {
+                announceStart(bytes.u64(scout &+ TraceLayout.recordHeaderSize))
             }
             scout &+= Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
             scoutLead &+= 1
