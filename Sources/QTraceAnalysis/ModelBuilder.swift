@@ -257,7 +257,7 @@ public enum Analysis {
         let items = [WorkItem](unsafeUninitializedCapacity: file.eventCount + 16) { buffer, initialized in
             builder.items.adopt(buffer)
             Phases.time("decode and model (merge, consume)") {
-                file.forEachEvent { event in
+                file.forEachEvent(announceStart: { builder.items.prefetchForStart($0) }) { event in
                     builder.consume(event)
                     count &+= 1
                     if count & mask == 0 { progress?(count) }

@@ -13,6 +13,8 @@
 // `PendingItem`, which straddled two lines every other slot: the clock readings keep 48 bits
 // each (78 hours of accumulated time); an entry whose readings do not fit goes to the hash map.
 
+import QTraceFormat
+
 struct PendingTable {
     static let blockBits = 10
     static let blockSize = 1 << blockBits
@@ -24,6 +26,9 @@ struct PendingTable {
     /// One array of `blockSize` slots per slab (separate arrays: growing the table never
     /// copies the slots).
     private var slabs = UnsafeTable<UnsafeTable<PendingSlot>>()
+    /// Each slab's first slot (a slab never grows), for `prefetch`: reading a slab out of
+    /// `slabs` there retained its storage, a cache miss of its own on the object's header.
+    private var slabStarts = UnsafeTable<UnsafeMutablePointer<PendingSlot>>()
     /// Entries per slab (a slab whose count falls to 0 goes back to `freeSlabs`).
     private var slabCounts = UnsafeTable<Int32>()
     private var freeSlabs: [Int32] = []
@@ -74,6 +79,18 @@ struct PendingTable {
         return entry
     }
 
+    /// Prefetches `id`'s slot ahead of its removal, and returns where it is (nil when its
+    /// block has no slab). Slabs never move nor go away while the table lives, so the address
+    /// stays valid; read ahead of the events in between, the slot may still be empty or hold
+    /// an earlier id's entry.
+    @inline(__always)
+    func prefetch(_ id: UInt64) -> UnsafeMutablePointer<PendingSlot>? {
+        guard let slab = slabOfBlock[id >> UInt64(Self.blockBits)] else { return nil }
+        let slot = slabStarts[Int(slab)] + (Int(truncatingIfNeeded: id) & (Self.blockSize - 1))
+        prefetchForRead(slot)
+        return slot
+    }
+
     /// A slab for `block`, or nil when slabs would be too sparsely used.
     private mutating func newSlab(for block: UInt64) -> Int32? {
         let inUse = slabCounts.count - freeSlabs.count
@@ -85,6 +102,7 @@ struct PendingTable {
             slab = Int32(slabCounts.count)
             slabCounts.append(0)
             slabs.append(UnsafeTable(repeating: .empty, count: Self.blockSize))
+            slabStarts.append(slabs[Int(slab)].address(of: 0))
         }
         slabOfBlock.store(slab, at: block)
         return slab
@@ -120,6 +138,9 @@ struct PendingSlot {
 
     @inline(__always)
     var isEmpty: Bool { head == .max }
+
+    @inline(__always)
+    var item: Int32 { Int32(truncatingIfNeeded: head) }
 
     @inline(__always)
     var entry: PendingItem {

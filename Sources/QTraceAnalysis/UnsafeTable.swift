@@ -8,6 +8,8 @@
 // Indices are not bounds-checked in release builds: they are indices the builder handed out
 // itself (thread, queue and item numbers), never values read from a trace.
 
+import QTraceFormat
+
 /// Owns a table's memory: frees it (and deinitializes the elements) when the last copy of the
 /// table goes away.
 final class UnsafeTableStorage<Element> {
@@ -69,6 +71,18 @@ struct UnsafeTable<Element>: RandomAccessCollection {
             assert(index >= 0 && index < count, "UnsafeTable index out of range")
             yield &base[index]
         }
+    }
+
+    /// Where element `index` is, until the table grows.
+    @inline(__always)
+    func address(of index: Int) -> UnsafeMutablePointer<Element> { base + index }
+
+    /// Prefetches the cache lines of element `index` (a hint: any index may be passed).
+    @inline(__always)
+    func prefetch(_ index: Int) {
+        let element = UnsafeRawPointer(base + index)
+        prefetchForRead(element)
+        prefetchForRead(element + (MemoryLayout<Element>.stride - 1))
     }
 
     mutating func append(_ element: Element) {

@@ -29,4 +29,61 @@ final class MergeTests: XCTestCase {
             XCTAssertEqual(trace.readAllEvents(), expected, "\(threadCount) threads")
         }
     }
+
+    /// The START lookahead (`forEachEvent(announceStart:_:)`, which the model builder uses to
+    /// prefetch): the same events in the same order as `forEachEvent`, and each START announced
+    /// once, before it is delivered, at most `startLookahead` records of its thread ahead;
+    /// only a START that opens a span of its thread's records (a chunk) may go unannounced.
+    func testStartsAreAnnouncedOnceAndAheadOfTheirDelivery() throws {
+        let directory = try temporaryDirectory(self)
+        var rng = SeededGenerator(seed: 24)
+        var events: [Event] = []
+        var nextId: UInt64 = 1
+        for thread in 0..<5 {
+            var time: UInt64 = 0
+            for _ in 0..<(3000 + 11 * thread) {
+                time += UInt64.random(in: 0...3, using: &rng)
+                // Even threads' STARTs are written in the compact form, odd threads' in the full one.
+                let id = thread % 2 == 0 ? nextId : 1 << 40 | nextId
+                nextId += 1
+                let kind = Int.random(in: 0..<4, using: &rng)
+                let type: EventType = kind == 0 ? .start : kind == 1 ? .end : kind == 2 ? .enqueue : .semSignal
+                events.append(Event(type: type, time: time, tid: Int32(700 + thread), a: id, b: 0x1000))
+            }
+        }
+        let written = events.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        let path = directory + "/announce.qtrace"
+        let writer = try TraceWriter(path: path, pid: 4242, ncpu: 2, mainTid: 100, chunkSize: 4096)
+        for event in written {
+            if event.type == .start && event.a >> 32 == 0 {  // the compact START (type 121): the id in the arg
+                try writer.appendRaw(tid: event.tid, type: 121, arg: UInt32(event.a), tsc: writer.tsc(forTime: event.time), time: event.time)
+            } else {
+                try writer.append(event)
+            }
+        }
+        try writer.finish()
+        let trace = try TraceFile(path: path)
+        let expected = trace.readAllEvents()
+
+        var delivered: [Event] = []
+        var announcedAt: [UInt64: Int] = [:]   // START id -> events delivered when announced
+        var announcedTwice = 0
+        trace.forEachEvent(announceStart: { id in
+            if announcedAt.updateValue(delivered.count, forKey: id) != nil { announcedTwice += 1 }
+        }) { delivered.append($0) }
+
+        XCTAssertEqual(delivered, expected)
+        XCTAssertEqual(announcedTwice, 0)
+        let starts = Dictionary(uniqueKeysWithValues: delivered.enumerated().filter { $0.element.type == .start }.map { ($0.element.a, $0.offset) })
+        XCTAssertEqual(Set(announcedAt.keys).subtracting(starts.keys), [], "only STARTs are announced")
+        for (id, at) in announcedAt { XCTAssertLessThanOrEqual(at, starts[id]!, "announced after its delivery") }
+        // Chunks of 4 KiB hold ~170 records: all but a few STARTs per chunk are announced.
+        XCTAssertGreaterThan(announcedAt.count, starts.count * 9 / 10)
+        // Ahead in its own thread's records by at most the lookahead.
+        for (index, event) in delivered.enumerated() where event.type == .start {
+            guard let at = announcedAt[event.a] else { continue }
+            let sameThreadBetween = delivered[at..<index].filter { $0.tid == event.tid }.count
+            XCTAssertLessThanOrEqual(sameThreadBetween, TraceFile.startLookahead)
+        }
+    }
 }
