@@ -1,8 +1,9 @@
 // Every queue's statistics, index-aligned with `model.queues`, in the memory of the queues
-// that have some: a row of statistics is ~500 bytes (three DurationStats, four strings), and
+// that have some: a row of statistics is ~440 bytes (three DurationStats, four strings), and
 // most queues of a queue-heavy trace ran nothing (900k queues made `stats` hold 460 MB of
-// rows). A queue whose row says nothing but who it is keeps only that identity (~80 bytes),
+// rows). A queue whose row says nothing but who it is keeps only that identity (56 bytes),
 // and its row is rebuilt, equal to the one computed, when read.
+import QTraceFormat
 
 /// A collection of `QueueStats` as an array of them would be (and encoded the same way).
 public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendable, Codable, ExpressibleByArrayLiteral {
@@ -18,6 +19,15 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
     }
 
     public init(arrayLiteral rows: QueueStats...) { self.init(rows) }
+
+    /// Room for `count` queues, full rows or identities, reserved once: a table grown by
+    /// doubling holds its old and new buffers at once (at 900k queues, +115 MB of rows while
+    /// they were copied). Reserved and unused, the room costs address space, not memory.
+    public mutating func reserveCapacity(_ count: Int) {
+        slots.reserveCapacity(count)
+        rows.reserveCapacity(count)
+        identities.reserveCapacity(count)
+    }
 
     public var startIndex: Int { 0 }
     public var endIndex: Int { slots.count }
@@ -37,8 +47,7 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
     /// Where `row` goes: its identity alone when that rebuilds it exactly, else a full row
     /// (reusing the slot it replaces when of the same kind).
     private mutating func store(_ row: QueueStats, replacing old: Int32?) -> Int32 {
-        let identity = QueueIdentity(row)
-        if identity.row == row {
+        if let identity = QueueIdentity(row), identity.row == row {
             if let old, old < 0 {
                 identities[Int(-1 - old)] = identity
                 return old
@@ -64,22 +73,29 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
     }
 }
 
-/// What a row of a queue that ran nothing holds: its identity, every other field at its default.
+/// What a row of a queue that ran nothing holds: its identity, every other field at its
+/// default. The address ("0x…#generation") and the QoS are kept as the numbers they are
+/// written from.
 struct QueueIdentity: Sendable {
     var label: String
     var name: String?
-    var address: String
-    var qos: String
+    var address: UInt64
+    var generation: Int32
     var queue: Int32
     var target: Int32
     var kind: QueueKind
+    var qos: QoSClass
     var hasTarget: Bool
 
-    init(_ row: QueueStats) {
+    /// nil when the row's address or QoS is not what `QueueStats(model:_:)` writes.
+    init?(_ row: QueueStats) {
+        guard let (address, generation) = Self.parseAddress(row.address),
+              let qos = QoSClass.allCases.first(where: { $0.name == row.qos }) else { return nil }
         label = row.label
         name = row.name
-        address = row.address
-        qos = row.qos
+        self.address = address
+        self.generation = generation
+        self.qos = qos
         queue = Int32(clamping: row.queue)
         target = Int32(clamping: row.target ?? 0)
         kind = row.kind
@@ -87,8 +103,19 @@ struct QueueIdentity: Sendable {
     }
 
     var row: QueueStats {
-        QueueStats(queue: Int(queue), label: label, name: name, address: address, kind: kind, qos: qos,
+        QueueStats(queue: Int(queue), label: label, name: name,
+                   address: queueAddress(address, generation: Int(generation)), kind: kind, qos: qos.name,
                    target: hasTarget ? Int(target) : nil)
+    }
+
+    /// "0x1f" → (0x1f, 0); "0x1f#2" → (0x1f, 2).
+    private static func parseAddress(_ text: String) -> (UInt64, Int32)? {
+        guard text.hasPrefix("0x") else { return nil }
+        let parts = text.dropFirst(2).split(separator: "#", omittingEmptySubsequences: false)
+        guard let address = UInt64(parts[0], radix: 16) else { return nil }
+        guard parts.count == 2 else { return parts.count == 1 ? (address, 0) : nil }
+        guard let generation = Int32(parts[1]) else { return nil }
+        return (address, generation)
     }
 }
 

@@ -215,8 +215,14 @@ extension TraceStatistics {
     }
 
     /// Groups with the most enters first (then most waits, then first seen).
-    public var groupsByEnters: [GroupStats] {
-        groups.sorted { ($0.enters, $0.waits, $1.group) > ($1.enters, $1.waits, $0.group) }
+    public var groupsByEnters: [GroupStats] { groupIndicesByEnters.map { groups[$0] } }
+
+    /// The indices into `groups` in that order: sorting copies of the statistics held two
+    /// copies of every group's (200k groups: +52 MB at the end of `qtrace stats`).
+    public var groupIndicesByEnters: [Int] {
+        groups.indices.sorted { a, b in
+            (groups[a].enters, groups[a].waits, groups[b].group) > (groups[b].enters, groups[b].waits, groups[a].group)
+        }
     }
 
     /// Sources with the most handler runs first (then first created).

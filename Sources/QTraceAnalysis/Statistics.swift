@@ -75,6 +75,11 @@ public func queueName(_ q: TraceQueue) -> String {
     return q.nameSuffix.isEmpty ? q.label : q.label + " [" + q.nameSuffix + "]"
 }
 
+/// A queue's address as the statistics write it: "0x…", with "#generation" when reused.
+func queueAddress(_ address: UInt64, generation: Int) -> String {
+    "0x" + String(address, radix: 16) + (generation > 0 ? "#\(generation)" : "")
+}
+
 /// The label part of a `queueName` (what queues of one label share): the name without the
 /// " [suffix]" that tells them apart.
 public func queueLabel(ofName name: String) -> String {
@@ -145,6 +150,7 @@ public struct QueueStats: Sendable, Codable, Equatable {
     /// One row at a time, so that the rows of queues that ran nothing are never all full size.
     static func all(_ model: TraceModel) -> QueueStatsTable {
         var out = QueueStatsTable()
+        out.reserveCapacity(model.queues.count)
         let grouped = itemsByQueue(model)
         var accumulation = Accumulation(traceEnd: model.endTime, threads: model.threads.count)
         var facts = [ItemFacts](repeating: ItemFacts(), count: ItemFacts.batch)
@@ -177,7 +183,7 @@ public struct QueueStats: Sendable, Codable, Equatable {
         self.queue = q
         label = queue.label
         name = queueName(queue)
-        address = "0x" + String(queue.address, radix: 16) + (queue.generation > 0 ? "#\(queue.generation)" : "")
+        address = queueAddress(queue.address, generation: queue.generation)
         kind = queue.kind
         qos = queue.qos.name
         target = queue.target

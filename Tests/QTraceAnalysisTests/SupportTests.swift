@@ -182,6 +182,7 @@ final class SupportTests: XCTestCase {
         XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 144)
         XCTAssertLessThanOrEqual(MemoryLayout<QueueState>.stride, 168)
         XCTAssertEqual(MemoryLayout<Accumulator>.stride, 16)
+        XCTAssertLessThanOrEqual(MemoryLayout<QueueTreeNode>.stride, 56)
     }
 
     /// The optional parts live in a box that copies of a queue share: a write through one
@@ -204,6 +205,19 @@ final class SupportTests: XCTestCase {
         a.longestBacklogEpisode = BacklogEpisode(start: 0, end: 4, peak: 2, enqueued: 2, started: 2)
         XCTAssertNil(b.longestBacklogEpisode)
         XCTAssertEqual(b.worstWaitBehind?.waitNs, 7)
+    }
+
+    /// The tree node keeps its indices in Int32s and is encoded as when they were Ints.
+    func testQueueTreeNodeRoundTripsThroughJSON() throws {
+        let nodes = [QueueTreeNode(queue: 3, depth: 2, parent: 1, children: [4, 5], subtreeQueues: 3, subtreeItems: 1 << 40,
+                                   subtreeRunNs: 7, subtreeWaitNs: .max, subtreeBusyNs: 9),
+                     QueueTreeNode(queue: 0, depth: 0, parent: nil, children: [])]
+        let json = String(decoding: try JSONEncoder().encode(nodes), as: UTF8.self)
+        XCTAssertTrue(json.contains("\"parent\":1"))
+        XCTAssertEqual(json.components(separatedBy: "\"parent\"").count, 2, "a root has no parent key")
+        XCTAssertEqual(try JSONDecoder().decode([QueueTreeNode].self, from: Data(json.utf8)), nodes)
+        XCTAssertNil(nodes[1].parent)
+        XCTAssertEqual(nodes[0].subtreeQueues, 3)
     }
 
     /// The 16-byte accumulator measures the time a state held, across repeated sets.
