@@ -1,16 +1,22 @@
-// Every queue's statistics, index-aligned with `model.queues`, in the memory of the queues
-// that have some: a row of statistics is ~440 bytes (three DurationStats, four strings), and
-// most queues of a queue-heavy trace ran nothing (900k queues made `stats` hold 460 MB of
-// rows). A queue whose row says nothing but who it is keeps only that identity (56 bytes),
-// and its row is rebuilt, equal to the one computed, when read.
+// Every queue's statistics, index-aligned with `model.queues`, in the memory of what they
+// say: a row of statistics is ~440 bytes (three DurationStats, four strings), and most queues
+// of a queue-heavy trace ran nothing or little (900k queues made `stats` hold 460 MB of rows).
+// A queue keeps its identity (56 bytes) and, if it ran something, its figures packed
+// (`PackedQueueRow`, ~40-100 bytes); its row is rebuilt, equal to the one computed, when read.
 import QTraceFormat
 
 /// A collection of `QueueStats` as an array of them would be (and encoded the same way).
 public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendable, Codable, ExpressibleByArrayLiteral {
     /// Per queue: index into `rows` (>= 0), or `-1 - index` into `identities`.
     private var slots: [Int32] = []
+    /// Rows that neither form gives back exactly (none that the statistics compute).
     private var rows: [QueueStats] = []
     private var identities: [QueueIdentity] = []
+    /// Index-aligned with `identities`: where the figures start in `packed`, `noFigures` for
+    /// a queue that ran nothing.
+    private var packedOffsets: [UInt32] = []
+    private var packed: [UInt8] = []
+    private static let noFigures = UInt32.max
 
     public init() {}
 
@@ -25,8 +31,8 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
     /// they were copied). Reserved and unused, the room costs address space, not memory.
     public mutating func reserveCapacity(_ count: Int) {
         slots.reserveCapacity(count)
-        rows.reserveCapacity(count)
         identities.reserveCapacity(count)
+        packedOffsets.reserveCapacity(count)
     }
 
     public var startIndex: Int { 0 }
@@ -35,7 +41,11 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
     public subscript(q: Int) -> QueueStats {
         get {
             let slot = Int(slots[q])
-            return slot >= 0 ? rows[slot] : identities[-1 - slot].row
+            if slot >= 0 { return rows[slot] }
+            let k = -1 - slot
+            let offset = packedOffsets[k]
+            return offset == Self.noFigures ? identities[k].row
+                : PackedQueueRow.read(packed, at: Int(offset), onto: identities[k].row)
         }
         set { slots[q] = store(newValue, replacing: slots[q]) }
     }
@@ -44,17 +54,35 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
         slots.append(store(row, replacing: nil))
     }
 
-    /// Where `row` goes: its identity alone when that rebuilds it exactly, else a full row
-    /// (reusing the slot it replaces when of the same kind).
+    /// Where `row` goes: its identity alone when that rebuilds it exactly, else its identity
+    /// and packed figures when they do, else a full row (reusing the slot it replaces when of
+    /// the same kind; a replaced row's packed figures stay unused).
     private mutating func store(_ row: QueueStats, replacing old: Int32?) -> Int32 {
-        if let identity = QueueIdentity(row), identity.row == row {
+        if let identity = QueueIdentity(row) {
+            let bare = identity.row
+            var offset = Self.noFigures
+            if bare != row {
+                let start = packed.count
+                PackedQueueRow.append(row, to: &packed)
+                guard packed.count < Int(Self.noFigures), PackedQueueRow.read(packed, at: start, onto: bare) == row else {
+                    packed.removeSubrange(start...)
+                    return storeFull(row, replacing: old)
+                }
+                offset = UInt32(start)
+            }
             if let old, old < 0 {
                 identities[Int(-1 - old)] = identity
+                packedOffsets[Int(-1 - old)] = offset
                 return old
             }
             identities.append(identity)
+            packedOffsets.append(offset)
             return Int32(-identities.count)
         }
+        return storeFull(row, replacing: old)
+    }
+
+    private mutating func storeFull(_ row: QueueStats, replacing old: Int32?) -> Int32 {
         if let old, old >= 0 {
             rows[Int(old)] = row
             return old

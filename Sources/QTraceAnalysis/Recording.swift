@@ -240,9 +240,11 @@ extension TraceStatistics {
     /// not copies: a sorted copy of the statistics took ~500 bytes per queue (900k queues:
     /// 460 MB), and the tables show 20 of them.
     public var queueIndicesByBusyTime: [Int] {
-        let (busy, items) = (queues.map(\.busyNs), queues.map(\.items))
-        return queues.indices.filter { items[$0] > 0 }.sorted { a, b in
-            busy[a] != busy[b] ? busy[a] > busy[b] : (items[a] != items[b] ? items[a] > items[b] : queues[a].queue < queues[b].queue)
+        // Each row read once: rows are rebuilt when read (QueueStatsTable).
+        let keys = queues.map { (busy: $0.busyNs, items: $0.items, queue: $0.queue) }
+        return keys.indices.filter { keys[$0].items > 0 }.sorted { a, b in
+            let (ka, kb) = (keys[a], keys[b])
+            return ka.busy != kb.busy ? ka.busy > kb.busy : (ka.items != kb.items ? ka.items > kb.items : ka.queue < kb.queue)
         }
     }
 }
