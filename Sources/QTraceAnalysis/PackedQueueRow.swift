@@ -15,9 +15,8 @@ enum PackedQueueRow {
         writer.int(row.syncItems); writer.int(row.barrierItems); writer.int(row.sourceHandlerRuns)
         writer.durations(row.wait); writer.durations(row.run); writer.durations(row.syncWait)
         let causes = row.waitByCause
-        for ns in [causes.behindPreviousNs, causes.behindBarrierNs, causes.suspendedNs, causes.threadNs, causes.unattributedNs] {
-            writer.unsigned(ns)
-        }
+        writer.unsigned(causes.behindPreviousNs); writer.unsigned(causes.behindBarrierNs); writer.unsigned(causes.suspendedNs)
+        writer.unsigned(causes.threadNs); writer.unsigned(causes.unattributedNs)
         if let worst = row.worstWaitBehind {
             writer.unsigned(1); writer.int(worst.item); writer.int(worst.blocker); writer.unsigned(worst.waitNs)
         } else {
@@ -91,7 +90,8 @@ private struct VarintWriter {
         guard d != DurationStats() else { return unsigned(0) }
         unsigned(1)
         int(d.count)
-        for ns in [d.minNs, d.p50Ns, d.p90Ns, d.p95Ns, d.p99Ns, d.maxNs, d.meanNs, d.totalNs] { unsigned(ns) }
+        unsigned(d.minNs); unsigned(d.p50Ns); unsigned(d.p90Ns); unsigned(d.p95Ns)
+        unsigned(d.p99Ns); unsigned(d.maxNs); unsigned(d.meanNs); unsigned(d.totalNs)
     }
 }
 

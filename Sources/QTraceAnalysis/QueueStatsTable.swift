@@ -136,13 +136,15 @@ struct QueueIdentity: Sendable {
                    target: hasTarget ? Int(target) : nil)
     }
 
-    /// "0x1f" → (0x1f, 0); "0x1f#2" → (0x1f, 2).
+    /// "0x1f" → (0x1f, 0); "0x1f#2" → (0x1f, 2). Any other text may parse too: the caller
+    /// compares the rebuilt row with the original.
     private static func parseAddress(_ text: String) -> (UInt64, Int32)? {
         guard text.hasPrefix("0x") else { return nil }
-        let parts = text.dropFirst(2).split(separator: "#", omittingEmptySubsequences: false)
-        guard let address = UInt64(parts[0], radix: 16) else { return nil }
-        guard parts.count == 2 else { return parts.count == 1 ? (address, 0) : nil }
-        guard let generation = Int32(parts[1]) else { return nil }
+        let digits = text.utf8.dropFirst(2)
+        let hash = digits.firstIndex(of: UInt8(ascii: "#")) ?? digits.endIndex
+        guard let address = UInt64(Substring(digits[..<hash]), radix: 16) else { return nil }
+        guard hash != digits.endIndex else { return (address, 0) }
+        guard let generation = Int32(Substring(digits[digits.index(after: hash)...])) else { return nil }
         return (address, generation)
     }
 }

@@ -32,6 +32,18 @@ final class QueueStatsTableTests: XCTestCase {
         XCTAssertEqual(Array(table), rows)
     }
 
+    /// The address written digit by digit is the one the concatenation wrote.
+    func testQueueAddressIsHexWithTheGeneration() {
+        var rng = SystemRandomNumberGenerator()
+        let addresses: [UInt64] = [0, 1, 0xf, 0x10, UInt64.max] + (0..<500).map { _ in UInt64.random(in: 0...UInt64.max, using: &rng) >> UInt64.random(in: 0...63, using: &rng) }
+        for address in addresses {
+            for generation in [0, 1, 9, 10, 12345, -1] {
+                XCTAssertEqual(queueAddress(address, generation: generation),
+                               "0x" + String(address, radix: 16) + (generation > 0 ? "#\(generation)" : ""))
+            }
+        }
+    }
+
     /// Addresses as the statistics write them, and some they never write (kept whole).
     static func address(_ q: Int) -> String {
         switch q % 6 {
