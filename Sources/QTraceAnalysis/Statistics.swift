@@ -75,28 +75,6 @@ public func queueName(_ q: TraceQueue) -> String {
     return q.nameSuffix.isEmpty ? q.label : q.label + " [" + q.nameSuffix + "]"
 }
 
-/// A queue's address as the statistics write it: "0x…", with "#generation" when reused.
-/// Written digit by digit into the string's own storage: compact rows rebuild it at every read
-/// (`QueueIdentity.row`), and three concatenations cost more than the rest of the row.
-func queueAddress(_ address: UInt64, generation: Int) -> String {
-    let hexDigits = Swift.max(1, (64 - address.leadingZeroBitCount + 3) / 4)
-    let suffix = generation > 0 ? String(generation) : ""
-    let length = 2 + hexDigits + (suffix.isEmpty ? 0 : 1 + suffix.utf8.count)
-    return String(unsafeUninitializedCapacity: length) { out in
-        out[0] = UInt8(ascii: "0"); out[1] = UInt8(ascii: "x")
-        var value = address
-        for i in stride(from: 1 + hexDigits, through: 2, by: -1) {
-            let digit = UInt8(value & 0xF)
-            out[i] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
-            value >>= 4
-        }
-        guard !suffix.isEmpty else { return length }
-        out[2 + hexDigits] = UInt8(ascii: "#")
-        for (k, byte) in suffix.utf8.enumerated() { out[3 + hexDigits + k] = byte }
-        return length
-    }
-}
-
 /// The label part of a `queueName` (what queues of one label share): the name without the
 /// " [suffix]" that tells them apart.
 public func queueLabel(ofName name: String) -> String {
