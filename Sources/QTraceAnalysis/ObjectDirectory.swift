@@ -14,29 +14,42 @@ struct ObjectRef {
 /// generations so far. Owned by `ModelBuilder`, which asks it before handing a record to the
 /// collaborator of the object's kind.
 struct ObjectDirectory {
-    private var latest = CachedIdMap<ObjectRef>()
-    private var generations = IdMap<Int32>()
+    /// Both facts of an address in one map: two maps held a key and a value slot each per
+    /// address (at 1.1M objects, 128 MB of the 900k-queue trace's peak; one map, 80 MB).
+    private var entries = CachedIdMap<Entry>()
+
+    private struct Entry {
+        var kind: ObjectKind
+        /// -1: a generation was started, its object not stored yet.
+        var index: Int32
+        var generations: Int32
+    }
 
     /// The most recent object at `address`, of any kind.
     @inline(__always)
-    subscript(address: UInt64) -> ObjectRef? { latest[address] }
+    subscript(address: UInt64) -> ObjectRef? {
+        guard let entry = entries[address], entry.index >= 0 else { return nil }
+        return ObjectRef(kind: entry.kind, index: entry.index)
+    }
 
     /// The most recent object at `address` when it is of `kind`.
     @inline(__always)
     func index(of kind: ObjectKind, at address: UInt64) -> Int32? {
-        guard let ref = latest[address], ref.kind == kind else { return nil }
-        return ref.index
+        guard let entry = entries[address], entry.kind == kind, entry.index >= 0 else { return nil }
+        return entry.index
     }
 
-    /// Starts a new object at `address`, returning its generation (0 for the first).
+    /// Starts a new object at `address`, returning its generation (0 for the first). The
+    /// address keeps naming its previous object until `store`.
     mutating func nextGeneration(_ address: UInt64) -> Int {
-        let g = generations[address] ?? 0
-        generations[address] = g + 1
-        return Int(g)
+        let entry = entries[address] ?? Entry(kind: .queue, index: -1, generations: 0)
+        entries.store(Entry(kind: entry.kind, index: entry.index, generations: entry.generations + 1), at: address)
+        return Int(entry.generations)
     }
 
     /// `index` of `kind` is the object at `address` from now on.
     mutating func store(_ kind: ObjectKind, _ index: Int32, at address: UInt64) {
-        latest.store(ObjectRef(kind: kind, index: index), at: address)
+        let generations = entries[address]?.generations ?? 0
+        entries.store(Entry(kind: kind, index: index, generations: generations), at: address)
     }
 }

@@ -1,15 +1,22 @@
-// Every queue's statistics, index-aligned with `model.queues`, in the memory of the queues
-// that have some: a row of statistics is ~500 bytes (three DurationStats, four strings), and
-// most queues of a queue-heavy trace ran nothing (900k queues made `stats` hold 460 MB of
-// rows). A queue whose row says nothing but who it is keeps only that identity (~80 bytes),
-// and its row is rebuilt, equal to the one computed, when read.
+// Every queue's statistics, index-aligned with `model.queues`, in the memory of what they
+// say: a row of statistics is ~440 bytes (three DurationStats, four strings), and most queues
+// of a queue-heavy trace ran nothing or little (900k queues made `stats` hold 460 MB of rows).
+// A queue keeps its identity (56 bytes) and, if it ran something, its figures packed
+// (`PackedQueueRow`, ~40-100 bytes); its row is rebuilt, equal to the one computed, when read.
+import QTraceFormat
 
 /// A collection of `QueueStats` as an array of them would be (and encoded the same way).
 public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendable, Codable, ExpressibleByArrayLiteral {
     /// Per queue: index into `rows` (>= 0), or `-1 - index` into `identities`.
     private var slots: [Int32] = []
+    /// Rows that neither form gives back exactly (none that the statistics compute).
     private var rows: [QueueStats] = []
     private var identities: [QueueIdentity] = []
+    /// Index-aligned with `identities`: where the figures start in `packed`, `noFigures` for
+    /// a queue that ran nothing.
+    private var packedOffsets: [UInt32] = []
+    private var packed: [UInt8] = []
+    private static let noFigures = UInt32.max
 
     public init() {}
 
@@ -19,13 +26,26 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
 
     public init(arrayLiteral rows: QueueStats...) { self.init(rows) }
 
+    /// Room for `count` queues, full rows or identities, reserved once: a table grown by
+    /// doubling holds its old and new buffers at once (at 900k queues, +115 MB of rows while
+    /// they were copied). Reserved and unused, the room costs address space, not memory.
+    public mutating func reserveCapacity(_ count: Int) {
+        slots.reserveCapacity(count)
+        identities.reserveCapacity(count)
+        packedOffsets.reserveCapacity(count)
+    }
+
     public var startIndex: Int { 0 }
     public var endIndex: Int { slots.count }
 
     public subscript(q: Int) -> QueueStats {
         get {
             let slot = Int(slots[q])
-            return slot >= 0 ? rows[slot] : identities[-1 - slot].row
+            if slot >= 0 { return rows[slot] }
+            let k = -1 - slot
+            let offset = packedOffsets[k]
+            return offset == Self.noFigures ? identities[k].row
+                : PackedQueueRow.read(packed, at: Int(offset), onto: identities[k].row)
         }
         set { slots[q] = store(newValue, replacing: slots[q]) }
     }
@@ -34,18 +54,35 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
         slots.append(store(row, replacing: nil))
     }
 
-    /// Where `row` goes: its identity alone when that rebuilds it exactly, else a full row
-    /// (reusing the slot it replaces when of the same kind).
+    /// Where `row` goes: its identity alone when that rebuilds it exactly, else its identity
+    /// and packed figures when they do, else a full row (reusing the slot it replaces when of
+    /// the same kind; a replaced row's packed figures stay unused).
     private mutating func store(_ row: QueueStats, replacing old: Int32?) -> Int32 {
-        let identity = QueueIdentity(row)
-        if identity.row == row {
+        if let identity = QueueIdentity(row) {
+            let bare = identity.row
+            var offset = Self.noFigures
+            if bare != row {
+                let start = packed.count
+                PackedQueueRow.append(row, to: &packed)
+                guard packed.count < Int(Self.noFigures), PackedQueueRow.read(packed, at: start, onto: bare) == row else {
+                    packed.removeSubrange(start...)
+                    return storeFull(row, replacing: old)
+                }
+                offset = UInt32(start)
+            }
             if let old, old < 0 {
                 identities[Int(-1 - old)] = identity
+                packedOffsets[Int(-1 - old)] = offset
                 return old
             }
             identities.append(identity)
+            packedOffsets.append(offset)
             return Int32(-identities.count)
         }
+        return storeFull(row, replacing: old)
+    }
+
+    private mutating func storeFull(_ row: QueueStats, replacing old: Int32?) -> Int32 {
         if let old, old >= 0 {
             rows[Int(old)] = row
             return old
@@ -64,22 +101,29 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
     }
 }
 
-/// What a row of a queue that ran nothing holds: its identity, every other field at its default.
+/// What a row of a queue that ran nothing holds: its identity, every other field at its
+/// default. The address ("0x…#generation") and the QoS are kept as the numbers they are
+/// written from.
 struct QueueIdentity: Sendable {
     var label: String
     var name: String?
-    var address: String
-    var qos: String
+    var address: UInt64
+    var generation: Int32
     var queue: Int32
     var target: Int32
     var kind: QueueKind
+    var qos: QoSClass
     var hasTarget: Bool
 
-    init(_ row: QueueStats) {
+    /// nil when the row's address or QoS is not what `QueueStats(model:_:)` writes.
+    init?(_ row: QueueStats) {
+        guard let (address, generation) = Self.parseAddress(row.address),
+              let qos = QoSClass.allCases.first(where: { $0.name == row.qos }) else { return nil }
         label = row.label
         name = row.name
-        address = row.address
-        qos = row.qos
+        self.address = address
+        self.generation = generation
+        self.qos = qos
         queue = Int32(clamping: row.queue)
         target = Int32(clamping: row.target ?? 0)
         kind = row.kind
@@ -87,8 +131,43 @@ struct QueueIdentity: Sendable {
     }
 
     var row: QueueStats {
-        QueueStats(queue: Int(queue), label: label, name: name, address: address, kind: kind, qos: qos,
+        QueueStats(queue: Int(queue), label: label, name: name,
+                   address: queueAddress(address, generation: Int(generation)), kind: kind, qos: qos.name,
                    target: hasTarget ? Int(target) : nil)
+    }
+
+    /// "0x1f" → (0x1f, 0); "0x1f#2" → (0x1f, 2). Any other text may parse too: the caller
+    /// compares the rebuilt row with the original.
+    private static func parseAddress(_ text: String) -> (UInt64, Int32)? {
+        guard text.hasPrefix("0x") else { return nil }
+        let digits = text.utf8.dropFirst(2)
+        let hash = digits.firstIndex(of: UInt8(ascii: "#")) ?? digits.endIndex
+        guard let address = UInt64(Substring(digits[..<hash]), radix: 16) else { return nil }
+        guard hash != digits.endIndex else { return (address, 0) }
+        guard let generation = Int32(Substring(digits[digits.index(after: hash)...])) else { return nil }
+        return (address, generation)
+    }
+}
+
+/// A queue's address as the statistics write it: "0x…", with "#generation" when reused.
+/// Written digit by digit into the string's own storage: compact rows rebuild it at every read
+/// (`QueueIdentity.row`), and three concatenations cost more than the rest of the row.
+func queueAddress(_ address: UInt64, generation: Int) -> String {
+    let hexDigits = Swift.max(1, (64 - address.leadingZeroBitCount + 3) / 4)
+    let suffix = generation > 0 ? String(generation) : ""
+    let length = 2 + hexDigits + (suffix.isEmpty ? 0 : 1 + suffix.utf8.count)
+    return String(unsafeUninitializedCapacity: length) { out in
+        out[0] = UInt8(ascii: "0"); out[1] = UInt8(ascii: "x")
+        var value = address
+        for i in stride(from: 1 + hexDigits, through: 2, by: -1) {
+            let digit = UInt8(value & 0xF)
+            out[i] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            value >>= 4
+        }
+        guard !suffix.isEmpty else { return length }
+        out[2 + hexDigits] = UInt8(ascii: "#")
+        for (k, byte) in suffix.utf8.enumerated() { out[3 + hexDigits + k] = byte }
+        return length
     }
 }
 

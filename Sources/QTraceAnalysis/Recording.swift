@@ -215,8 +215,14 @@ extension TraceStatistics {
     }
 
     /// Groups with the most enters first (then most waits, then first seen).
-    public var groupsByEnters: [GroupStats] {
-        groups.sorted { ($0.enters, $0.waits, $1.group) > ($1.enters, $1.waits, $0.group) }
+    public var groupsByEnters: [GroupStats] { groupIndicesByEnters.map { groups[$0] } }
+
+    /// The indices into `groups` in that order: sorting copies of the statistics held two
+    /// copies of every group's (200k groups: +52 MB at the end of `qtrace stats`).
+    public var groupIndicesByEnters: [Int] {
+        groups.indices.sorted { a, b in
+            (groups[a].enters, groups[a].waits, groups[b].group) > (groups[b].enters, groups[b].waits, groups[a].group)
+        }
     }
 
     /// Sources with the most handler runs first (then first created).
@@ -234,9 +240,11 @@ extension TraceStatistics {
     /// not copies: a sorted copy of the statistics took ~500 bytes per queue (900k queues:
     /// 460 MB), and the tables show 20 of them.
     public var queueIndicesByBusyTime: [Int] {
-        let (busy, items) = (queues.map(\.busyNs), queues.map(\.items))
-        return queues.indices.filter { items[$0] > 0 }.sorted { a, b in
-            busy[a] != busy[b] ? busy[a] > busy[b] : (items[a] != items[b] ? items[a] > items[b] : queues[a].queue < queues[b].queue)
+        // Each row read once: rows are rebuilt when read (QueueStatsTable).
+        let keys = queues.map { (busy: $0.busyNs, items: $0.items, queue: $0.queue) }
+        return keys.indices.filter { keys[$0].items > 0 }.sorted { a, b in
+            let (ka, kb) = (keys[a], keys[b])
+            return ka.busy != kb.busy ? ka.busy > kb.busy : (ka.items != kb.items ? ka.items > kb.items : ka.queue < kb.queue)
         }
     }
 }

@@ -145,6 +145,7 @@ public struct QueueStats: Sendable, Codable, Equatable {
     /// One row at a time, so that the rows of queues that ran nothing are never all full size.
     static func all(_ model: TraceModel) -> QueueStatsTable {
         var out = QueueStatsTable()
+        out.reserveCapacity(model.queues.count)
         let grouped = itemsByQueue(model)
         var accumulation = Accumulation(traceEnd: model.endTime, threads: model.threads.count)
         var facts = [ItemFacts](repeating: ItemFacts(), count: ItemFacts.batch)
@@ -177,7 +178,7 @@ public struct QueueStats: Sendable, Codable, Equatable {
         self.queue = q
         label = queue.label
         name = queueName(queue)
-        address = "0x" + String(queue.address, radix: 16) + (queue.generation > 0 ? "#\(queue.generation)" : "")
+        address = queueAddress(queue.address, generation: queue.generation)
         kind = queue.kind
         qos = queue.qos.name
         target = queue.target

@@ -1,27 +1,24 @@
 // A queue of the model (TraceModel.queues), in the memory a queue-heavy trace can afford.
 import QTraceFormat
 
-/// A queue of the model. Stored compact (216 bytes instead of 304: at 900k queues the model
+/// A queue of the model. Stored compact (144 bytes instead of 304: at 900k queues the model
 /// and the builder's table each held 274 MB of them): indices, counts and widths as Int32
 /// (the model's item and queue indices are Int32 already), absent times as `noTime`, and the
-/// optional parts without their Optional's padding; the public properties read as before.
+/// parts most queues never have (a suffix, target changes, suspensions, a wait behind another
+/// item, a backlog episode) in one shared box, allocated by the first of them; the public
+/// properties read and write as before.
 public struct TraceQueue: Sendable {
     public var address: UInt64
     private var createdAtRaw = noTime
     public var label: String
-    /// Set when other queues share the label: what tells this one apart (QoS, kind or
-    /// address), shown after the label.
-    public var nameSuffix = ""
-    public var targetChanges: [TargetChange] = []
-    public var suspensions: [SuspendInterval] = []
     /// Items pending (enqueued, not started) over time; max over each point's span.
     public var backlog = StepSeries()
     /// Time with at least one of its items running.
     public var busyNs: UInt64 = 0
     /// Sum of item waits (ready to start), split by cause.
     public var waitByCause = WaitBreakdown()
-    private var worstWait = CompactWaitBehind()
-    private var longestEpisode = CompactBacklogEpisode()
+    /// nil until one of the optional parts is set; copied before a write when shared.
+    private var rare: TraceQueueRareParts?
     private var generationRaw: Int32
     private var relativePriorityRaw: Int32 = 0
     private var initialTargetRaw: Int32 = -1
@@ -69,15 +66,60 @@ public struct TraceQueue: Sendable {
         get { Int(maxWidthRaw) }
         set { maxWidthRaw = Int32(clamping: newValue) }
     }
+    /// Set when other queues share the label: what tells this one apart (QoS, kind or
+    /// address), shown after the label.
+    public var nameSuffix: String {
+        get { rare?.nameSuffix ?? "" }
+        set { if rare != nil || !newValue.isEmpty { uniqueRare().nameSuffix = newValue } }
+    }
+    public var targetChanges: [TargetChange] {
+        get { rare?.targetChanges ?? [] }
+        _modify { yield &uniqueRare().targetChanges }
+    }
+    public var suspensions: [SuspendInterval] {
+        get { rare?.suspensions ?? [] }
+        _modify { yield &uniqueRare().suspensions }
+    }
     /// The longest wait of one item behind another on this queue's serial domain.
     public var worstWaitBehind: WaitBehind? {
-        get { worstWait.value }
-        set { worstWait = CompactWaitBehind(newValue) }
+        get { rare?.worstWait.value }
+        set { if rare != nil || newValue != nil { uniqueRare().worstWait = CompactWaitBehind(newValue) } }
     }
     /// The longest period with a non-empty backlog, for the unbounded-backlog rule.
     public var longestBacklogEpisode: BacklogEpisode? {
-        get { longestEpisode.value }
-        set { longestEpisode = CompactBacklogEpisode(newValue) }
+        get { rare?.longestEpisode.value }
+        set { if rare != nil || newValue != nil { uniqueRare().longestEpisode = CompactBacklogEpisode(newValue) } }
+    }
+
+    /// The box of optional parts, allocated or copied so that this queue alone holds it
+    /// (copies of a queue share their box until one of them writes).
+    private mutating func uniqueRare() -> TraceQueueRareParts {
+        if rare == nil {
+            rare = TraceQueueRareParts()
+        } else if !isKnownUniquelyReferenced(&rare) {
+            rare = rare!.copy()
+        }
+        return rare!
+    }
+}
+
+/// What few queues have, out of line (`TraceQueue.rare`). Written only through
+/// `TraceQueue.uniqueRare`, which copies a shared box first: a value, as if stored inline.
+private final class TraceQueueRareParts: @unchecked Sendable {
+    var nameSuffix = ""
+    var targetChanges: [TargetChange] = []
+    var suspensions: [SuspendInterval] = []
+    var worstWait = CompactWaitBehind()
+    var longestEpisode = CompactBacklogEpisode()
+
+    func copy() -> TraceQueueRareParts {
+        let other = TraceQueueRareParts()
+        other.nameSuffix = nameSuffix
+        other.targetChanges = targetChanges
+        other.suspensions = suspensions
+        other.worstWait = worstWait
+        other.longestEpisode = longestEpisode
+        return other
     }
 }
 

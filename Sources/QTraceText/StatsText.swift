@@ -213,8 +213,8 @@ public enum StatsText {
         var out = ""
         if !stats.groups.isEmpty {
             var table = TextTable(["group", "enters", "leaves", "open", "enter→leave", "leave→notify", "waits"])
-            let (shown, hidden) = limited(stats.groupsByEnters, limit)
-            for g in shown {
+            let (shown, hidden) = limited(stats.groupIndicesByEnters, limit)
+            for g in shown.lazy.map({ stats.groups[$0] }) {
                 table.add([g.address, "\(g.enters)", "\(g.leaves)", "\(g.outstanding)",
                            g.enterToLeaveNs.map(formatDuration) ?? "-", g.leaveToNotifyNs.map(formatDuration) ?? "-",
                            "\(g.waits)"])

@@ -177,8 +177,61 @@ final class SupportTests: XCTestCase {
         XCTAssertLessThanOrEqual(MemoryLayout<WorkItem>.stride, 72)
         XCTAssertLessThanOrEqual(MemoryLayout<BlockedInterval>.stride, 32)
         XCTAssertEqual(MemoryLayout<Span>.stride, 16)
-        // Per queue too: a trace of 900k queues holds them twice while the model is built.
-        XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 216)
+        // Per queue too: a trace of 900k queues holds them twice while the model is built,
+        // beside each queue's run-time state.
+        XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 144)
+        XCTAssertLessThanOrEqual(MemoryLayout<QueueState>.stride, 168)
+        XCTAssertEqual(MemoryLayout<Accumulator>.stride, 16)
+        XCTAssertLessThanOrEqual(MemoryLayout<QueueTreeNode>.stride, 56)
+    }
+
+    /// The optional parts live in a box that copies of a queue share: a write through one
+    /// copy must leave the other as it was (a value, as if stored inline).
+    func testTraceQueueCopiesDoNotShareWrites() {
+        var a = TraceQueue(address: 0x10, generation: 0, label: "a", kind: .serial, origin: .created, qos: .utility)
+        a.suspensions.append(SuspendInterval(start: 1, end: nil, initial: false))
+        var b = a
+        b.suspensions[0].end = 5
+        b.targetChanges.append(TargetChange(time: 2, from: nil, to: 3))
+        b.nameSuffix = "utility"
+        b.worstWaitBehind = WaitBehind(item: 1, blocker: 0, waitNs: 7)
+        XCTAssertNil(a.suspensions[0].end)
+        XCTAssertEqual(b.suspensions[0].end, 5)
+        XCTAssertEqual(a.targetChanges, [])
+        XCTAssertEqual(b.targetChanges.count, 1)
+        XCTAssertEqual(a.nameSuffix, "")
+        XCTAssertEqual(b.nameSuffix, "utility")
+        XCTAssertNil(a.worstWaitBehind)
+        a.longestBacklogEpisode = BacklogEpisode(start: 0, end: 4, peak: 2, enqueued: 2, started: 2)
+        XCTAssertNil(b.longestBacklogEpisode)
+        XCTAssertEqual(b.worstWaitBehind?.waitNs, 7)
+    }
+
+    /// The tree node keeps its indices in Int32s and is encoded as when they were Ints.
+    func testQueueTreeNodeRoundTripsThroughJSON() throws {
+        let nodes = [QueueTreeNode(queue: 3, depth: 2, parent: 1, children: [4, 5], subtreeQueues: 3, subtreeItems: 1 << 40,
+                                   subtreeRunNs: 7, subtreeWaitNs: .max, subtreeBusyNs: 9),
+                     QueueTreeNode(queue: 0, depth: 0, parent: nil, children: [])]
+        let json = String(decoding: try JSONEncoder().encode(nodes), as: UTF8.self)
+        XCTAssertTrue(json.contains("\"parent\":1"))
+        XCTAssertEqual(json.components(separatedBy: "\"parent\"").count, 2, "a root has no parent key")
+        XCTAssertEqual(try JSONDecoder().decode([QueueTreeNode].self, from: Data(json.utf8)), nodes)
+        XCTAssertNil(nodes[1].parent)
+        XCTAssertEqual(nodes[0].subtreeQueues, 3)
+    }
+
+    /// The 16-byte accumulator measures the time a state held, across repeated sets.
+    func testAccumulatorAddsTheTimeItsStateHeld() {
+        var clock = Accumulator()
+        XCTAssertEqual(clock.value(at: 100), 0)
+        clock.set(true, at: 10)
+        clock.set(true, at: 20)          // already on: changes nothing
+        XCTAssertEqual(clock.value(at: 15), 5)
+        clock.set(false, at: 30)
+        clock.set(false, at: 40)
+        XCTAssertEqual(clock.value(at: 50), 20)
+        clock.set(true, at: 60)
+        XCTAssertEqual(clock.value(at: 61), 21)
     }
 
     /// The queue's compact storage reads back what was stored, absent values included.
