@@ -32,7 +32,7 @@ and the median and range of each round's own ratio), the user and system time tr
 the load average, and the traced cost of a function item against a block item. Only the shim
 is needed (BIN_DIR's, or `--shim` ones, named by their directory); no fixture.
 
-Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed | --starfish]
+Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed | --starfish [--slotless]]
 (make bench builds release first)
 """
 import argparse
@@ -60,6 +60,8 @@ def parse_args():
     parser.add_argument("--starfish", action="store_true",
                         help="libdispatch's starfish pattern with function and block items")
     parser.add_argument("--queues", type=int, default=1000, help="starfish: number of queues")
+    parser.add_argument("--slotless", action="store_true",
+                        help="starfish: also each shim with QTRACE_SLOTLESS=1 (function items without a slot)")
     return parser.parse_args()
 
 
@@ -91,6 +93,9 @@ def main():
     shims = [("traced", os.path.join(bin_dir, "libqtrace-shim.so"))]
     shims += [(f"traced ({shim_name(path)})", path) for path in args.shim]
     if args.starfish:
+        if args.slotless:
+            shims += [("traced (slotless)" if label == "traced" else label[:-1] + ", slotless)", path + SLOTLESS)
+                      for label, path in shims]
         return starfish(args.rounds, args.queues, shims)
     for path in [fixtures] + [path for _, path in shims]:
         if not os.path.exists(path):
@@ -223,10 +228,13 @@ def load_average():
         return f.read().split()[0]
 
 
+SLOTLESS = "#slotless"  # a shim path with this suffix runs with QTRACE_SLOTLESS=1
+
+
 def starfish(rounds, queues, shims):
     """The starfish pattern with `_f` and block items, untraced and traced alternating."""
     for _, path in shims:
-        if not os.path.exists(path):
+        if not os.path.exists(path.removesuffix(SLOTLESS)):
             sys.exit(f"bench: {path} missing: run `make shim` first")
     tmp = tempfile.mkdtemp(prefix="qtrace-starfish-")
     try:
@@ -239,7 +247,9 @@ def starfish(rounds, queues, shims):
         for _ in range(rounds):
             for mode in ("f", "block"):
                 for label, path in [("untraced", None)] + shims:
-                    env = dict(base_env, **({"LD_PRELOAD": path, "QTRACE_OUTPUT": trace} if path else {}))
+                    env = dict(base_env, **({"LD_PRELOAD": path.removesuffix(SLOTLESS), "QTRACE_OUTPUT": trace} if path else {}))
+                    if path and path.endswith(SLOTLESS):
+                        env["QTRACE_SLOTLESS"] = "1"
                     (user, system), _ = child_cpu([program, mode, str(queues)], env)
                     results.setdefault((mode, label), []).append((user * 1e9 / items, system * 1e9 / items))
                     if os.path.exists(trace):

@@ -369,6 +369,11 @@ typedef struct { uintptr_t fn; uint32_t stub; } qt_stub_entry_t;
 QT_HIDDEN extern qt_stub_entry_t g_stub_map[QT_STUB_MAP_SIZE];
 QT_HIDDEN extern const qt_fn_t g_stubs[QT_STUB_COUNT];
 QT_HIDDEN uint32_t qt_stub_assign(uintptr_t fn);
+/// Whether function items go without a slot: only with QTRACE_SLOTLESS=1 (off by default: the
+/// reader pays ~375 ns per such item to pair it, more than the ~10-20 ns the program saves;
+/// docs/performance.md, "Full rate, third pass").
+QT_HIDDEN extern int g_slotless_enabled;
+QT_HIDDEN void qt_stubs_init_from_env(void);
 
 /// The stub index + 1 of `fn`, or 0 when it has none (yet): the item takes the slot path.
 /// Lock-free: one probe of a small table when the function was seen before.

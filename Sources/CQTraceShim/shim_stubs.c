@@ -10,6 +10,12 @@
 #ifndef QTRACE_LTTNG
 
 qt_stub_entry_t g_stub_map[QT_STUB_MAP_SIZE];
+int g_slotless_enabled;
+
+void qt_stubs_init_from_env(void) {
+    const char *v = getenv("QTRACE_SLOTLESS");
+    g_slotless_enabled = v != NULL && strcmp(v, "1") == 0;
+}
 /// The function each stub runs: written once, before the stub's index is published.
 static qt_fn_t g_stub_fn[QT_STUB_COUNT];
 static uint32_t g_stub_count;
@@ -80,4 +86,6 @@ uint32_t qt_stub_assign(uintptr_t fn) {
     return 0;
 }
 
+#else
+void qt_stubs_init_from_env(void) {}
 #endif // QTRACE_LTTNG

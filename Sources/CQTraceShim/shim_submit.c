@@ -102,6 +102,7 @@ static inline __attribute__((always_inline)) int submit_slotless(qt_thread_t *t,
     (void)t; (void)kind; (void)flags8; (void)q; (void)ctx; (void)fn; (void)ra; (void)real_f;
     return 0;
 #else
+    if (QT_LIKELY(!g_slotless_enabled)) return 0;
     uint32_t stub = qt_stub_of(fn);
     if (QT_UNLIKELY(stub == 0 || real.get_current_queue == NULL)) return 0;
     uint64_t id = qt_next_id(t);

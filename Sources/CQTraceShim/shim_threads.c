@@ -148,5 +148,6 @@ __attribute__((constructor)) static void qt_init(void) {
     // The trace file is created on the first recorded event, so processes that load
     // libdispatch but never use it leave no file behind.
     qt_recorder_init_from_env();
+    qt_stubs_init_from_env();
     qt_arm_from_env();
 }

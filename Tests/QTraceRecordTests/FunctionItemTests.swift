@@ -1,5 +1,5 @@
-// Function items without a context slot (format 1.8): dispatch_async_f's context passes
-// through a stub per function, and the reader pairs each START with the oldest pending
+// Function items without a context slot (format 1.8, with QTRACE_SLOTLESS=1): dispatch_async_f's
+// context passes through a stub per function, and the reader pairs each START with the oldest pending
 // ENQUEUE of the same (function, context, queue). The model must hold exactly the items the
 // program ran, whatever path each took.
 import Foundation
@@ -12,11 +12,21 @@ final class FunctionItemTests: XCTestCase {
 
     private static let source = "Tests/Fixtures/c/function_items.c"
 
-    func testFunctionItemsPairExactlyOnSerialAndConcurrentQueues() throws {
-        let dir = Paths.tempDir("function-items")
+    /// Without a slot (QTRACE_SLOTLESS=1): the reader pairs the items.
+    func testFunctionItemsWithoutSlotsPairExactlyOnSerialAndConcurrentQueues() throws {
+        try checkFunctionItems(slotless: true)
+    }
+
+    /// The default: every function item takes a context slot, and the model is the same.
+    func testFunctionItemsWithSlotsByDefault() throws {
+        try checkFunctionItems(slotless: false)
+    }
+
+    private func checkFunctionItems(slotless: Bool) throws {
+        let dir = Paths.tempDir(slotless ? "function-items-slotless" : "function-items")
         let exe = buildCProgram(Self.source, in: dir)
         let plain = runProgram([exe])
-        let (traced, path) = record([exe], in: dir)
+        let (traced, path) = record([exe], in: dir, environment: slotless ? ["QTRACE_SLOTLESS": "1"] : [:])
         XCTAssertEqual(plain.status, 0, plain.stderr)
         XCTAssertEqual(traced.status, 0, traced.stderr)
         XCTAssertEqual(traced.stdout, plain.stdout, "a traced program behaves as untraced")
@@ -69,14 +79,14 @@ final class FunctionItemTests: XCTestCase {
         let functions = try XCTUnwrap(items["fx.f.functions"])
         XCTAssertEqual(Set(functions.compactMap { $0.site.map { model.sites[$0].code } }).count, 600)
 
-        // The paths taken: count, concurrent_item, barrier and the first 253 of the 600
-        // functions got stubs; the other 347 took context slots.
+        // The paths taken: without slots, count, concurrent_item, barrier and the first 253 of
+        // the 600 functions got stubs; the other 347 took context slots. By default, all did.
         let records = try recordCounts(path)
-        let slotless = 200 + 200 + 101 + 253
-        XCTAssertEqual(records[TraceLayout.slotlessEnqueueType], slotless)
-        XCTAssertEqual(records[TraceLayout.slotlessStartType], slotless)
-        XCTAssertEqual(records[TraceLayout.slotlessEndType], slotless)
-        XCTAssertEqual(records[TraceLayout.compactStartType].map { $0 >= 347 }, true, "the rest took slots")
+        let stubbed = slotless ? 200 + 200 + 101 + 253 : 0
+        XCTAssertEqual(records[TraceLayout.slotlessEnqueueType] ?? 0, stubbed)
+        XCTAssertEqual(records[TraceLayout.slotlessStartType] ?? 0, stubbed)
+        XCTAssertEqual(records[TraceLayout.slotlessEndType] ?? 0, stubbed)
+        XCTAssertEqual(records[TraceLayout.compactStartType].map { $0 >= 1101 - stubbed }, true, "the rest took slots")
     }
 
     /// The function items of each queue, by label.
