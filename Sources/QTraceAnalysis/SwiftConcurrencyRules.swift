@@ -167,11 +167,14 @@ extension RuleContext {
     private mutating func blockingInAsync(job: Int, task: Int?, thread t: Int, start: UInt64, length: UInt64,
                                           what: String, site: Int?, sayWhere: Bool, stack: [String]? = nil) {
         let at = sayWhere ? site.map { " (\(model.siteDescription($0)))" } ?? "" : ""
-        let code = model.code(ofItem: job).map { " in " + ($0.what?.described ?? $0.name) } ?? ""
-        let taskText = task.map { " (task \(model.tasks[$0].id))" } ?? ""
+        // The function the job resumed in may be a library's (NIO's continuation helper, which
+        // then returned into the handler that blocked): say "resumed in", and let the blocking
+        // call's own site say where it blocked.
+        let code = model.code(ofItem: job).map { "resumed in " + ($0.what?.described ?? $0.name) }
+        let about = ([task.map { "task \(model.tasks[$0].id)" }, code].compactMap { $0 }).joined(separator: ", ")
         let objects = (site.map { [siteRef($0)] } ?? []) + [itemRef(job)]
         add("swift.blocking-in-async", .warning, start, start + length, site.map { [siteRef($0)] } ?? objects,
-            "a Swift job\(code)\(taskText) blocked \(formatDuration(length)) in \(what)\(at), holding one of the cooperative pool's threads (as many as CPUs): other tasks cannot run on it meanwhile; await instead (an async API, a continuation, or move the blocking work to a Dispatch queue and resume from it)",
+            "a Swift job\(about.isEmpty ? "" : " (\(about))") blocked \(formatDuration(length)) in \(what)\(at), holding one of the cooperative pool's threads (as many as CPUs): other tasks cannot run on it meanwhile; await instead (an async API, a continuation, or move the blocking work to a Dispatch queue and resume from it)",
             weight: length, stack: stack)
     }
 }
