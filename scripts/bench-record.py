@@ -93,10 +93,13 @@ def main():
     shims = [("traced", os.path.join(bin_dir, "libqtrace-shim.so"))]
     shims += [(f"traced ({shim_name(path)})", path) for path in args.shim]
     if args.starfish:
+        shim_env = {}
         if args.slotless:
-            shims += [("traced (slotless)" if label == "traced" else label[:-1] + ", slotless)", path + SLOTLESS)
-                      for label, path in shims]
-        return starfish(args.rounds, args.queues, shims)
+            slotless = [("traced (slotless)" if label == "traced" else label[:-1] + ", slotless)", path)
+                        for label, path in shims]
+            shim_env = {label: {"QTRACE_SLOTLESS": "1"} for label, _ in slotless}
+            shims += slotless
+        return starfish(args.rounds, args.queues, shims, shim_env)
     for path in [fixtures] + [path for _, path in shims]:
         if not os.path.exists(path):
             sys.exit(f"bench: {path} missing: run `make build CONFIG=release` first")
@@ -228,13 +231,11 @@ def load_average():
         return f.read().split()[0]
 
 
-SLOTLESS = "#slotless"  # a shim path with this suffix runs with QTRACE_SLOTLESS=1
-
-
-def starfish(rounds, queues, shims):
-    """The starfish pattern with `_f` and block items, untraced and traced alternating."""
+def starfish(rounds, queues, shims, shim_env):
+    """The starfish pattern with `_f` and block items, untraced and traced alternating;
+    `shim_env`: extra environment of a shim's runs, by label (--slotless)."""
     for _, path in shims:
-        if not os.path.exists(path.removesuffix(SLOTLESS)):
+        if not os.path.exists(path):
             sys.exit(f"bench: {path} missing: run `make shim` first")
     tmp = tempfile.mkdtemp(prefix="qtrace-starfish-")
     try:
@@ -247,9 +248,8 @@ def starfish(rounds, queues, shims):
         for _ in range(rounds):
             for mode in ("f", "block"):
                 for label, path in [("untraced", None)] + shims:
-                    env = dict(base_env, **({"LD_PRELOAD": path.removesuffix(SLOTLESS), "QTRACE_OUTPUT": trace} if path else {}))
-                    if path and path.endswith(SLOTLESS):
-                        env["QTRACE_SLOTLESS"] = "1"
+                    env = dict(base_env, **({"LD_PRELOAD": path, "QTRACE_OUTPUT": trace} if path else {}))
+                    env.update(shim_env.get(label, {}))
                     (user, system), _ = child_cpu([program, mode, str(queues)], env)
                     results.setdefault((mode, label), []).append((user * 1e9 / items, system * 1e9 / items))
                     if os.path.exists(trace):
