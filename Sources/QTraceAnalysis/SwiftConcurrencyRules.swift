@@ -142,10 +142,8 @@ extension RuleContext {
             let computing = model.sched.flatMap { $0.items.indices.contains(i) ? $0.items[i].runningNs : nil }
                 ?? (run > blocked ? run - blocked : 0)
             guard computing >= Thresholds.longJobNs else { continue }
-            let code = model.code(ofItem: i).map { $0.what?.described ?? $0.name } ?? itemName(i)
-            let task = taskOfJob[i].map { " (task \(model.tasks[$0].id))" } ?? ""
             add("swift.long-job", .warning, start, end, itemSiteObjects(i).isEmpty ? [itemRef(i)] : itemSiteObjects(i),
-                "a Swift job in \(code)\(task) ran \(formatDuration(computing)) without suspending\(stretchText(ofJob: i)), holding a cooperative-pool thread (one per CPU) the whole time: other tasks wait; split the work (await Task.yield() between parts) or run it on a Dispatch queue and resume from it",
+                "\(aSwiftJob(i, task: taskOfJob[i])) ran \(formatDuration(computing)) without suspending\(stretchText(ofJob: i)), holding a cooperative-pool thread (one per CPU) the whole time: other tasks wait; split the work (await Task.yield() between parts) or run it on a Dispatch queue and resume from it",
                 weight: computing)
         }
     }
@@ -167,15 +165,21 @@ extension RuleContext {
     private mutating func blockingInAsync(job: Int, task: Int?, thread t: Int, start: UInt64, length: UInt64,
                                           what: String, site: Int?, sayWhere: Bool, stack: [String]? = nil) {
         let at = sayWhere ? site.map { " (\(model.siteDescription($0)))" } ?? "" : ""
-        // The function the job resumed in may be a library's (NIO's continuation helper, which
-        // then returned into the handler that blocked): say "resumed in", and let the blocking
-        // call's own site say where it blocked.
-        let code = model.code(ofItem: job).map { "resumed in " + ($0.what?.described ?? $0.name) }
-        let about = ([task.map { "task \(model.tasks[$0].id)" }, code].compactMap { $0 }).joined(separator: ", ")
         let objects = (site.map { [siteRef($0)] } ?? []) + [itemRef(job)]
         add("swift.blocking-in-async", .warning, start, start + length, site.map { [siteRef($0)] } ?? objects,
-            "a Swift job\(about.isEmpty ? "" : " (\(about))") blocked \(formatDuration(length)) in \(what)\(at), holding one of the cooperative pool's threads (as many as CPUs): other tasks cannot run on it meanwhile; await instead (an async API, a continuation, or move the blocking work to a Dispatch queue and resume from it)",
+            "\(aSwiftJob(job, task: task)) blocked \(formatDuration(length)) in \(what)\(at), holding one of the cooperative pool's threads (as many as CPUs): other tasks cannot run on it meanwhile; await instead (an async API, a continuation, or move the blocking work to a Dispatch queue and resume from it)",
             weight: length, stack: stack)
+    }
+
+    /// "a Swift job (task 26, resumed in f() at file.swift:32)"; without code identity, the item's
+    /// reference in place of the function. The function a job resumed in
+    /// may be a library's (NIO's continuation helper, which then returned into the handler that
+    /// blocked or computed): it is said as "resumed in", and the finding's own site or stretch
+    /// says where the time went.
+    private func aSwiftJob(_ job: Int, task: Int?) -> String {
+        let code = model.code(ofItem: job).map { "resumed in " + ($0.what?.described ?? $0.name) }
+            ?? itemReference(model, job)
+        return "a Swift job (" + ([task.map { "task \(model.tasks[$0].id)" }, code].compactMap { $0 }).joined(separator: ", ") + ")"
     }
 }
 

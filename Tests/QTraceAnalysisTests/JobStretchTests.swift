@@ -31,6 +31,8 @@ final class JobStretchTests: XCTestCase {
         let f = r.findings("swift.long-job")
         XCTAssertEqual(f.count, 1)
         XCTAssertTrue(f[0].message.contains("(its longest stretch, 540 ms of its 600 ms, in 0xf2 from 60.0 ms on: its task went on there"), f[0].message)
+        // Its task, and (no code identity here) the item in place of the function it resumed in.
+        XCTAssertTrue(f[0].message.hasPrefix("a Swift job (task 1, item "), f[0].message)
     }
 
     func testAJobItsOwnFunctionHeldIsNamedAsBefore() {

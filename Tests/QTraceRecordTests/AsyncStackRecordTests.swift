@@ -176,7 +176,8 @@ extension AsyncStackRecordTests {
         let line = try XCTUnwrap(markers()["long-job"])
         let closure = try XCTUnwrap(s.statistics.sites.first { $0.name == "closure #1 in longJob()" }, "\(s.statistics.sites.map(\.name))")
         XCTAssertLessThanOrEqual(abs((closure.line ?? 0) - line), 3, "the closure's own line, just above the loop")
-        XCTAssertTrue(long.first?.message.contains("closure #1 in longJob()") ?? false, long.first?.message ?? "")
+        // Named by the function it resumed in, said as such ("resumed in", as swift.blocking-in-async).
+        XCTAssertTrue(long.first?.message.contains("resumed in closure #1 in longJob()") ?? false, long.first?.message ?? "")
     }
 }
 
