@@ -1,3 +1,5 @@
+import QTraceFormat
+
 // A queue's statistics row without its identity, as variable-length integers: what
 // `QueueStatsTable` keeps of a queue that ran something. A row is ~440 bytes of mostly small
 // numbers (a queue of a few items: counts under 128, durations of a few bytes, three
@@ -63,19 +65,9 @@ enum PackedQueueRow {
 private struct VarintWriter {
     var bytes: [UInt8] = []
 
-    mutating func unsigned(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
-    }
+    mutating func unsigned(_ value: UInt64) { LEB128.append(value, to: &bytes) }
 
-    mutating func int(_ value: Int) {
-        let v = Int64(value)
-        unsigned(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
-    }
+    mutating func int(_ value: Int) { unsigned(LEB128.zigzag(Int64(value))) }
 
     mutating func double(_ value: Double) { unsigned(value.bitPattern) }
 
@@ -99,22 +91,9 @@ private struct VarintReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var offset: Int
 
-    mutating func unsigned() -> UInt64 {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let byte = bytes[offset]
-            offset += 1
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-    }
+    mutating func unsigned() -> UInt64 { LEB128.read(bytes, at: &offset) }
 
-    mutating func int() -> Int {
-        let v = unsigned()
-        return Int(Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))))
-    }
+    mutating func int() -> Int { Int(LEB128.unzigzag(unsigned())) }
 
     mutating func double() -> Double { Double(bitPattern: unsigned()) }
 

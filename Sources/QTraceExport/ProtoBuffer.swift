@@ -1,3 +1,5 @@
+import QTraceFormat
+
 // A minimal protocol-buffers wire-format writer (varints, fixed64, length-delimited fields and
 // nested messages) for the Perfetto export. Hand-written rather than generated: the export
 // writes tens of millions of small messages, and appending their fields straight into one
@@ -18,14 +20,7 @@ public struct ProtoBuffer {
 
     @inlinable public mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
 
-    @inlinable public mutating func varint(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            storage.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        storage.append(UInt8(v))
-    }
+    @inlinable public mutating func varint(_ value: UInt64) { LEB128.append(value, to: &storage) }
 
     @inlinable mutating func tag(_ field: Int, _ wireType: UInt64) {
         varint(UInt64(field) << 3 | wireType)

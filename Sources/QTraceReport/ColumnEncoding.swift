@@ -5,6 +5,7 @@
 // and deflate squeezes the repetitive rest. The viewer decodes each column into a typed
 // array (Float64Array for times, Int32Array for indexes, Uint8Array for codes).
 import QTraceViewModel
+import QTraceFormat
 
 /// How a column's bytes decode. The raw value is the name written in the header.
 enum ColumnEncoding: String {
@@ -126,15 +127,15 @@ struct PayloadBuilder {
         case .uvarint:
             for v in values { appendVarint(UInt64(bitPattern: v)) }
         case .svarint:
-            for v in values { appendVarint(zigzag(v)) }
+            for v in values { appendVarint(LEB128.zigzag(v)) }
         case .delta:
             var previous: Int64 = 0
             for v in values {
-                appendVarint(zigzag(v &- previous))
+                appendVarint(LEB128.zigzag(v &- previous))
                 previous = v
             }
         case .relref:
-            for (row, v) in values.enumerated() { appendVarint(v < 0 ? 0 : zigzag(Int64(row) - v)) }
+            for (row, v) in values.enumerated() { appendVarint(v < 0 ? 0 : LEB128.zigzag(Int64(row) - v)) }
         case .plus1:
             for v in values { appendVarint(UInt64(bitPattern: v &+ 1)) }
         case .u8:
@@ -161,7 +162,7 @@ struct PayloadBuilder {
         func forEachValue(_ body: (UInt64) -> Void) {
             var previous: Int64 = 0
             for v in values {
-                body(delta ? PayloadBuilder.zigzag(v &- previous) : UInt64(bitPattern: v))
+                body(delta ? LEB128.zigzag(v &- previous) : UInt64(bitPattern: v))
                 previous = v
             }
         }
@@ -200,7 +201,7 @@ struct PayloadBuilder {
             return
         }
         let start = count
-        for v in present { appendVarint(v.map { zigzag(Int64($0)) + 1 } ?? 0) }
+        for v in present { appendVarint(v.map { LEB128.zigzag(Int64($0)) + 1 } ?? 0) }
         tables[tables.count - 1].columns.append(
             ColumnInfo(name: name, encoding: .nullable, type: .f64, offset: start, length: count - start))
     }
@@ -223,19 +224,10 @@ struct PayloadBuilder {
 
     @inline(__always)
     private mutating func appendVarint(_ value: UInt64) {
-        reserve(10) // a UInt64 takes at most 10 bytes
-        var v = value
-        while v >= 0x80 {
-            pending.base[used] = UInt8(truncatingIfNeeded: v) | 0x80
-            used += 1
-            v >>= 7
-        }
-        pending.base[used] = UInt8(v)
-        used += 1
+        reserve(LEB128.maxBytes)
+        used += LEB128.store(value, at: pending.base + used)
     }
 
-    private func zigzag(_ v: Int64) -> UInt64 { PayloadBuilder.zigzag(v) }
-    private static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v << 1) ^ (v >> 63)) }
 
     /// The header's description of the tables.
     var tablesJSON: JSONValue {
@@ -275,29 +267,18 @@ enum ColumnDecoder {
         var out: [Int64] = []
         out.reserveCapacity(rows)
         var i = bytes.startIndex
-        func next() -> UInt64 {
-            var result: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let b = bytes[i]
-                i += 1
-                result |= UInt64(b & 0x7f) << shift
-                if b < 0x80 { return result }
-                shift += 7
-            }
-        }
-        func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))) }
+        func next() -> UInt64 { LEB128.read(bytes, at: &i) }
         var previous: Int64 = 0
         for row in 0..<rows {
             switch encoding {
             case .uvarint: out.append(Int64(bitPattern: next()))
-            case .svarint: out.append(unzigzag(next()))
+            case .svarint: out.append(LEB128.unzigzag(next()))
             case .delta:
-                previous &+= unzigzag(next())
+                previous &+= LEB128.unzigzag(next())
                 out.append(previous)
             case .relref:
                 let v = next()
-                out.append(v == 0 ? -1 : Int64(row) - unzigzag(v))
+                out.append(v == 0 ? -1 : Int64(row) - LEB128.unzigzag(v))
             case .plus1: out.append(Int64(bitPattern: next()) - 1)
             case .u8:
                 out.append(Int64(bytes[i]))
@@ -309,7 +290,7 @@ enum ColumnDecoder {
                 out.append(Int64(Double(bitPattern: bits)))
             case .nullable:
                 let v = next()
-                out.append(v == 0 ? Int64.min : unzigzag(v - 1))
+                out.append(v == 0 ? Int64.min : LEB128.unzigzag(v - 1))
             case .planes, .deltaPlanes, .utf8:
                 preconditionFailure("handled elsewhere")
             }
