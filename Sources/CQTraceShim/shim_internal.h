@@ -174,11 +174,13 @@ typedef struct { uintptr_t queue; void *last; } qt_known_queue_t;
 typedef struct { qt_known_queue_t way[QT_KNOWN_WAYS]; } __attribute__((aligned(64))) qt_known_set_t;
 QT_HIDDEN extern qt_known_set_t g_known_queues[QT_KNOWN_SETS];
 
-/// The set of queue `q`: neighbouring addresses, neighbouring sets; each 512 KiB of address
-/// space starts at its own (hashed) set, so distant heaps do not collide.
+/// The set of queue `q`: 512 bytes of address per set, so queues allocated one after another
+/// fill neighbouring sets, and any 1 MiB of one 64 MiB region maps onto distinct sets. The
+/// region's hash, XORed in (a permutation of the sets), keeps malloc's per-thread arenas,
+/// which start at multiples of 64 MiB, off each other's sets.
 static inline qt_known_set_t *known_set_of(uintptr_t q) {
-    uintptr_t region = (q >> 19) * 0x9E3779B97F4A7C15ull >> 40;
-    return &g_known_queues[((q >> 9) + region) & (QT_KNOWN_SETS - 1)];
+    uintptr_t region = (q >> 26) * 0x9E3779B97F4A7C15ull >> 40;
+    return &g_known_queues[((q >> 9) ^ region) & (QT_KNOWN_SETS - 1)];
 }
 
 static inline qt_known_queue_t *known_queue_find(uintptr_t q) {
