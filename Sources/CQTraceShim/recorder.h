@@ -53,6 +53,7 @@ typedef struct {
     // their first word, so the next enqueue reuses the slot this thread last ran.
     void *slot_free;
     uint32_t slot_free_count;
+    void *slot_spare;       // a full batch of free slots, or NULL
     void *last_noted_entry; // last_noted_queue's entry in the queue table
 } qt_thread_t;
 

@@ -222,9 +222,10 @@ typedef struct qt_slot {
 /// A sync item's context, on the caller's stack: the queue it holds while it runs is known.
 typedef struct { void *work; void *ctx; uint64_t id; void *queue; } qt_sync_slot_t;
 
-/// Free slots a thread keeps; beyond it, a batch goes to the shared pool (a thread that
-/// only runs items must not hoard what a thread that only submits needs).
-#define QT_SLOT_CACHE_MAX 4096
+/// A thread keeps up to two batches of free slots: the list it takes from and gives back to,
+/// and one full spare. When the list fills a batch, it becomes the spare or, when there is one
+/// already, goes to the shared pool (a thread that only runs items must not hoard what a
+/// thread that only submits needs). No walk: a batch is handed over whole.
 #define QT_SLOT_BATCH 1024
 
 QT_HIDDEN qt_slot_t *slot_refill(qt_thread_t *t);
@@ -262,7 +263,7 @@ static inline void slot_chain(qt_thread_t *t, void *q, qt_slot_t *s) {
 static inline void slot_release(qt_thread_t *t, qt_slot_t *s) {
     s->work = t->slot_free;
     t->slot_free = s;
-    if (QT_UNLIKELY(++t->slot_free_count > QT_SLOT_CACHE_MAX)) slot_spill(t);
+    if (QT_UNLIKELY(++t->slot_free_count == QT_SLOT_BATCH)) slot_spill(t);
 }
 
 #define QT_ID_MASK ((1ull << 56) - 1)
