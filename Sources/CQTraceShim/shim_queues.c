@@ -1,6 +1,6 @@
-// Queues and DispatchWorkItems: the object tables (queues, attributes, work items) and the
-// entry points that create, configure, retarget, suspend and resume queues, and create,
-// perform and notify dispatch blocks.
+// Queues and DispatchWorkItems: the object tables (queues, attributes, work items; the known
+// queues, which every enqueue reads), and the entry points that create, configure, retarget,
+// suspend and resume queues, and create, perform and notify dispatch blocks.
 #include "shim_internal.h"
 
 // ---- object tables: pointer -> facts, lock-free open addressing ----
