@@ -32,7 +32,11 @@ and the median and range of each round's own ratio), the user and system time tr
 the load average, and the traced cost of a function item against a block item. Only the shim
 is needed (BIN_DIR's, or `--shim` ones, named by their directory); no fixture.
 
-Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed | --starfish [--slotless]]
+`--items f` (or `block`) runs one kind of item only; with `--shim`, each shim's CPU time is also
+compared with the first `--shim`'s (its slot-less run's with `--slotless`) in the same round:
+the median and middle half of those ratios, steadier on a loaded machine than the medians.
+
+Usage: scripts/bench-record.py [BIN_DIR] [--rounds N] [--shim PATH]... [--breakdown | --armed | --starfish [--slotless] [--items f|block|both]]
 (make bench builds release first)
 """
 import argparse
@@ -62,6 +66,8 @@ def parse_args():
     parser.add_argument("--queues", type=int, default=1000, help="starfish: number of queues")
     parser.add_argument("--slotless", action="store_true",
                         help="starfish: also each shim with QTRACE_SLOTLESS=1 (function items without a slot)")
+    parser.add_argument("--items", choices=("f", "block", "both"), default="both",
+                        help="starfish: function items, blocks or both (one kind: more rounds in the same time)")
     return parser.parse_args()
 
 
@@ -99,7 +105,8 @@ def main():
                         for label, path in shims]
             shim_env = {label: {"QTRACE_SLOTLESS": "1"} for label, _ in slotless}
             shims += slotless
-        return starfish(args.rounds, args.queues, shims, shim_env)
+        modes = ("f", "block") if args.items == "both" else (args.items,)
+        return starfish(args.rounds, args.queues, shims, shim_env, modes)
     for path in [fixtures] + [path for _, path in shims]:
         if not os.path.exists(path):
             sys.exit(f"bench: {path} missing: run `make build CONFIG=release` first")
@@ -231,9 +238,9 @@ def load_average():
         return f.read().split()[0]
 
 
-def starfish(rounds, queues, shims, shim_env):
-    """The starfish pattern with `_f` and block items, untraced and traced alternating;
-    `shim_env`: extra environment of a shim's runs, by label (--slotless)."""
+def starfish(rounds, queues, shims, shim_env, modes):
+    """The starfish pattern with `_f` and/or block items (`modes`), untraced and traced
+    alternating; `shim_env`: extra environment of a shim's runs, by label (--slotless)."""
     for _, path in shims:
         if not os.path.exists(path):
             sys.exit(f"bench: {path} missing: run `make shim` first")
@@ -246,7 +253,7 @@ def starfish(rounds, queues, shims, shim_env):
         results = {}
         loads = [load_average()]
         for _ in range(rounds):
-            for mode in ("f", "block"):
+            for mode in modes:
                 for label, path in [("untraced", None)] + shims:
                     env = dict(base_env, **({"LD_PRELOAD": path, "QTRACE_OUTPUT": trace} if path else {}))
                     env.update(shim_env.get(label, {}))
@@ -255,15 +262,18 @@ def starfish(rounds, queues, shims, shim_env):
                     if os.path.exists(trace):
                         os.unlink(trace)
         loads.append(load_average())
-        print_starfish(rounds, queues, items, shims, results, loads)
+        print_starfish(rounds, queues, items, shims, results, loads, modes)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def print_starfish(rounds, queues, items, shims, results, loads):
+def print_starfish(rounds, queues, items, shims, results, loads, modes):
     """Medians of CPU ns per item (user + system, and each part), and the traced/untraced ratio
     of each round (runs of one round are neighbours in time, so the machine's load changes
-    less between them than across the run): its median and range."""
+    less between them than across the run): its median and range. With several shims, each
+    one's CPU time against the first `--shim`'s (the baseline) in the same round: the median
+    and the middle half of those ratios, steadier on a loaded machine than a difference of
+    medians."""
     def cpu(key):
         return [user + system for user, system in results[key]]
 
@@ -275,7 +285,7 @@ def print_starfish(rounds, queues, items, shims, results, loads):
           f"{loads[0]} -> {loads[1]}; medians of CPU ns per item (user + system)")
     print(f"{'items':<8}{'shim':>14}{'untraced':>11}{'traced':>11}{'ratio':>8}{'round ratios':>16}"
           f"{'added':>9}{'user':>8}{'system':>8}")
-    for mode in ("f", "block"):
+    for mode in modes:
         plain = med((mode, "untraced"))
         for label, _ in shims:
             traced = med((mode, label))
@@ -286,6 +296,22 @@ def print_starfish(rounds, queues, items, shims, results, loads):
             print(f"{'_f' if mode == 'f' else 'block':<8}{name:>14}{plain:>11.1f}{traced:>11.1f}"
                   f"{statistics.median(paired):>8.3f}{f'{min(paired):.2f}-{max(paired):.2f}':>16}"
                   f"{traced - plain:>+9.1f}{added_user:>+8.1f}{added_system:>+8.1f}")
+    if len(shims) > 1:
+        # A slot-less run is compared with the baseline's slot-less run (--slotless).
+        plain_baseline = shims[1][0]
+        slotless_baseline = plain_baseline[:-1] + ", slotless)"
+        for mode in modes:
+            for label, _ in shims:
+                baseline = slotless_baseline if "slotless" in label else plain_baseline
+                if label == baseline or (mode, baseline) not in results:
+                    continue
+                against = sorted(t / b for t, b in zip(cpu((mode, label)), cpu((mode, baseline))))
+                quarter = len(against) // 4
+                print(f"{'_f' if mode == 'f' else 'block'} {label[8:-1] or 'this'} / {baseline[8:-1]}, per round: "
+                      f"median {statistics.median(against):.3f}, middle half "
+                      f"{against[quarter]:.3f}-{against[len(against) - 1 - quarter]:.3f}")
+    if len(modes) < 2:
+        return
     for label, _ in shims:
         f, b = med(("f", label)), med(("block", label))
         af, ab = f - med(("f", "untraced")), b - med(("block", "untraced"))

@@ -31,7 +31,7 @@
 typedef struct {
     uint8_t *pos, *end;     // free space in the current chunk
     uint64_t id_next, id_limit;
-    void *last_noted_queue; // the queue this thread last looked up in the first-seen table
+    void *last_noted_queue; // the queue this thread last looked up in the known-queue table
     // The code site this thread last used (shim_sites.c): a loop enqueuing the same closure
     // from the same place finds its site id here without touching the shared table.
     uintptr_t site_code, site_ra;
@@ -53,7 +53,8 @@ typedef struct {
     // their first word, so the next enqueue reuses the slot this thread last ran.
     void *slot_free;
     uint32_t slot_free_count;
-    void *last_noted_entry; // last_noted_queue's entry in the queue table
+    void *slot_spare;       // a full batch of free slots, or NULL
+    void *last_noted_entry; // last_noted_queue's entry there (a qt_known_queue_t)
 } qt_thread_t;
 
 /// qt_thread_t.site's flag: the cached site is a Swift closure's (its capture must match too).

@@ -119,8 +119,7 @@ static inline unsigned qt_caller_flags(void *ra) {
 
 // ---- object tables: pointer -> facts, lock-free open addressing (shim_queues.c) ----
 
-/// `last` is the queue table's: the context slot last enqueued onto the queue (see slot_chain).
-typedef struct { uintptr_t key; uint64_t a, b; void *last; } qt_entry_t;
+typedef struct { uintptr_t key; uint64_t a, b; } qt_entry_t;
 
 #define QT_TABLE_SIZE 16384
 QT_HIDDEN extern qt_entry_t g_queues[QT_TABLE_SIZE];     // queue -> (attrs | QT_Q_KNOWN, target)
@@ -158,30 +157,51 @@ static inline const char *label_of(void *q) {
     return l ? l : "";
 }
 
-/// Records QUEUE_INFO the first time a queue that the shim did not see created is used.
-static inline void note_queue_slow(qt_thread_t *t, void *q) {
-    qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 1);
-    if (!e || (e->a & QT_Q_KNOWN)) return;
-    const char *label = label_of(q);
-    uint32_t kind = QT_QUEUE_INFO_OTHER, bits = 0;
-    if (q == g_main_queue) kind = QT_QUEUE_INFO_MAIN;
-    else if (strncmp(label, "com.apple.root.", 15) == 0) { kind = QT_QUEUE_INFO_GLOBAL; bits = QT_Q_CONCURRENT | QT_Q_GLOBAL; }
-    int relpri = 0;
-    unsigned qos = real.queue_get_qos_class ? real.queue_get_qos_class(q, &relpri) : 0;
-    e->b = 0;
-    e->a = bits | QT_Q_KNOWN;
-    uint64_t words[1] = { (uint64_t)(uintptr_t)q };
-    qt_thread_t *m = qt_meta_begin(t);
-    qt_rec_string(m, QT_QUEUE_INFO, kind | ((qos & 0xff) << 8), words, 1, label);
-    qt_meta_end(m, t);
+// ---- known queues: what every enqueue reads (shim_queues.c) ----
+// An enqueue needs two facts about its queue: that it is known (its QUEUE_CREATE or QUEUE_INFO
+// is in the trace) and the slot last enqueued onto it (slot_chain). In g_queues, whose 32-byte
+// entries are placed by a hash, every queue of a program with many was a line of its own that
+// the other memory an item touches had evicted: the key compare was the shim's largest cost in
+// dispatch_async_f on the starfish load (docs/performance.md, "Full rate, fourth pass"). These
+// two facts live in 16-byte entries, four to a 64-byte set chosen by the queue's address at
+// 512-byte granularity: queues allocated one after another (~160-200 bytes apart here) share
+// a line. A queue whose set is full takes a way from another (its chain link, a hint, is lost);
+// the table only ever holds queues g_queues knows, so a miss only costs the g_queues lookup.
+
+typedef struct { uintptr_t queue; void *last; } qt_known_queue_t;
+#define QT_KNOWN_WAYS 4
+#define QT_KNOWN_SETS 2048
+typedef struct { qt_known_queue_t way[QT_KNOWN_WAYS]; } __attribute__((aligned(64))) qt_known_set_t;
+QT_HIDDEN extern qt_known_set_t g_known_queues[QT_KNOWN_SETS];
+
+/// The set of queue `q`: 512 bytes of address per set, so queues allocated one after another
+/// fill neighbouring sets, and any 1 MiB of one 64 MiB region maps onto distinct sets. The
+/// region's hash, XORed in (a permutation of the sets), keeps malloc's per-thread arenas,
+/// which start at multiples of 64 MiB, off each other's sets.
+static inline qt_known_set_t *known_set_of(uintptr_t q) {
+    uintptr_t region = (q >> 26) * 0x9E3779B97F4A7C15ull >> 40;
+    return &g_known_queues[((q >> 9) ^ region) & (QT_KNOWN_SETS - 1)];
 }
 
+static inline qt_known_queue_t *known_queue_find(uintptr_t q) {
+    qt_known_set_t *s = known_set_of(q);
+    for (int w = 0; w < QT_KNOWN_WAYS; w++)
+        if (__atomic_load_n(&s->way[w].queue, __ATOMIC_ACQUIRE) == q) return &s->way[w];
+    return NULL;
+}
+
+/// Enters a queue that g_queues knows (never 0); its entry, possibly taken from another queue.
+QT_HIDDEN qt_known_queue_t *known_queue_insert(uintptr_t q);
+/// note_queue's miss: records QUEUE_INFO the first time a queue that the shim did not see
+/// created is used, and enters the queue in the known table.
+QT_HIDDEN void note_queue_miss(qt_thread_t *t, void *q);
+
 static inline void note_queue(qt_thread_t *t, void *q) {
-    // Submitters usually target the same queue again and again: skip the table lookup then.
-    if (QT_LIKELY(q == t->last_noted_queue && q != NULL)) return;
-    qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 0);
-    if (QT_LIKELY(e && (e->a & QT_Q_KNOWN))) { t->last_noted_queue = q; t->last_noted_entry = e; return; }
-    if (q) note_queue_slow(t, q);
+    // Submitters usually target the same queue again and again: skip the lookup then.
+    if (QT_UNLIKELY(q == NULL) || QT_LIKELY(q == t->last_noted_queue)) return;
+    qt_known_queue_t *k = known_queue_find((uintptr_t)q);
+    if (QT_LIKELY(k != NULL)) { t->last_noted_queue = q; t->last_noted_entry = k; return; }
+    note_queue_miss(t, q);
 }
 
 // ---- context slots: per-thread LIFO caches, as libdispatch's continuations (shim_slots.c) ----
@@ -202,9 +222,10 @@ typedef struct qt_slot {
 /// A sync item's context, on the caller's stack: the queue it holds while it runs is known.
 typedef struct { void *work; void *ctx; uint64_t id; void *queue; } qt_sync_slot_t;
 
-/// Free slots a thread keeps; beyond it, a batch goes to the shared pool (a thread that
-/// only runs items must not hoard what a thread that only submits needs).
-#define QT_SLOT_CACHE_MAX 4096
+/// A thread keeps up to two batches of free slots: the list it takes from and gives back to,
+/// and one full spare. When the list fills a batch, it becomes the spare or, when there is one
+/// already, goes to the shared pool (a thread that only runs items must not hoard what a
+/// thread that only submits needs). No walk: a batch is handed over whole.
 #define QT_SLOT_BATCH 1024
 
 QT_HIDDEN qt_slot_t *slot_refill(qt_thread_t *t);
@@ -231,8 +252,9 @@ static inline void slot_chain(qt_thread_t *t, void *q, qt_slot_t *s) {
     if (QT_UNLIKELY(q != t->last_noted_queue || t->last_noted_entry == NULL)) return;
     // A load and a store, not an exchange: a locked instruction would wait for this thread's
     // pending stores (trace records, the slot) to drain. Two submitters racing here lose a
-    // link, i.e. one prefetch.
-    qt_entry_t *e = t->last_noted_entry;
+    // link, i.e. one prefetch. The entry may have gone to another queue since it was noted.
+    qt_known_queue_t *e = t->last_noted_entry;
+    if (QT_UNLIKELY(__atomic_load_n(&e->queue, __ATOMIC_RELAXED) != (uintptr_t)q)) return;
     qt_slot_t *prev = __atomic_load_n((qt_slot_t **)&e->last, __ATOMIC_RELAXED);
     __atomic_store_n(&e->last, (void *)s, __ATOMIC_RELAXED);
     if (prev) __atomic_store_n(&prev->next, s, __ATOMIC_RELAXED);
@@ -241,7 +263,7 @@ static inline void slot_chain(qt_thread_t *t, void *q, qt_slot_t *s) {
 static inline void slot_release(qt_thread_t *t, qt_slot_t *s) {
     s->work = t->slot_free;
     t->slot_free = s;
-    if (QT_UNLIKELY(++t->slot_free_count > QT_SLOT_CACHE_MAX)) slot_spill(t);
+    if (QT_UNLIKELY(++t->slot_free_count == QT_SLOT_BATCH)) slot_spill(t);
 }
 
 #define QT_ID_MASK ((1ull << 56) - 1)

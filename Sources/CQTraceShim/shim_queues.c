@@ -1,6 +1,6 @@
-// Queues and DispatchWorkItems: the object tables (queues, attributes, work items) and the
-// entry points that create, configure, retarget, suspend and resume queues, and create,
-// perform and notify dispatch blocks.
+// Queues and DispatchWorkItems: the object tables (queues, attributes, work items; the known
+// queues, which every enqueue reads), and the entry points that create, configure, retarget,
+// suspend and resume queues, and create, perform and notify dispatch blocks.
 #include "shim_internal.h"
 
 // ---- object tables: pointer -> facts, lock-free open addressing ----
@@ -21,6 +21,46 @@ static void remember_attr(void *result, uint32_t bits) {
     if (e) e->a = bits;
 }
 
+// ---- known queues (shim_internal.h): the enqueue path's dense view of g_queues ----
+
+qt_known_set_t g_known_queues[QT_KNOWN_SETS];
+
+qt_known_queue_t *known_queue_insert(uintptr_t q) {
+    qt_known_set_t *s = known_set_of(q);
+    for (int w = 0; w < QT_KNOWN_WAYS; w++) {
+        uintptr_t expected = 0;
+        if (__atomic_compare_exchange_n(&s->way[w].queue, &expected, q, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+            || expected == q)
+            return &s->way[w];
+    }
+    // A full set: the way the address picks goes to this queue (no count to keep up to date).
+    qt_known_queue_t *k = &s->way[(q >> 4) & (QT_KNOWN_WAYS - 1)];
+    __atomic_store_n(&k->last, NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&k->queue, q, __ATOMIC_RELEASE);
+    return k;
+}
+
+void note_queue_miss(qt_thread_t *t, void *q) {
+    qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 1);
+    if (!e) return; // the table is full around q: noted again next time, as before
+    if (!(e->a & QT_Q_KNOWN)) {
+        const char *label = label_of(q);
+        uint32_t kind = QT_QUEUE_INFO_OTHER, bits = 0;
+        if (q == g_main_queue) kind = QT_QUEUE_INFO_MAIN;
+        else if (strncmp(label, "com.apple.root.", 15) == 0) { kind = QT_QUEUE_INFO_GLOBAL; bits = QT_Q_CONCURRENT | QT_Q_GLOBAL; }
+        int relpri = 0;
+        unsigned qos = real.queue_get_qos_class ? real.queue_get_qos_class(q, &relpri) : 0;
+        e->b = 0;
+        e->a = bits | QT_Q_KNOWN;
+        uint64_t words[1] = { (uint64_t)(uintptr_t)q };
+        qt_thread_t *m = qt_meta_begin(t);
+        qt_rec_string(m, QT_QUEUE_INFO, kind | ((qos & 0xff) << 8), words, 1, label);
+        qt_meta_end(m, t);
+    }
+    t->last_noted_queue = q;
+    t->last_noted_entry = known_queue_insert((uintptr_t)q);
+}
+
 // ---- queues ----
 
 static void record_queue_create(qt_thread_t *t, void *q, const char *label, void *attr, void *target) {
@@ -28,7 +68,11 @@ static void record_queue_create(qt_thread_t *t, void *q, const char *label, void
     int relpri = 0;
     unsigned qos = real.queue_get_qos_class ? real.queue_get_qos_class(q, &relpri) : 0;
     qt_entry_t *e = table_find(g_queues, QT_TABLE_SIZE, (uintptr_t)q, 1);
-    if (e) { e->b = (uint64_t)(uintptr_t)target; e->a = (bits & QT_Q_CONCURRENT) | QT_Q_KNOWN; }
+    if (e) {
+        e->b = (uint64_t)(uintptr_t)target;
+        e->a = (bits & QT_Q_CONCURRENT) | QT_Q_KNOWN;
+        known_queue_insert((uintptr_t)q);
+    }
     uint32_t arg = (bits & 3u) | ((qos & 0xffu) << 8) | ((uint32_t)((relpri + 128) & 0xff) << 16);
     uint64_t words[2] = { (uint64_t)(uintptr_t)q, (uint64_t)(uintptr_t)target };
     qt_thread_t *m = qt_meta_begin(t);

@@ -1,8 +1,8 @@
 // Context slots of function items (and of blocks that cannot carry their id): per-thread LIFO
 // caches (shim_internal.h: slot_alloc, slot_release) refilled from and spilled to a shared
 // pool of batches. A slot is never freed: slots in use plus cached are bounded by the
-// pending items' peak plus QT_SLOT_CACHE_MAX per thread (a thread that ends without the
-// shim's exit hook keeps its cache: at most 128 KiB).
+// pending items' peak plus two batches per thread (a thread that ends without the shim's
+// exit hook keeps its cache: at most 64 KiB).
 #include "shim_internal.h"
 
 #include <sys/mman.h>
@@ -63,8 +63,10 @@ static qt_slot_t *new_batch(uint32_t *count) {
 }
 
 qt_slot_t *slot_refill(qt_thread_t *t) {
-    uint32_t count = 0;
-    qt_slot_t *head = pool_pop(&count);
+    uint32_t count = QT_SLOT_BATCH;
+    qt_slot_t *head = t->slot_spare;
+    t->slot_spare = NULL;
+    if (!head) head = pool_pop(&count);
     if (!head) head = new_batch(&count);
     if (!head) return NULL;
     t->slot_free = head->work;
@@ -72,21 +74,22 @@ qt_slot_t *slot_refill(qt_thread_t *t) {
     return head;
 }
 
-/// Gives the QT_SLOT_BATCH slots this thread freed last to the pool: walking them is cheap
-/// (they are cached), and the thread that takes them likely finds them in the shared L3.
-/// Spilling the older rest instead measured 2-10% slower on the starfish load.
+/// The thread's list holds a batch: it becomes the spare, or, with a spare already kept, goes
+/// to the pool. These are the slots this thread freed last: the thread that takes them likely
+/// finds them in the shared L3 (giving the older ones instead measured 2-10% slower on the
+/// starfish load).
 void slot_spill(qt_thread_t *t) {
-    qt_slot_t *head = t->slot_free, *last = head;
-    for (uint32_t i = 1; i < QT_SLOT_BATCH; i++) last = last->work;
-    t->slot_free = last->work;
-    t->slot_free_count -= QT_SLOT_BATCH;
-    last->work = NULL;
-    pool_push(head, QT_SLOT_BATCH);
+    qt_slot_t *batch = t->slot_free;
+    t->slot_free = NULL;
+    t->slot_free_count = 0;
+    if (t->slot_spare == NULL) t->slot_spare = batch;
+    else pool_push(batch, QT_SLOT_BATCH);
 }
 
 void slot_thread_exit(qt_thread_t *t) {
     if (t->slot_free) pool_push(t->slot_free, t->slot_free_count);
-    t->slot_free = NULL;
+    if (t->slot_spare) pool_push(t->slot_spare, QT_SLOT_BATCH);
+    t->slot_free = t->slot_spare = NULL;
     t->slot_free_count = 0;
 }
 
