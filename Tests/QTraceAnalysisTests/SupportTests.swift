@@ -180,7 +180,8 @@ final class SupportTests: XCTestCase {
         // Per queue too: a trace of 900k queues holds them twice while the model is built,
         // beside each queue's run-time state.
         XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 144)
-        XCTAssertLessThanOrEqual(MemoryLayout<QueueState>.stride, 168)
+        XCTAssertLessThanOrEqual(MemoryLayout<QueueState>.stride, 48)
+        XCTAssertLessThanOrEqual(MemoryLayout<QueueActivity>.stride, 120)
         XCTAssertEqual(MemoryLayout<Accumulator>.stride, 16)
         XCTAssertLessThanOrEqual(MemoryLayout<QueueTreeNode>.stride, 56)
     }
