@@ -6,6 +6,10 @@ struct IdMap<Value> {
     private var keys: [UInt64]
     private var values: [Value?]
     private var shift: UInt64
+    /// The count past which the table doubles: three quarters of its slots. (At half, the
+    /// 1.1M objects of a 900k-queue trace took 4M slots, 80 MB; linear probing stays short
+    /// at three quarters, most probes within the key's cache line.)
+    private var growthLimit: Int
     private(set) var count = 0
     /// UInt64.max marks an empty slot; a real key of that value is kept aside.
     private var maxKeyValue: Value?
@@ -17,7 +21,10 @@ struct IdMap<Value> {
         keys = [UInt64](repeating: Self.empty, count: size)
         values = [Value?](repeating: nil, count: size)
         shift = UInt64(64 - size.trailingZeroBitCount)
+        growthLimit = Self.growthLimit(size)
     }
+
+    private static func growthLimit(_ size: Int) -> Int { size / 4 * 3 }
 
     @inline(__always) private func slot(_ key: UInt64) -> Int {
         Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> shift)
@@ -46,7 +53,7 @@ struct IdMap<Value> {
             maxKeyValue = value
             return
         }
-        if (count + 1) * 2 > keys.count { grow() }
+        if count >= growthLimit { grow() }
         let mask = keys.count - 1
         var i = slot(key)
         while true {
@@ -64,7 +71,7 @@ struct IdMap<Value> {
             maxKeyValue = value; count += 1
             return true
         }
-        if (count + 1) * 2 > keys.count { grow() }
+        if count >= growthLimit { grow() }
         let mask = keys.count - 1
         var i = slot(key)
         while true {
@@ -116,6 +123,7 @@ struct IdMap<Value> {
         keys = [UInt64](repeating: Self.empty, count: size)
         values = [Value?](repeating: nil, count: size)
         shift = UInt64(64 - size.trailingZeroBitCount)
+        growthLimit = Self.growthLimit(size)
         let mask = size - 1
         for (n, k) in oldKeys.enumerated() where k != Self.empty {
             var i = slot(k)
