@@ -482,7 +482,7 @@ extension QueueRegistry {
         backlogLog.flush(into: queues)
         state = UnsafeTable()
         activity = UnsafeTable()
-        let all = Array(queues)
+        let all = queues.moveIntoArray()
         queues = UnsafeTable()
         return all
     }

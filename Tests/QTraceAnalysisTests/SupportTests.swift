@@ -132,6 +132,21 @@ final class SupportTests: XCTestCase {
         }
     }
 
+    /// Moving out gives every element once, in order, and leaves the table empty (its storage
+    /// must not release the moved elements again).
+    func testUnsafeTableMovesItsElementsIntoAnArray() {
+        var table = UnsafeTable<String>(capacity: 2)
+        for n in 0..<20_000 { table.append("element \(n)") }
+        let array = table.moveIntoArray()
+        XCTAssertEqual(array.count, 20_000)
+        XCTAssertEqual(array.first, "element 0")
+        XCTAssertEqual(array[12_345], "element 12345")
+        XCTAssertEqual(array.last, "element 19999")
+        XCTAssertEqual(table.count, 0)
+        table.append("again")
+        XCTAssertEqual(table.moveIntoArray(), ["again"])
+    }
+
     func testUnsafeTableFillsALentBuffer() {
         let lent = [WorkItem](unsafeUninitializedCapacity: 4) { buffer, initialized in
             var table = UnsafeTable<WorkItem>()
