@@ -111,24 +111,26 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(Array(UnsafeTable(repeating: 7, count: 3)), [7, 7, 7])
     }
 
-    /// Many entries at up to three quarters full, removed and reinserted: probe chains
-    /// must survive the backward-shift deletion and every growth.
+    /// Many entries, removed and reinserted, in tables filled to half and to three quarters:
+    /// probe chains must survive the backward-shift deletion and every growth.
     func testIdMapMatchesDictionaryThroughGrowth() {
-        var map = IdMap<Int>()
-        var reference: [UInt64: Int] = [:]
-        var rng = SystemRandomNumberGenerator()
-        for n in 0..<60_000 {
-            let k = UInt64.random(in: 0..<40_000, using: &rng) &* 0x40
-            if n % 4 == 3 {
-                XCTAssertEqual(map.remove(k), reference.removeValue(forKey: k))
-            } else {
-                map[k] = n; reference[k] = n
+        for load in [IdMap<Int>.Load.half, .threeQuarters] {
+            var map = IdMap<Int>(load: load)
+            var reference: [UInt64: Int] = [:]
+            var rng = SystemRandomNumberGenerator()
+            for n in 0..<60_000 {
+                let k = UInt64.random(in: 0..<40_000, using: &rng) &* 0x40
+                if n % 4 == 3 {
+                    XCTAssertEqual(map.remove(k), reference.removeValue(forKey: k))
+                } else {
+                    map[k] = n; reference[k] = n
+                }
             }
-        }
-        XCTAssertEqual(map.count, reference.count)
-        for k in 0..<UInt64(40_000) where map[k &* 0x40] != reference[k &* 0x40] {
-            XCTFail("key \(k &* 0x40): \(String(describing: map[k &* 0x40])), expected \(String(describing: reference[k &* 0x40]))")
-            break
+            XCTAssertEqual(map.count, reference.count)
+            for k in 0..<UInt64(40_000) where map[k &* 0x40] != reference[k &* 0x40] {
+                XCTFail("\(load), key \(k &* 0x40): \(String(describing: map[k &* 0x40])), expected \(String(describing: reference[k &* 0x40]))")
+                break
+            }
         }
     }
 
