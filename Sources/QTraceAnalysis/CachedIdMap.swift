@@ -4,11 +4,13 @@
 // at once) far more often than the rest, so most of them end in the cache.
 
 struct CachedIdMap<Value> {
-    private var map = IdMap<Value>()
+    private var map: IdMap<Value>
     /// A table (reference semantics, so a lookup fills it without being `mutating`): copies of
     /// the map would share it, and the builder never copies its maps.
     private let cache = UnsafeTable(repeating: Slot(key: 0, value: nil), count: cacheSize)
     private static var cacheSize: Int { 64 }
+
+    init(load: IdMap<Value>.Load = .half) { map = IdMap(load: load) }
 
     private struct Slot {
         var key: UInt64

@@ -14,6 +14,9 @@ struct QueueRegistry {
     private var backlogLog = BacklogLog()
     /// Run-time state, index-aligned with `queues`.
     private var state = UnsafeTable<QueueState>()
+    /// The run-time state of the queues with items (`QueueState.activity`), in the order of
+    /// their first item.
+    private var activity = UnsafeTable<QueueActivity>()
     /// Bumped when a target changes, invalidating cached serial domains and QoS.
     private var topologyVersion: Int32 = 0
     /// Marks the queues of one target-chain walk (`chainSuspended`).
@@ -37,7 +40,34 @@ struct QueueRegistry {
 
     /// The thread running an item of serial domain `d` (-1: none).
     @inline(__always)
-    func holder(ofDomain d: Int32) -> Int32 { state[Int(d)].holder }
+    func holder(ofDomain d: Int32) -> Int32 {
+        let a = state[Int(d)].activity
+        return a < 0 ? -1 : activity[Int(a)].holder
+    }
+
+    /// The row of `q` in `activity`, added at its first use.
+    @inline(__always)
+    private mutating func active(_ q: Int, at now: UInt64) -> Int {
+        let a = state[q].activity
+        return a >= 0 ? Int(a) : activate(q, at: now)
+    }
+
+    @inline(never)
+    private mutating func activate(_ q: Int, at now: UInt64) -> Int {
+        let a = activity.count
+        var fresh = QueueActivity()
+        fresh.suspended.set(state[q].effectivelySuspended, at: now)
+        activity.append(fresh)
+        state[q].activity = Int32(a)
+        return a
+    }
+
+    /// What `q`'s serial-domain clock reads at `now` (0 before any item ran in its domain).
+    @inline(__always)
+    private func domainBusy(_ d: Int32, at now: UInt64) -> UInt64 {
+        let a = state[Int(d)].activity
+        return a < 0 ? 0 : activity[Int(a)].domainBusy.value(at: now)
+    }
 
     mutating func setMainQueue(_ q: Int32) { mainQueue = q }
     mutating func setDefaultRoot(_ q: Int32) { defaultRoot = q }
@@ -66,10 +96,7 @@ struct QueueRegistry {
         // would make every queue's cache miss in a trace that keeps creating queues), and its
         // target's suspension state already holds for it.
         let suspended = inactive || (target >= 0 && self.state[Int(target)].effectivelySuspended)
-        if suspended {
-            self.state[Int(q)].effectivelySuspended = true
-            self.state[Int(q)].suspended.set(true, at: now)
-        }
+        if suspended { self.state[Int(q)].effectivelySuspended = true }
         return q
     }
 
@@ -268,7 +295,8 @@ extension QueueRegistry {
 
     private mutating func setEffectivelySuspended(_ q: Int32, _ suspended: Bool, at now: UInt64) {
         state[Int(q)].effectivelySuspended = suspended
-        state[Int(q)].suspended.set(suspended, at: now)
+        let a = state[Int(q)].activity
+        if a >= 0 { activity[Int(a)].suspended.set(suspended, at: now) }
     }
 }
 
@@ -291,17 +319,17 @@ extension QueueRegistry {
     mutating func enqueued(_ i: Int32, queue q: Int32, isBarrier: Bool, delayed: Bool,
                            at now: UInt64) -> PendingItem {
         let domain = domainRoot(q)
-        let qi = Int(q)
+        let a = active(Int(q), at: now)
         let entry = PendingItem(item: i, domain: domain, inBacklog: !delayed,
-                                domainBusyAt: domain >= 0 ? state[Int(domain)].domainBusy.value(at: now) : 0,
-                                runningAt: state[qi].running.value(at: now),
-                                barrierAt: state[qi].barrier.value(at: now),
-                                suspendedAt: state[qi].suspended.value(at: now))
-        if !delayed { backlogChanged(qi, by: 1, at: now) }
+                                domainBusyAt: domain >= 0 ? domainBusy(domain, at: now) : 0,
+                                runningAt: activity[a].running.value(at: now),
+                                barrierAt: activity[a].barrier.value(at: now),
+                                suspendedAt: activity[a].suspended.value(at: now))
+        if !delayed { backlogChanged(Int(q), by: 1, at: now) }
         if isBarrier {
-            state[qi].barriersOutstanding += 1
-            state[qi].barrier.set(true, at: now)
-            state[qi].lastBarrierItem = i
+            activity[a].barriersOutstanding += 1
+            activity[a].barrier.set(true, at: now)
+            activity[a].lastBarrierItem = i
         }
         return entry
     }
@@ -313,14 +341,15 @@ extension QueueRegistry {
                             at now: UInt64) -> WaitSplit {
         let total = now - ready
         let domain = domainRoot(Int32(q))
+        let a = active(q, at: now)
         var occupied: UInt64 = 0
         if isBarrier && domain < 0 {
-            occupied = state[q].running.value(at: now) - entry.runningAt // draining earlier items
+            occupied = activity[a].running.value(at: now) - entry.runningAt // draining earlier items
         } else if domain >= 0 && domain == entry.domain {
-            occupied = state[Int(domain)].domainBusy.value(at: now) - entry.domainBusyAt
+            occupied = domainBusy(domain, at: now) - entry.domainBusyAt
         }
-        let barrier = isBarrier ? 0 : state[q].barrier.value(at: now) - entry.barrierAt
-        let suspended = state[q].suspended.value(at: now) - entry.suspendedAt
+        let barrier = isBarrier ? 0 : activity[a].barrier.value(at: now) - entry.barrierAt
+        let suspended = activity[a].suspended.value(at: now) - entry.suspendedAt
         let behindPrevious = Swift.min(occupied, total)
         let behindBarrier = Swift.min(barrier, total - behindPrevious)
         let whileSuspended = Swift.min(suspended, total - behindPrevious - behindBarrier)
@@ -333,10 +362,12 @@ extension QueueRegistry {
         queues[q].waitByCause.threadNs.saturatingIncrement(by: split.forThread)
         if behindPrevious > 0 {
             // Serial domain: the item that ran just before; a barrier draining: the last to end.
-            split.blocker = domain >= 0 && domain == entry.domain ? state[Int(domain)].lastDomainItem : state[q].lastEndedItem
+            let sameDomain = domain >= 0 && domain == entry.domain
+            let blocking = sameDomain ? active(Int(domain), at: now) : a
+            split.blocker = sameDomain ? activity[blocking].lastDomainItem : activity[blocking].lastEndedItem
             split.blockedFor = behindPrevious
         } else if behindBarrier > 0 {
-            split.blocker = state[q].lastBarrierItem
+            split.blocker = activity[a].lastBarrierItem
             split.blockedFor = behindBarrier
         }
         return split
@@ -360,19 +391,19 @@ extension QueueRegistry {
     @inline(__always)
     mutating func itemStarted(_ i: Int32, queue q: Int32, thread t: Int32, at now: UInt64) -> Int32 {
         let domain = domainRoot(q)
-        let qi = Int(q)
-        state[qi].runningCount += 1
-        state[qi].running.set(true, at: now)
-        if state[qi].runningCount > state[qi].maxWidth {
-            state[qi].maxWidth = state[qi].runningCount
-            queues[qi].maxWidth = Int(state[qi].runningCount)
+        let a = active(Int(q), at: now)
+        activity[a].runningCount += 1
+        activity[a].running.set(true, at: now)
+        if activity[a].runningCount > activity[a].maxWidth {
+            activity[a].maxWidth = activity[a].runningCount
+            queues[Int(q)].maxWidth = Int(activity[a].runningCount)
         }
         if domain >= 0 {
-            let d = Int(domain)
-            state[d].domainRunning += 1
-            state[d].domainBusy.set(true, at: now)
-            state[d].lastDomainItem = i
-            state[d].holder = t
+            let d = active(Int(domain), at: now)
+            activity[d].domainRunning += 1
+            activity[d].domainBusy.set(true, at: now)
+            activity[d].lastDomainItem = i
+            activity[d].holder = t
         }
         return domain
     }
@@ -381,19 +412,19 @@ extension QueueRegistry {
     @inline(__always)
     mutating func itemEnded(_ i: Int32, queue q: Int32, domain: Int32, isBarrier: Bool, thread t: Int32,
                             at now: UInt64) {
-        let qi = Int(q)
-        state[qi].runningCount -= 1
-        if state[qi].runningCount <= 0 { state[qi].running.set(false, at: now) }
-        state[qi].lastEndedItem = i
+        let a = active(Int(q), at: now)
+        activity[a].runningCount -= 1
+        if activity[a].runningCount <= 0 { activity[a].running.set(false, at: now) }
+        activity[a].lastEndedItem = i
         if isBarrier {
-            state[qi].barriersOutstanding -= 1
-            if state[qi].barriersOutstanding <= 0 { state[qi].barrier.set(false, at: now) }
+            activity[a].barriersOutstanding -= 1
+            if activity[a].barriersOutstanding <= 0 { activity[a].barrier.set(false, at: now) }
         }
         if domain >= 0 {
-            let d = Int(domain)
-            state[d].domainRunning -= 1
-            if state[d].domainRunning <= 0 { state[d].domainBusy.set(false, at: now) }
-            if state[d].holder == t { state[d].holder = -1 }
+            let d = active(Int(domain), at: now)
+            activity[d].domainRunning -= 1
+            if activity[d].domainRunning <= 0 { activity[d].domainBusy.set(false, at: now) }
+            if activity[d].holder == t { activity[d].holder = -1 }
         }
     }
 
@@ -407,26 +438,27 @@ extension QueueRegistry {
     /// The backlog (pending items) of `q` grows by one (enqueue) or shrinks by one (start).
     /// An episode runs from the backlog leaving 0 to its return to 0.
     mutating func backlogChanged(_ q: Int, by delta: Int32, at now: UInt64) {
-        state[q].pending += delta
-        let depth = state[q].pending
+        let a = active(q, at: now)
+        activity[a].pending += delta
+        let depth = activity[a].pending
         backlogLog.append(queue: q, depth: depth, at: now)
         if backlogLog.isFull { backlogLog.flush(into: queues) }
         if delta > 0 {
-            if state[q].episodeEnqueued == 0 { state[q].episodeStart = now }
-            state[q].episodeEnqueued += 1
-            if depth > state[q].episodePeak { state[q].episodePeak = depth }
-        } else if state[q].episodeEnqueued > 0 {
-            state[q].episodeStarted += 1
+            if activity[a].episodeEnqueued == 0 { activity[a].episodeStart = now }
+            activity[a].episodeEnqueued += 1
+            if depth > activity[a].episodePeak { activity[a].episodePeak = depth }
+        } else if activity[a].episodeEnqueued > 0 {
+            activity[a].episodeStarted += 1
             if depth <= 0 {
                 let longest = queues[q].longestBacklogEpisode
-                if longest == nil || longest!.end! - longest!.start < now - state[q].episodeStart {
-                    var episode = state[q].episode!
+                if longest == nil || longest!.end! - longest!.start < now - activity[a].episodeStart {
+                    var episode = activity[a].episode!
                     episode.end = now
                     queues[q].longestBacklogEpisode = episode
                 }
-                state[q].episodeEnqueued = 0
-                state[q].episodeStarted = 0
-                state[q].episodePeak = 0
+                activity[a].episodeEnqueued = 0
+                activity[a].episodeStarted = 0
+                activity[a].episodePeak = 0
             }
         }
     }
@@ -435,9 +467,10 @@ extension QueueRegistry {
     /// with the longest closed one.
     mutating func close(at end: UInt64) {
         backlogLog.flush(into: queues)
-        for q in state.indices {
-            queues[q].busyNs = state[q].running.value(at: end)
-            guard let episode = state[q].episode else { continue }
+        for q in state.indices where state[q].activity >= 0 {
+            let a = Int(state[q].activity)
+            queues[q].busyNs = activity[a].running.value(at: end)
+            guard let episode = activity[a].episode else { continue }
             if let best = queues[q].longestBacklogEpisode, best.end! - best.start >= end - episode.start { continue }
             queues[q].longestBacklogEpisode = episode
         }
@@ -448,80 +481,9 @@ extension QueueRegistry {
     mutating func takeQueues() -> [TraceQueue] {
         backlogLog.flush(into: queues)
         state = UnsafeTable()
-        let all = Array(queues)
+        activity = UnsafeTable()
+        let all = queues.moveIntoArray()
         queues = UnsafeTable()
         return all
     }
-}
-
-/// A queue's run-time state (`QueueRegistry.state`), in 168 bytes (200 before: at 900k
-/// queues it is alive through the whole decode): the 8-byte fields first, then the 4-byte
-/// ones, then the flags, so that none is padded.
-struct QueueState {
-    /// Time with one of its own items running; with one item of its serial domain running;
-    /// with a barrier outstanding; suspended (itself or through a target).
-    var running = Accumulator()
-    var domainBusy = Accumulator()
-    var barrier = Accumulator()
-    var suspended = Accumulator()
-    /// Since when the queue is part of a target loop (noTime: it is not).
-    var loopSince: UInt64 = noTime
-    /// The current backlog episode (pending > 0), kept flat for the per-enqueue update.
-    var episodeStart: UInt64 = 0
-    var target: Int32 = -1
-    var pending: Int32 = 0
-    var runningCount: Int32 = 0
-    var maxWidth: Int32 = 0
-    var domainRunning: Int32 = 0
-    var suspendCount: Int32 = 0
-    /// The queues that target this one (first of a list linked through their siblings).
-    var firstChild: Int32 = -1
-    var nextSibling: Int32 = -1
-    var previousSibling: Int32 = -1
-    var chainWalkStamp: UInt32 = 0
-    var barriersOutstanding: Int32 = 0
-    /// Domain roots: the item that started last in the domain, and the thread running one.
-    var lastDomainItem: Int32 = -1
-    var holder: Int32 = -1
-    var lastEndedItem: Int32 = -1
-    var lastBarrierItem: Int32 = -1
-    var episodeEnqueued: Int32 = 0
-    var episodeStarted: Int32 = 0
-    var episodePeak: Int32 = 0
-    var cacheVersion: Int32 = -1
-    var cachedDomain: Int32 = -1
-    var cachedQoS: UInt8 = 0
-    var inactive = false
-    var effectivelySuspended = false
-
-    var episode: BacklogEpisode? {
-        pending > 0 || episodeEnqueued > 0
-            ? BacklogEpisode(start: episodeStart, end: nil, peak: Int(episodePeak), enqueued: Int(episodeEnqueued),
-                             started: Int(episodeStarted))
-            : nil
-    }
-}
-
-/// Time spent in a state, accumulated so that the overlap of any interval with the state is
-/// `value(at: end) - value(at: start)`: O(1) per item for the wait-cause split. 16 bytes:
-/// whether the state holds is `since` being set (a time is never `idle`, noTime).
-struct Accumulator {
-    static let idle = noTime
-    var total: UInt64 = 0
-    /// When the state began; `idle` while it does not hold.
-    var since: UInt64 = Accumulator.idle
-
-    var active: Bool { since != Self.idle }
-
-    @inline(__always) mutating func set(_ on: Bool, at t: UInt64) {
-        if on == active { return }
-        if on {
-            since = Swift.min(t, Self.idle - 1)
-        } else {
-            total &+= t &- since
-            since = Self.idle
-        }
-    }
-
-    @inline(__always) func value(at t: UInt64) -> UInt64 { active ? total &+ (t &- since) : total }
 }

@@ -1,8 +1,10 @@
 // Every queue's statistics, index-aligned with `model.queues`, in the memory of what they
 // say: a row of statistics is ~440 bytes (three DurationStats, four strings), and most queues
 // of a queue-heavy trace ran nothing or little (900k queues made `stats` hold 460 MB of rows).
-// A queue keeps its identity (56 bytes) and, if it ran something, its figures packed
-// (`PackedQueueRow`, ~40-100 bytes); its row is rebuilt, equal to the one computed, when read.
+// A queue keeps its identity and, if it ran something, its figures packed (`PackedQueueRow`,
+// ~40-100 bytes); its row is rebuilt, equal to the one computed, when read. A table made for a
+// model's queues reads each identity from the model's own queue (8 bytes a queue); any other
+// keeps it (`QueueIdentity`, 56 bytes).
 import QTraceFormat
 
 /// A collection of `QueueStats` as an array of them would be (and encoded the same way).
@@ -11,9 +13,12 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
     private var slots: [Int32] = []
     /// Rows that neither form gives back exactly (none that the statistics compute).
     private var rows: [QueueStats] = []
+    /// The model's queues, for a table made for them (`init(identitiesFrom:)`): the identity of
+    /// the row at q is queue q's, and `identities` stays empty. The model's own array, shared.
+    private var modelQueues: [TraceQueue] = []
     private var identities: [QueueIdentity] = []
-    /// Index-aligned with `identities`: where the figures start in `packed`, `noFigures` for
-    /// a queue that ran nothing.
+    /// Per compact row (`-1 - slot`): where the figures start in `packed`, `noFigures` for a
+    /// queue that ran nothing.
     private var packedOffsets: [UInt32] = []
     private var packed: [UInt8] = []
     private static let noFigures = UInt32.max
@@ -26,12 +31,16 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
 
     public init(arrayLiteral rows: QueueStats...) { self.init(rows) }
 
+    /// An empty table for the rows of `queues`, in their order: 900k queues' identities cost
+    /// 50 MB of `QueueIdentity` beside the queues that hold them already.
+    init(identitiesFrom queues: [TraceQueue]) { modelQueues = queues }
+
     /// Room for `count` queues, full rows or identities, reserved once: a table grown by
     /// doubling holds its old and new buffers at once (at 900k queues, +115 MB of rows while
     /// they were copied). Reserved and unused, the room costs address space, not memory.
     public mutating func reserveCapacity(_ count: Int) {
         slots.reserveCapacity(count)
-        identities.reserveCapacity(count)
+        if modelQueues.isEmpty { identities.reserveCapacity(count) }
         packedOffsets.reserveCapacity(count)
     }
 
@@ -44,22 +53,31 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
             if slot >= 0 { return rows[slot] }
             let k = -1 - slot
             let offset = packedOffsets[k]
-            return offset == Self.noFigures ? identities[k].row
-                : PackedQueueRow.read(packed, at: Int(offset), onto: identities[k].row)
+            let bare = modelQueues.isEmpty ? identities[k].row : QueueStats(identityOf: modelQueues[q], q)
+            return offset == Self.noFigures ? bare : PackedQueueRow.read(packed, at: Int(offset), onto: bare)
         }
-        set { slots[q] = store(newValue, replacing: slots[q]) }
+        set { slots[q] = store(newValue, at: q, replacing: slots[q]) }
     }
 
     public mutating func append(_ row: QueueStats) {
-        slots.append(store(row, replacing: nil))
+        slots.append(store(row, at: slots.count, replacing: nil))
+    }
+
+    /// The row at `q` with its identity alone: from the model's queue, or parsed from `row`
+    /// (nil when its address or QoS is not what the statistics write).
+    private func identity(of row: QueueStats, at q: Int) -> (bare: QueueStats, kept: QueueIdentity?)? {
+        guard modelQueues.isEmpty else {
+            return q < modelQueues.count ? (QueueStats(identityOf: modelQueues[q], q), nil) : nil
+        }
+        return QueueIdentity(row).map { ($0.row, $0) }
     }
 
     /// Where `row` goes: its identity alone when that rebuilds it exactly, else its identity
     /// and packed figures when they do, else a full row (reusing the slot it replaces when of
     /// the same kind; a replaced row's packed figures stay unused).
-    private mutating func store(_ row: QueueStats, replacing old: Int32?) -> Int32 {
-        if let identity = QueueIdentity(row) {
-            let bare = identity.row
+    private mutating func store(_ row: QueueStats, at q: Int, replacing old: Int32?) -> Int32 {
+        if let found = identity(of: row, at: q) {
+            let (bare, identity) = (found.bare, found.kept)
             var offset = Self.noFigures
             if bare != row {
                 let start = packed.count
@@ -71,13 +89,13 @@ public struct QueueStatsTable: RandomAccessCollection, MutableCollection, Sendab
                 offset = UInt32(start)
             }
             if let old, old < 0 {
-                identities[Int(-1 - old)] = identity
+                if let identity { identities[Int(-1 - old)] = identity }
                 packedOffsets[Int(-1 - old)] = offset
                 return old
             }
-            identities.append(identity)
+            if let identity { identities.append(identity) }
             packedOffsets.append(offset)
-            return Int32(-identities.count)
+            return Int32(-packedOffsets.count)
         }
         return storeFull(row, replacing: old)
     }
@@ -187,6 +205,14 @@ extension QueueStats {
             next[q] += 1
         }
         return (items, starts)
+    }
+
+    /// The row of `queue`, model queue `q`, with its identity and nothing counted (what
+    /// `init(_:_:)` writes of it).
+    init(identityOf queue: TraceQueue, _ q: Int) {
+        self.init(queue: q, label: queue.label, name: queueName(queue),
+                  address: queueAddress(queue.address, generation: queue.generation), kind: queue.kind,
+                  qos: queue.qos.name, target: queue.target)
     }
 
     /// A row with its identity and nothing counted.

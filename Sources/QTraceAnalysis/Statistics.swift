@@ -144,7 +144,7 @@ public struct QueueStats: Sendable, Codable, Equatable {
     /// (a trace of many queues would make that quadratic).
     /// One row at a time, so that the rows of queues that ran nothing are never all full size.
     static func all(_ model: TraceModel) -> QueueStatsTable {
-        var out = QueueStatsTable()
+        var out = QueueStatsTable(identitiesFrom: model.queues)
         out.reserveCapacity(model.queues.count)
         let grouped = itemsByQueue(model)
         var accumulation = Accumulation(traceEnd: model.endTime, threads: model.threads.count)

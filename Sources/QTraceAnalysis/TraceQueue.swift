@@ -18,7 +18,7 @@ public struct TraceQueue: Sendable {
     /// Sum of item waits (ready to start), split by cause.
     public var waitByCause = WaitBreakdown()
     /// nil until one of the optional parts is set; copied before a write when shared.
-    private var rare: TraceQueueRareParts?
+    private var rare: TraceQueueRareBox?
     private var generationRaw: Int32
     private var relativePriorityRaw: Int32 = 0
     private var initialTargetRaw: Int32 = -1
@@ -69,58 +69,55 @@ public struct TraceQueue: Sendable {
     /// Set when other queues share the label: what tells this one apart (QoS, kind or
     /// address), shown after the label.
     public var nameSuffix: String {
-        get { rare?.nameSuffix ?? "" }
-        set { if rare != nil || !newValue.isEmpty { uniqueRare().nameSuffix = newValue } }
+        get { rare?.parts.nameSuffix ?? "" }
+        set { if rare != nil || !newValue.isEmpty { uniqueRare().parts.nameSuffix = newValue } }
     }
     public var targetChanges: [TargetChange] {
-        get { rare?.targetChanges ?? [] }
-        _modify { yield &uniqueRare().targetChanges }
+        get { rare?.parts.targetChanges ?? [] }
+        _modify { yield &uniqueRare().parts.targetChanges }
     }
     public var suspensions: [SuspendInterval] {
-        get { rare?.suspensions ?? [] }
-        _modify { yield &uniqueRare().suspensions }
+        get { rare?.parts.suspensions ?? [] }
+        _modify { yield &uniqueRare().parts.suspensions }
     }
     /// The longest wait of one item behind another on this queue's serial domain.
     public var worstWaitBehind: WaitBehind? {
-        get { rare?.worstWait.value }
-        set { if rare != nil || newValue != nil { uniqueRare().worstWait = CompactWaitBehind(newValue) } }
+        get { rare?.parts.worstWait.value }
+        set { if rare != nil || newValue != nil { uniqueRare().parts.worstWait = CompactWaitBehind(newValue) } }
     }
     /// The longest period with a non-empty backlog, for the unbounded-backlog rule.
     public var longestBacklogEpisode: BacklogEpisode? {
-        get { rare?.longestEpisode.value }
-        set { if rare != nil || newValue != nil { uniqueRare().longestEpisode = CompactBacklogEpisode(newValue) } }
+        get { rare?.parts.longestEpisode.value }
+        set { if rare != nil || newValue != nil { uniqueRare().parts.longestEpisode = CompactBacklogEpisode(newValue) } }
     }
 
     /// The box of optional parts, allocated or copied so that this queue alone holds it
     /// (copies of a queue share their box until one of them writes).
-    private mutating func uniqueRare() -> TraceQueueRareParts {
+    private mutating func uniqueRare() -> TraceQueueRareBox {
         if rare == nil {
-            rare = TraceQueueRareParts()
+            rare = TraceQueueRareBox()
         } else if !isKnownUniquelyReferenced(&rare) {
-            rare = rare!.copy()
+            rare = TraceQueueRareBox(rare!.parts)
         }
         return rare!
     }
 }
 
-/// What few queues have, out of line (`TraceQueue.rare`). Written only through
-/// `TraceQueue.uniqueRare`, which copies a shared box first: a value, as if stored inline.
-private final class TraceQueueRareParts: @unchecked Sendable {
+/// What few queues have, out of line (`TraceQueue.rare`): a value, copied whole by `=`.
+private struct TraceQueueRareParts {
     var nameSuffix = ""
     var targetChanges: [TargetChange] = []
     var suspensions: [SuspendInterval] = []
     var worstWait = CompactWaitBehind()
     var longestEpisode = CompactBacklogEpisode()
+}
 
-    func copy() -> TraceQueueRareParts {
-        let other = TraceQueueRareParts()
-        other.nameSuffix = nameSuffix
-        other.targetChanges = targetChanges
-        other.suspensions = suspensions
-        other.worstWait = worstWait
-        other.longestEpisode = longestEpisode
-        return other
-    }
+/// The box that holds a queue's rare parts. Written only through `TraceQueue.uniqueRare`,
+/// which copies a shared box first, so that `TraceQueue` stays a value.
+private final class TraceQueueRareBox: @unchecked Sendable {
+    var parts: TraceQueueRareParts
+
+    init(_ parts: TraceQueueRareParts = TraceQueueRareParts()) { self.parts = parts }
 }
 
 /// A `WaitBehind?` in 16 bytes (item -1: none).

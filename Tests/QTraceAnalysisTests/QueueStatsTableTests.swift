@@ -32,6 +32,33 @@ final class QueueStatsTableTests: XCTestCase {
         XCTAssertEqual(Array(table), rows)
     }
 
+    /// A table made for a model's queues reads identities from them: rows of those queues,
+    /// with or without figures, and rows that differ from their queue (kept whole) read back
+    /// as stored, also after replacing.
+    func testRowsOfModelQueuesReadBackAsStored() {
+        var rng = SystemRandomNumberGenerator()
+        let queues: [TraceQueue] = (0..<1_000).map { q in
+            var queue = TraceQueue(address: UInt64(q) * 0x100, generation: q % 3, label: q % 10 == 0 ? "" : "q\(q % 7)",
+                                   kind: q % 2 == 0 ? .serial : .concurrent, origin: .created, qos: QoSClass.allCases[q % 6])
+            if q % 4 == 1 { queue.nameSuffix = "utility" }
+            queue.target = q % 5 == 0 ? nil : q / 2
+            return queue
+        }
+        var rows = queues.indices.map { q in QueueStats(identityOf: queues[q], q) }
+        for q in rows.indices where q % 3 != 0 { Self.fill(&rows[q], using: &rng) }
+        for q in stride(from: 7, to: rows.count, by: 50) { rows[q].label += " (renamed)" }
+        for q in stride(from: 11, to: rows.count, by: 50) { rows[q].queue += 1 }
+        var table = QueueStatsTable(identitiesFrom: queues)
+        table.reserveCapacity(rows.count)
+        for row in rows { table.append(row) }
+        for q in rows.indices { XCTAssertEqual(table[q], rows[q], "queue \(q)") }
+        for q in stride(from: 0, to: rows.count, by: 3) {
+            rows[q] = q % 2 == 0 ? QueueStats(identityOf: queues[q], q) : rows[(q * 7) % rows.count]
+            table[q] = rows[q]
+        }
+        XCTAssertEqual(Array(table), rows)
+    }
+
     /// The address written digit by digit is the one the concatenation wrote.
     func testQueueAddressIsHexWithTheGeneration() {
         var rng = SystemRandomNumberGenerator()

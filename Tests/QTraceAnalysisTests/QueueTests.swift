@@ -166,13 +166,43 @@ final class QueueTests: XCTestCase {
         XCTAssertEqual(m.queues[m.queue(labelled: "com.example.child")].waitByCause.suspendedNs, us(40))
     }
 
-    func testTargetFunnellingSerialisesQueuesAndRollsUp() {
+    /// A serial queue "funnel" that a serial "a" and a concurrent "b" target, threads 201-202.
+    static func funnel() -> TraceScript {
         var s = TraceScript()
         s.mainAndGlobals()
         s.thread(201); s.thread(202)
         s.queue(0x3000, "com.example.funnel")
         s.queue(0x3100, "com.example.a", target: 0x3000)
         s.queue(0x3200, "com.example.b", concurrent: true, target: 0x3000)
+        return s
+    }
+
+    /// A queue's clocks start with its first item (`QueueActivity`): an item enqueued onto a
+    /// child before anything ran in the serial target's domain still counts the wait behind
+    /// the item that ran there first, and a queue suspended before its first item counts the
+    /// suspension from that item's enqueue.
+    func testClocksStartingAtTheFirstItemSplitWaitsAsFromCreation() {
+        var s = Self.funnel()
+        s.queue(0x3300, "com.example.late")
+        s.suspend(0x3300, at: us(0))
+        s.item(1, on: 0x3100, at: us(0), runOn: 201, start: us(20), end: us(50))
+        s.item(2, on: 0x3200, at: us(10), runOn: 202, start: us(50), end: us(60))
+        s.item(3, on: 0x3300, at: us(30), runOn: 202, start: us(75), end: us(80))
+        s.resume(0x3300, at: us(70))
+        let m = s.model()
+        let b = m.queue(labelled: "com.example.b")
+        XCTAssertEqual(m.queues[b].waitByCause.behindPreviousNs, us(30))
+        XCTAssertEqual(m.queues[b].waitByCause.threadNs, us(10))
+        XCTAssertEqual(m.items[m.item(id: 2)].waitedBehind, m.item(id: 1))
+        let late = m.queue(labelled: "com.example.late")
+        XCTAssertEqual(m.queues[late].waitByCause.suspendedNs, us(40))
+        XCTAssertEqual(m.queues[late].waitByCause.threadNs, us(5))
+        XCTAssertEqual(m.queues[m.queue(labelled: "com.example.funnel")].busyNs, 0, "nothing of its own ran")
+        XCTAssertEqual(m.queues[m.queue(labelled: "com.example.a")].busyNs, us(30))
+    }
+
+    func testTargetFunnellingSerialisesQueuesAndRollsUp() {
+        var s = Self.funnel()
         s.item(1, on: 0x3100, at: us(0), runOn: 201, start: us(0), end: us(50))
         s.item(2, on: 0x3200, at: us(10), runOn: 202, start: us(50), end: us(60))
         let r = s.analysis()

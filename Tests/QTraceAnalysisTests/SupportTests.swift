@@ -111,6 +111,44 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(Array(UnsafeTable(repeating: 7, count: 3)), [7, 7, 7])
     }
 
+    /// Many entries, removed and reinserted, in tables filled to half and to three quarters:
+    /// probe chains must survive the backward-shift deletion and every growth.
+    func testIdMapMatchesDictionaryThroughGrowth() {
+        for load in [IdMap<Int>.Load.half, .threeQuarters] {
+            var map = IdMap<Int>(load: load)
+            var reference: [UInt64: Int] = [:]
+            var rng = SystemRandomNumberGenerator()
+            for n in 0..<60_000 {
+                let k = UInt64.random(in: 0..<40_000, using: &rng) &* 0x40
+                if n % 4 == 3 {
+                    XCTAssertEqual(map.remove(k), reference.removeValue(forKey: k))
+                } else {
+                    map[k] = n; reference[k] = n
+                }
+            }
+            XCTAssertEqual(map.count, reference.count)
+            for k in 0..<UInt64(40_000) where map[k &* 0x40] != reference[k &* 0x40] {
+                XCTFail("\(load), key \(k &* 0x40): \(String(describing: map[k &* 0x40])), expected \(String(describing: reference[k &* 0x40]))")
+                break
+            }
+        }
+    }
+
+    /// Moving out gives every element once, in order, and leaves the table empty (its storage
+    /// must not release the moved elements again).
+    func testUnsafeTableMovesItsElementsIntoAnArray() {
+        var table = UnsafeTable<String>(capacity: 2)
+        for n in 0..<20_000 { table.append("element \(n)") }
+        let array = table.moveIntoArray()
+        XCTAssertEqual(array.count, 20_000)
+        XCTAssertEqual(array.first, "element 0")
+        XCTAssertEqual(array[12_345], "element 12345")
+        XCTAssertEqual(array.last, "element 19999")
+        XCTAssertEqual(table.count, 0)
+        table.append("again")
+        XCTAssertEqual(table.moveIntoArray(), ["again"])
+    }
+
     func testUnsafeTableFillsALentBuffer() {
         let lent = [WorkItem](unsafeUninitializedCapacity: 4) { buffer, initialized in
             var table = UnsafeTable<WorkItem>()
@@ -180,7 +218,8 @@ final class SupportTests: XCTestCase {
         // Per queue too: a trace of 900k queues holds them twice while the model is built,
         // beside each queue's run-time state.
         XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 144)
-        XCTAssertLessThanOrEqual(MemoryLayout<QueueState>.stride, 168)
+        XCTAssertLessThanOrEqual(MemoryLayout<QueueState>.stride, 48)
+        XCTAssertLessThanOrEqual(MemoryLayout<QueueActivity>.stride, 120)
         XCTAssertEqual(MemoryLayout<Accumulator>.stride, 16)
         XCTAssertLessThanOrEqual(MemoryLayout<QueueTreeNode>.stride, 56)
     }
