@@ -264,6 +264,7 @@ public enum Analysis {
                     builder.consume(event)
                     count &+= 1
                     if count & mask == 0 { progress?(count) }
+                    return builder.items.wantsStartsAnnounced
                 }
             }
             Phases.time("model: close open state, resolve sites") { builder.closeOpenState() }
