@@ -229,7 +229,10 @@ private struct EventMerge {
     }
 
     /// `scouting`: whether the cursors' scouts run and call `announceStart`, after each event
-    /// for which `body` returns true.
+    /// for which `body` returns true. Inline into each `forEachEvent`, so that the plain one's
+    /// wrapper (`body`, then false) is no call of its own: as a call, it made the decoding
+    /// alone 1.2-1.5x slower.
+    @inline(__always)
     mutating func run(scouting: Bool, announceStart: (UInt64) -> Void, _ body: (Event) throws -> Bool) rethrows {
         let bytes = self.bytes, clock = self.clock
         try RecordShape.table.withUnsafeBufferPointer { shapes in
