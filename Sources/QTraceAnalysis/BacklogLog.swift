@@ -21,6 +21,10 @@ struct BacklogLog {
     private let changes: UnsafeMutablePointer<Change>
     private let sorted: UnsafeMutablePointer<Change>
     private(set) var count = 0
+    /// The queue of the log's first change, and whether another queue changed since: a log of
+    /// one queue's changes (a flood onto one queue) needs no sorting.
+    private var firstQueue: Int32 = -1
+    private var mixed = false
     /// Per queue: changes in the log while counting, then where its run goes; 0 between flushes.
     private var slots: [Int32] = []
     /// The queues with changes in the log, in order of their first change.
@@ -35,7 +39,9 @@ struct BacklogLog {
 
     @inline(__always)
     mutating func append(queue q: Int, depth: Int32, at time: UInt64) {
-        changes[count] = Change(queue: Int32(truncatingIfNeeded: q), depth: depth, time: time)
+        let queue = Int32(truncatingIfNeeded: q)
+        changes[count] = Change(queue: queue, depth: depth, time: time)
+        if count == 0 { firstQueue = queue } else if queue != firstQueue { mixed = true }
         count += 1
     }
 
@@ -43,6 +49,11 @@ struct BacklogLog {
     /// order) and empties the log.
     mutating func flush(into queues: UnsafeTable<TraceQueue>) {
         guard count > 0 else { return }
+        defer { (count, mixed) = (0, false) }
+        guard mixed else {
+            for i in 0..<count { queues[Int(firstQueue)].backlog.record(changes[i].depth, at: changes[i].time) }
+            return
+        }
         if slots.count < queues.count { slots.append(contentsOf: repeatElement(0, count: queues.count - slots.count)) }
         slots.withUnsafeMutableBufferPointer { slots in
             for i in 0..<count {
@@ -72,7 +83,6 @@ struct BacklogLog {
             }
         }
         touched.removeAll(keepingCapacity: true)
-        count = 0
     }
 
     /// Records the changes in the log into `queues` (a copy of the registry's table, for a

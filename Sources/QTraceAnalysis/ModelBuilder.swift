@@ -60,10 +60,11 @@ public struct ModelBuilder {
     /// Annotated intervals under way, by id.
     var intervalById = IdMap<Int32>()
 
-    /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once.
-    public init(info: TraceInfo, expectedEvents: Int = 0) {
+    /// `expectedEvents` (e.g. from the trace's size) lets the item array be allocated once;
+    /// `eventsByTid` (the reader's count of each thread's events), each thread's busy spans.
+    public init(info: TraceInfo, expectedEvents: Int = 0, eventsByTid: [Int32: Int] = [:]) {
         model = TraceModel(info: info)
-        threads = ThreadTable(info: info)
+        threads = ThreadTable(info: info, eventsByTid: eventsByTid)
         items = ItemTracker(capacity: expectedEvents > 0 ? expectedEvents / 3 + 16 : 16)
         converter = DispatchTimeConverter(initMonoNs: info.initMonoNs, initRealtimeNs: info.initRealtimeNs)
         if info.mainTid != 0 { _ = thread(for: info.mainTid) }
@@ -250,7 +251,9 @@ public enum Analysis {
     /// (a power of two) with the number consumed so far.
     public static func buildModel(file: TraceFile, progressEvery: Int = 1 << 20,
                                   progress: ((Int) -> Void)? = nil) -> TraceModel {
-        var builder = ModelBuilder(info: TraceInfo(file: file))
+        var eventsByTid: [Int32: Int] = [:]
+        for thread in file.threads { eventsByTid[thread.tid, default: 0] += thread.eventCount }
+        var builder = ModelBuilder(info: TraceInfo(file: file), eventsByTid: eventsByTid)
         var count = 0
         let mask = Swift.max(progressEvery, 1) - 1
         // Every event makes at most one item: the items go straight into the model's array.
@@ -261,6 +264,7 @@ public enum Analysis {
                     builder.consume(event)
                     count &+= 1
                     if count & mask == 0 { progress?(count) }
+                    return builder.items.wantsStartsAnnounced
                 }
             }
             Phases.time("model: close open state, resolve sites") { builder.closeOpenState() }

@@ -57,7 +57,9 @@ struct PendingTable {
         return true
     }
 
-    /// Removes and returns the entry of `id`.
+    /// Removes and returns the entry of `id`. Inline: the entry returned in memory stalled
+    /// the START that read it back (16-byte loads of narrower stores).
+    @inline(__always)
     mutating func remove(_ id: UInt64) -> PendingItem? {
         let block = id >> UInt64(Self.blockBits)
         if let slab = slabOfBlock[block] {

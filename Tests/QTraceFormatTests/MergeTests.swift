@@ -33,7 +33,8 @@ final class MergeTests: XCTestCase {
     /// The START lookahead (`forEachEvent(announceStart:_:)`, which the model builder uses to
     /// prefetch): the same events in the same order as `forEachEvent`, and each START announced
     /// once, before it is delivered, at most `startLookahead` records of its thread ahead;
-    /// only a START that opens a span of its thread's records (a chunk) may go unannounced.
+    /// only a START that opens a span of its thread's records (a chunk) may go unannounced;
+    /// none while the body says it wants no announcements.
     func testStartsAreAnnouncedOnceAndAheadOfTheirDelivery() throws {
         let directory = try temporaryDirectory(self)
         var rng = SeededGenerator(seed: 24)
@@ -70,7 +71,7 @@ final class MergeTests: XCTestCase {
         var announcedTwice = 0
         trace.forEachEvent(announceStart: { id in
             if announcedAt.updateValue(delivered.count, forKey: id) != nil { announcedTwice += 1 }
-        }) { delivered.append($0) }
+        }) { delivered.append($0); return true }
 
         XCTAssertEqual(delivered, expected)
         XCTAssertEqual(announcedTwice, 0)
@@ -85,5 +86,12 @@ final class MergeTests: XCTestCase {
             let sameThreadBetween = delivered[at..<index].filter { $0.tid == event.tid }.count
             XCTAssertLessThanOrEqual(sameThreadBetween, TraceFile.startLookahead)
         }
+
+        // While the body wants no announcements, the scouts stand still; the events are the same.
+        var quietlyDelivered: [Event] = []
+        var announcedUnwanted = 0
+        trace.forEachEvent(announceStart: { _ in announcedUnwanted += 1 }) { quietlyDelivered.append($0); return false }
+        XCTAssertEqual(quietlyDelivered, expected)
+        XCTAssertEqual(announcedUnwanted, 0)
     }
 }
