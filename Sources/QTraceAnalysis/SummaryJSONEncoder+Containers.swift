@@ -34,13 +34,14 @@ extension PendingJSON {
 final class ValueEncoder: Encoder, SingleValueEncodingContainer, JSONPlace {
     enum Shape { case nothing, single, object, array }
     unowned let output: JSONOutput
-    private(set) var level = 0
-    private var shape = Shape.nothing
+    // Not checked for overlapping access, as JSONOutput's state.
+    @exclusivity(unchecked) private(set) var level = 0
+    @exclusivity(unchecked) private var shape = Shape.nothing
     private let members = JSONObjectNode()
-    private var elementCount = 0
+    @exclusivity(unchecked) private var elementCount = 0
     /// An element built through a nested container or a super-encoder: complete only when
     /// the next element comes or the array ends.
-    private var openElement: PendingJSON?
+    @exclusivity(unchecked) private var openElement: PendingJSON?
 
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
@@ -248,7 +249,7 @@ extension JSONArrayNode: JSONPlace {
 
 /// What a super-encoder encodes, kept until its turn (an empty object if nothing).
 final class JSONSlot: JSONPlace {
-    var value: PendingJSON?
+    @exclusivity(unchecked) var value: PendingJSON?
     func put(_ leaf: PendingJSON) throws { value = leaf }
     func put<T: Encodable>(_ value: T) throws { self.value = .value(value) }
 }

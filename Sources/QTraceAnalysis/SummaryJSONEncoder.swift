@@ -56,22 +56,28 @@ enum PendingJSON {
 
 /// An object's members as its `encode(to:)` gave them.
 final class JSONObjectNode {
-    var members: [(key: String, value: PendingJSON)] = []
+    // Not checked for overlapping access: only the encoder's own calls reach it, one at a
+    // time (the checks were a quarter of the encoding).
+    @exclusivity(unchecked) var members: [(key: String, value: PendingJSON)] = []
 }
 
 /// A nested unkeyed container's elements (the live one of `JSONOutput` writes them at once).
 final class JSONArrayNode {
-    var elements: [PendingJSON] = []
+    @exclusivity(unchecked) var elements: [PendingJSON] = []
 }
 
-/// The output buffer and the writing of values at their turn.
+/// The output buffer and the writing of values at their turn. Its state is not checked for
+/// overlapping access (the checks, a thread-local lookup per byte appended, were a quarter of
+/// the encoding): it is only reached from the encoding's own calls, one at a time.
 final class JSONOutput {
-    private(set) var bytes: [UInt8] = []
+    @exclusivity(unchecked) private(set) var bytes: [UInt8] = []
     private let pieceSize: Int
     private let write: (UnsafeRawBufferPointer) throws -> Void
     /// Encoders for `encode(to:)` calls, one per nesting of calls, reused.
-    private var encoders: [ValueEncoder] = []
-    private var active = 0
+    @exclusivity(unchecked) private var encoders: [ValueEncoder] = []
+    @exclusivity(unchecked) private var active = 0
+    /// The sorted order of the objects being written, innermost last (`object`).
+    @exclusivity(unchecked) private var order: [Int32] = []
 
     init(pieceSize: Int, write: @escaping (UnsafeRawBufferPointer) throws -> Void) {
         self.pieceSize = Swift.max(pieceSize, 1)
@@ -148,42 +154,42 @@ final class JSONOutput {
 
     /// The members sorted by their keys' UTF-8 bytes (a key given twice: the last value).
     func object(_ node: JSONObjectNode, level: Int) throws {
-        let members = Self.sortedMembers(node.members)
+        let members = node.members
+        let base = order.count
+        defer { order.removeLast(order.count - base) }
+        sortMembers(members)
         bytes.append(UInt8(ascii: "{"))
         bytes.append(UInt8(ascii: "\n"))
-        for (n, member) in members.enumerated() {
-            if n > 0 { bytes.append(UInt8(ascii: ",")); bytes.append(UInt8(ascii: "\n")) }
+        var first = true
+        for position in base..<order.count {
+            let member = Int(order[position])
+            // Equal keys are adjacent, in the order given: the last one stays (a dictionary's).
+            if position + 1 < order.count && members[Int(order[position + 1])].key == members[member].key { continue }
+            if !first { bytes.append(UInt8(ascii: ",")); bytes.append(UInt8(ascii: "\n")) }
+            first = false
             indent(level + 1)
-            string(member.key)
+            string(members[member].key)
             literal(" : ")
-            try pending(member.value, level: level + 1)
+            try pending(members[member].value, level: level + 1)
         }
         bytes.append(UInt8(ascii: "\n"))
         indent(level)
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// Insertion sort: objects have a few dozen members at most, mostly in order already.
-    static func sortedMembers(_ members: [(key: String, value: PendingJSON)]) -> [(key: String, value: PendingJSON)] {
-        var sorted = members
-        var i = 1
-        while i < sorted.count {
-            let member = sorted[i]
-            var j = i
-            while j > 0 && Self.precedes(member.key, sorted[j - 1].key) {
-                sorted[j] = sorted[j - 1]
+    /// Appends the members' indices to `order`, sorted by key (stable). Insertion sort: objects
+    /// have a few dozen members at most; indices, so that no member is copied.
+    private func sortMembers(_ members: [(key: String, value: PendingJSON)]) {
+        let base = order.count
+        for i in members.indices {
+            var j = order.count
+            order.append(Int32(i))
+            while j > base && Self.precedes(members[i].key, members[Int(order[j - 1])].key) {
+                order[j] = order[j - 1]
                 j -= 1
             }
-            sorted[j] = member
-            i += 1
+            order[j] = Int32(i)
         }
-        // Equal keys are adjacent, in the order given: the last one stays (as a dictionary's).
-        var n = sorted.count - 1
-        while n > 0 {
-            if sorted[n].key == sorted[n - 1].key { sorted.remove(at: n - 1) }
-            n -= 1
-        }
-        return sorted
     }
 
     /// JSONWriter's order: `a.utf8.lexicographicallyPrecedes(b.utf8)`.
@@ -220,9 +226,16 @@ final class JSONOutput {
 
     // MARK: Leaves
 
+    private static let spaces = [UInt8](repeating: UInt8(ascii: " "), count: 64)
+
     @inline(__always)
     func indent(_ level: Int) {
-        for _ in 0..<(2 * level) { bytes.append(UInt8(ascii: " ")) }
+        let count = 2 * level
+        if count <= Self.spaces.count {
+            Self.spaces.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[..<count])) }
+        } else {
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))
+        }
     }
 
     @inline(__always)
