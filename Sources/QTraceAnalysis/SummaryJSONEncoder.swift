@@ -96,16 +96,18 @@ final class JSONOutput {
     /// Writes `value` here, its closing bracket indented `level` steps.
     func value<T: Encodable>(_ value: T, level: Int) throws {
         if try writeScalar(value) { return }
-        if T.self == Data.self {
-            return string((value as! Data).base64EncodedString())
+        if try !writeDirect(value, level: level) {
+            if T.self == Data.self {
+                string((value as! Data).base64EncodedString())
+            } else if T.self == URL.self {
+                string((value as! URL).absoluteString)
+            } else {
+                let encoder = acquireEncoder(level: level)
+                defer { active -= 1 }
+                try value.encode(to: encoder)
+                try encoder.finish()
+            }
         }
-        if T.self == URL.self {
-            return string((value as! URL).absoluteString)
-        }
-        let encoder = acquireEncoder(level: level)
-        defer { active -= 1 }
-        try value.encode(to: encoder)
-        try encoder.finish()
         if bytes.count >= pieceSize { try flush() }
     }
 

@@ -2,7 +2,7 @@
 // .sortedKeys, .withoutEscapingSlashes]): the summary is a versioned, byte-stable document,
 // and readers (diff, CI gates) compare summaries written by older builds.
 import Foundation
-import QTraceAnalysis
+@testable import QTraceAnalysis
 import QTraceFormat
 import XCTest
 import QTraceAnalysisTestSupport
@@ -60,6 +60,28 @@ final class SummaryJSONEncoderTests: XCTestCase {
         overview.add(result)
         let recording = RecordingSummary(overview: overview.build(), processes: [summary, summary], generator: "test")
         XCTAssertEqual(String(decoding: try recording.jsonData(), as: UTF8.self), try foundationJSON(recording))
+    }
+
+    /// The types written member by member (SummaryJSONEncoder+Direct.swift), with every
+    /// optional member present and absent.
+    func testDirectlyWrittenTypesWithAndWithoutOptionalMembers() throws {
+        var full = QueueStats(queue: 3, label: "q \"3\"", name: "q \"3\" [serial]", address: "0x10#2", kind: .serial, qos: "utility", target: 1)
+        full.runningAtEndLongestNs = 77
+        full.worstWaitBehind = WaitBehind(item: 5, blocker: 4, waitNs: 9)
+        full.throughputPerSecond = 1234.5
+        full.widthMean = 1e-7
+        full.busyShare = 1
+        full.wait.count = 2
+        full.run.p99Ns = .max
+        var bare = QueueStats(queue: 0, label: "", name: nil, address: "0x0", kind: .global, qos: "default", target: nil)
+        bare.busyShare = 0.25
+        try assertSameBytes([full, bare])
+        try assertSameBytes([QueueTreeNode(queue: 1, depth: 2, parent: 0, children: [4, 5], subtreeQueues: 3, subtreeItems: 9, subtreeRunNs: 1, subtreeWaitNs: 2, subtreeBusyNs: 3),
+                             QueueTreeNode(queue: 0, depth: 0, parent: nil, children: [])])
+        try assertSameBytes([ThreadQueueShare(queue: 1, items: 2, runNs: 3)])
+        let groups = #"[{"group": 1, "address": "0x1", "enters": 2, "leaves": 1, "outstanding": 1, "leavesWithoutEnter": 0, "rounds": 1, "firstEnterNs": 5, "lastLeaveNs": 9, "enterToLeaveNs": 4, "leaveToNotifyNs": 2, "notifies": 1, "notifiesFired": 1, "lastMember": 7, "waits": 0, "timedOutWaits": 0},"#
+            + #"{"group": 2, "address": "0x2", "enters": 0, "leaves": 0, "outstanding": 0, "leavesWithoutEnter": 0, "rounds": 0, "notifies": 0, "notifiesFired": 0, "waits": 1, "timedOutWaits": 1}]"#
+        try assertSameBytes(try JSONDecoder().decode([GroupStats].self, from: Data(groups.utf8)))
     }
 
     func testNumbersStringsAndEmptyContainers() throws {
