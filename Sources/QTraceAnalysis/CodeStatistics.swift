@@ -137,16 +137,16 @@ extension CodeStats {
     }
 }
 
-/// Counts (code, queue) pairs: in a table of every pair when there are at most
-/// `denseLimit` (an index per item), else hashed, a run of one pair once when it ends (items of
-/// one code mostly come in runs on one queue, but not on a fan-out: a hash per item was 2.5%
-/// of its `stats --json`).
+/// Counts (code, queue) pairs. Items of one code mostly come in runs on one queue: a run is
+/// counted in place and added when it ends, into a table of every pair when there are at most
+/// `denseLimit` (an index), else hashed (on a fan-out, where every item ends a run, a hash per
+/// item was 2.5% of its `stats --json`).
 struct PairCounter {
     private static let denseLimit = 1 << 20
     private let secondCount: Int
     private var dense: [Int]
     private var counts: [UInt64: Int] = [:]
-    private var runKey = UInt64.max
+    private var run = (first: -1, second: -1)
     private var runLength = 0
 
     init(firstCount: Int, secondCount: Int) {
@@ -156,27 +156,27 @@ struct PairCounter {
     }
 
     mutating func add(_ first: Int, _ second: Int) {
-        if !dense.isEmpty { dense[first * secondCount + second] += 1; return }
-        let key = UInt64(first) << 32 | UInt64(UInt32(truncatingIfNeeded: second))
-        if key == runKey { runLength += 1; return }
+        if first == run.first && second == run.second { runLength += 1; return }
         flush()
-        runKey = key
+        run = (first, second)
         runLength = 1
     }
 
     private mutating func flush() {
-        if runLength > 0 { counts[runKey, default: 0] += runLength }
+        guard runLength > 0 else { return }
+        if !dense.isEmpty {
+            dense[run.first * secondCount + run.second] += runLength
+        } else {
+            counts[UInt64(run.first) << 32 | UInt64(UInt32(truncatingIfNeeded: run.second)), default: 0] += runLength
+        }
         runLength = 0
     }
 
     /// The counts per first element: `[first][second] = count`.
     mutating func byFirst(count: Int) -> [[Int: Int]] {
-        var out = [[Int: Int]](repeating: [:], count: count)
-        if !dense.isEmpty {
-            for (index, n) in dense.enumerated() where n > 0 { out[index / secondCount][index % secondCount] = n }
-            return out
-        }
         flush()
+        var out = [[Int: Int]](repeating: [:], count: count)
+        for (index, n) in dense.enumerated() where n > 0 { out[index / secondCount][index % secondCount] = n }
         for (key, n) in counts { out[Int(key >> 32)][Int(UInt32(truncatingIfNeeded: key))] = n }
         return out
     }
