@@ -140,7 +140,7 @@ final class JSONOutput {
         case .bool(let b): literal(b ? "true" : "false")
         case .signed(let n): signed(n)
         case .unsigned(let n): unsigned(n)
-        case .number(let text): literal(text)
+        case .number(let text): unquoted(text)
         case .string(let s): string(s)
         case .value(let v): try value(v, level: level)
         case .object(let node): try object(node, level: level)
@@ -246,7 +246,9 @@ final class JSONOutput {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    func literal(_ text: String) {
+    /// Text written as it is (a number's); `literal` takes the string literals, which would
+    /// otherwise be Strings (the default literal type), each a retain, release and copy.
+    func unquoted(_ text: String) {
         var text = text
         text.withUTF8 { bytes.append(contentsOf: $0) }
     }
