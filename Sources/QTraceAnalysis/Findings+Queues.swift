@@ -144,11 +144,9 @@ extension RuleContext {
         }
         var out: [Int: (run: DurationStats, wait: DurationStats)] = [:]
         for (k, qi) in queues.enumerated() {
-            var runs = UnsafeMutableBufferPointer(rebasing: buffers[k][0..<counts[k]])
-            var waits = UnsafeMutableBufferPointer(rebasing: buffers[k][counts[k]...])
-            runs.sort()
-            waits.sort()
-            out[qi] = (DurationStats(sorted: runs), DurationStats(sorted: waits))
+            let runs = UnsafeMutableBufferPointer(rebasing: buffers[k][0..<counts[k]])
+            let waits = UnsafeMutableBufferPointer(rebasing: buffers[k][counts[k]...])
+            out[qi] = (DurationStats(unsorted: runs), DurationStats(unsorted: waits))
         }
         return out
     }

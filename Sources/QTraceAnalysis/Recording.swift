@@ -270,9 +270,7 @@ public struct RecordingSummary: Sendable, Codable {
 
     /// Pretty, key-sorted JSON, like the one-process summary.
     public func jsonData() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
+        try SummaryJSONEncoder().encode(self)
     }
 }
 

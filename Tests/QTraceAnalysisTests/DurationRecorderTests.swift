@@ -39,6 +39,26 @@ final class DurationRecorderTests: XCTestCase {
         XCTAssertEqual(recorder.stats, reference(values))
     }
 
+    /// The ranks' values are sorted order's, on orders that defeat naive pivots and on repeats.
+    func testOrderStatisticsAreTheSortedValuesAtTheirRanks() {
+        var seeded = Seeded(state: 11)
+        for count in [1, 2, 3, 17, 18, 100, 513, 2_500, 20_000] {
+            let random = (0..<count).map { _ in randomValue(&seeded) }
+            let orders: [(String, [UInt64])] = [
+                ("random", random), ("sorted", random.sorted()), ("reversed", random.sorted().reversed()),
+                ("all equal", Array(repeating: 7, count: count)), ("two values", (0..<count).map { UInt64($0 % 2) }),
+                ("organ pipe", (0..<count).map { UInt64(min($0, count - $0)) }),
+            ]
+            for (name, values) in orders {
+                var selected = values
+                selected.withUnsafeMutableBufferPointer { buffer in
+                    XCTAssertEqual(DurationStats(unsorted: buffer), DurationStats(sorted: values.sorted()[...]), "\(name), \(count) values")
+                }
+                XCTAssertEqual(selected.sorted(), values.sorted(), "\(name): the same values, reordered")
+            }
+        }
+    }
+
     /// What the recorder answered before it kept sorted values: exact up to 512 values, else
     /// the histogram's percentiles (values clamped to its ceiling) within the exact min and max.
     private func reference(_ values: [UInt64]) -> DurationStats {
