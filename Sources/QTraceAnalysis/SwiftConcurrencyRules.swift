@@ -139,7 +139,10 @@ extension RuleContext {
             }
             // With --sched, what it computed is its time on a CPU: time asleep in the kernel
             // (a read, a lock, a build run synchronously) is blocking the shim does not see.
-            let computing = model.sched.flatMap { $0.items.indices.contains(i) ? $0.items[i].runningNs : nil }
+            // Only where the scheduler's states cover most of the job: perf drops events on a
+            // loaded machine, and a thread without states would read as computing nothing.
+            let split = model.sched.flatMap { $0.items.indices.contains(i) ? $0.items[i] : nil }
+            let computing = split.flatMap { $0.knownNs * 2 >= run ? $0.runningNs : nil }
                 ?? (run > blocked ? run - blocked : 0)
             guard computing >= Thresholds.longJobNs else { continue }
             add("swift.long-job", .warning, start, end, itemSiteObjects(i).isEmpty ? [itemRef(i)] : itemSiteObjects(i),

@@ -35,6 +35,22 @@ final class JobStretchTests: XCTestCase {
         XCTAssertTrue(f[0].message.hasPrefix("a Swift job (task 1, item "), f[0].message)
     }
 
+    /// With --sched, the job's time on a CPU decides; where the scheduler's states do not cover
+    /// the job (perf dropped events, or never saw its thread), its run less blocked time does,
+    /// as without --sched, instead of "computed nothing".
+    func testLongJobWithoutSchedulerStatesForItsThread() {
+        var other = job(end: ms(600), switches: [])
+        other.schedState(.running, at: 0, tid: mainTid)
+        other.schedState(.sleeping, at: ms(700), tid: mainTid)
+        XCTAssertNotNil(other.analysis().model.sched)
+        XCTAssertEqual(other.analysis().findings("swift.long-job").count, 1, "no states for the worker: its run counts")
+        var waiting = job(end: ms(600), switches: [])
+        waiting.schedState(.runnable, at: 0, tid: worker)
+        waiting.schedState(.running, at: ms(550), tid: worker)
+        waiting.schedState(.sleeping, at: ms(700), tid: worker)
+        XCTAssertEqual(waiting.analysis().findings("swift.long-job").count, 0, "50 ms on a CPU, the rest waiting for one")
+    }
+
     func testAJobItsOwnFunctionHeldIsNamedAsBefore() {
         // The longest stretch is the one from the job's start: no other name.
         let r = job(end: ms(600), switches: [(ms(500), 0xF1)]).analysis()

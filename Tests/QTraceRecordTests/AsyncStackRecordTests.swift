@@ -172,7 +172,7 @@ extension AsyncStackRecordTests {
         XCTAssertEqual(run.status, 0, run.stderr)
         let s = try statsSummary(trace, cache: dir).summary
         let long = s.findings.filter { $0.id == "swift.long-job" }
-        XCTAssertEqual(long.count, 1, "\(long.map(\.message))")
+        XCTAssertEqual(long.count, 1, "\(long.map(\.message)); record's stderr: \(run.stderr)")
         let line = try XCTUnwrap(markers()["long-job"])
         let closure = try XCTUnwrap(s.statistics.sites.first { $0.name == "closure #1 in longJob()" }, "\(s.statistics.sites.map(\.name))")
         XCTAssertLessThanOrEqual(abs((closure.line ?? 0) - line), 3, "the closure's own line, just above the loop")
