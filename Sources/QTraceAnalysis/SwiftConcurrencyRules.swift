@@ -174,11 +174,11 @@ extension RuleContext {
             weight: length, stack: stack)
     }
 
-    /// "a Swift job (task 26, resumed in f() at file.swift:32)"; without code identity, the item's
-    /// reference in place of the function. The function a job resumed in
-    /// may be a library's (NIO's continuation helper, which then returned into the handler that
-    /// blocked or computed): it is said as "resumed in", and the finding's own site or stretch
-    /// says where the time went.
+    /// "a Swift job (task 26, resumed in f() at file.swift:32)"; without code identity, the
+    /// item's reference in place of the function. The function a job resumed in may be a
+    /// library's (NIO's continuation helper, which then returned into the handler that blocked
+    /// or computed): it is said as "resumed in", and the finding's own site or stretch says
+    /// where the time went.
     private func aSwiftJob(_ job: Int, task: Int?) -> String {
         let code = model.code(ofItem: job).map { "resumed in " + ($0.what?.described ?? $0.name) }
             ?? itemReference(model, job)
