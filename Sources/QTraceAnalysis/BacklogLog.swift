@@ -1,4 +1,5 @@
-// Backlog changes on their way to the queues' backlog series. With a thousand busy queues the
+// Backlog changes on their way to the queues' backlog series (kept in the queues' activity
+// rows, `QueueActivity.backlog`, while the model is built). With a thousand busy queues the
 // builder changes one queue's backlog after another's, and recording each change at once
 // touched a different series every time (its points array header and last point, both cold
 // again by then): ~11% of a starfish lap. The log keeps the changes in one array and hands
@@ -8,6 +9,7 @@
 
 struct BacklogLog {
     struct Change {
+        /// The queue's row in the registry's `activity` table.
         var queue: Int32
         var depth: Int32
         var time: UInt64
@@ -38,7 +40,7 @@ struct BacklogLog {
     var isFull: Bool { count == Self.capacity }
 
     @inline(__always)
-    mutating func append(queue q: Int, depth: Int32, at time: UInt64) {
+    mutating func append(row q: Int, depth: Int32, at time: UInt64) {
         let queue = Int32(truncatingIfNeeded: q)
         changes[count] = Change(queue: queue, depth: depth, time: time)
         if count == 0 { firstQueue = queue } else if queue != firstQueue { mixed = true }
@@ -47,7 +49,7 @@ struct BacklogLog {
 
     /// Records every change into its queue's series (grouped by queue, each queue's changes in
     /// order) and empties the log.
-    mutating func flush(into queues: UnsafeTable<TraceQueue>) {
+    mutating func flush(into queues: UnsafeTable<QueueActivity>) {
         guard count > 0 else { return }
         defer { (count, mixed) = (0, false) }
         guard mixed else {
@@ -85,9 +87,9 @@ struct BacklogLog {
         touched.removeAll(keepingCapacity: true)
     }
 
-    /// Records the changes in the log into `queues` (a copy of the registry's table, for a
-    /// model read before the end), in log order; the log stays as it is.
-    func replay(into queues: inout [TraceQueue]) {
+    /// Records the changes in the log into `queues` (a copy of the registry's activity rows,
+    /// for a model read before the end), in log order; the log stays as it is.
+    func replay(into queues: inout [QueueActivity]) {
         for i in 0..<count {
             let change = changes[i]
             queues[Int(change.queue)].backlog.record(change.depth, at: change.time)

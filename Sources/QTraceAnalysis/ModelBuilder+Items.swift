@@ -113,7 +113,7 @@ extension ModelBuilder {
         let ready = items[i].readyTime
         guard ready != noTime, now > ready else { return }
         guard entry.inBacklog else {
-            queues.addUnattributedWait(now - ready, queue: q)
+            queues.addUnattributedWait(now - ready, queue: q, at: now)
             items[i].waitCause = .unattributed
             return
         }

@@ -7,10 +7,10 @@ import QTraceFormat
 
 struct QueueRegistry {
     /// The model's queues (moved into it by `finish`): they change several times per event,
-    /// which an array in a struct would check for sharing at every write. Their backlog series
-    /// lag by the changes still in `backlogLog` (`queuesSoFar` adds them).
+    /// which an array in a struct would check for sharing at every write. Their figures (the
+    /// backlog series, waits and busy time) are in `activity` until `takeQueues`.
     private(set) var queues = UnsafeTable<TraceQueue>()
-    /// Backlog changes not yet recorded in their queue's series.
+    /// Backlog changes not yet recorded in their queue's series (by row of `activity`).
     private var backlogLog = BacklogLog()
     /// Run-time state, index-aligned with `queues`.
     private var state = UnsafeTable<QueueState>()
@@ -356,10 +356,10 @@ extension QueueRegistry {
         var split = WaitSplit(behindPrevious: behindPrevious, behindBarrier: behindBarrier, suspended: whileSuspended,
                               forThread: total - behindPrevious - behindBarrier - whileSuspended)
         // Sums over every item of the queue: saturating (Saturating.swift).
-        queues[q].waitByCause.behindPreviousNs.saturatingIncrement(by: split.behindPrevious)
-        queues[q].waitByCause.behindBarrierNs.saturatingIncrement(by: split.behindBarrier)
-        queues[q].waitByCause.suspendedNs.saturatingIncrement(by: split.suspended)
-        queues[q].waitByCause.threadNs.saturatingIncrement(by: split.forThread)
+        activity[a].waitByCause.behindPreviousNs.saturatingIncrement(by: split.behindPrevious)
+        activity[a].waitByCause.behindBarrierNs.saturatingIncrement(by: split.behindBarrier)
+        activity[a].waitByCause.suspendedNs.saturatingIncrement(by: split.suspended)
+        activity[a].waitByCause.threadNs.saturatingIncrement(by: split.forThread)
         if behindPrevious > 0 {
             // Serial domain: the item that ran just before; a barrier draining: the last to end.
             let sameDomain = domain >= 0 && domain == entry.domain
@@ -373,9 +373,11 @@ extension QueueRegistry {
         return split
     }
 
-    /// A wait the clocks cannot split (a delayed item: it was never in the backlog).
-    mutating func addUnattributedWait(_ ns: UInt64, queue q: Int) {
-        queues[q].waitByCause.unattributedNs.saturatingIncrement(by: ns)
+    /// A wait the clocks cannot split (a delayed item: it was never in the backlog), of an
+    /// item of `q` that starts now (which would add the queue's activity row now anyway).
+    mutating func addUnattributedWait(_ ns: UInt64, queue q: Int, at now: UInt64) {
+        let a = active(q, at: now)
+        activity[a].waitByCause.unattributedNs.saturatingIncrement(by: ns)
     }
 
     /// Item `i` of `q` waited `ns` behind `blocker`: the queue keeps its worst such wait.
@@ -428,11 +430,21 @@ extension QueueRegistry {
         }
     }
 
-    /// A copy of the queues with their backlog series up to date (a model read before the end).
+    /// A copy of the queues with their figures so far (a model read before the end).
     var queuesSoFar: [TraceQueue] {
         var copy = Array(queues)
-        backlogLog.replay(into: &copy)
+        var rows = Array(activity)
+        backlogLog.replay(into: &rows)
+        for q in state.indices where state[q].activity >= 0 { Self.moveFigures(of: &rows[Int(state[q].activity)], into: &copy[q]) }
         return copy
+    }
+
+    /// What an activity row kept for its queue's record, moved there.
+    private static func moveFigures(of row: inout QueueActivity, into queue: inout TraceQueue) {
+        queue.waitByCause = row.waitByCause
+        queue.busyNs = row.busyNs
+        queue.backlog = row.backlog
+        row.backlog = StepSeries()
     }
 
     /// The backlog (pending items) of `q` grows by one (enqueue) or shrinks by one (start).
@@ -441,8 +453,8 @@ extension QueueRegistry {
         let a = active(q, at: now)
         activity[a].pending += delta
         let depth = activity[a].pending
-        backlogLog.append(queue: q, depth: depth, at: now)
-        if backlogLog.isFull { backlogLog.flush(into: queues) }
+        backlogLog.append(row: a, depth: depth, at: now)
+        if backlogLog.isFull { backlogLog.flush(into: activity) }
         if delta > 0 {
             if activity[a].episodeEnqueued == 0 { activity[a].episodeStart = now }
             activity[a].episodeEnqueued += 1
@@ -466,10 +478,10 @@ extension QueueRegistry {
     /// At the end of the trace: each queue's busy time, and an open backlog episode competes
     /// with the longest closed one.
     mutating func close(at end: UInt64) {
-        backlogLog.flush(into: queues)
+        backlogLog.flush(into: activity)
         for q in state.indices where state[q].activity >= 0 {
             let a = Int(state[q].activity)
-            queues[q].busyNs = activity[a].running.value(at: end)
+            activity[a].busyNs = activity[a].running.value(at: end)
             guard let episode = activity[a].episode else { continue }
             if let best = queues[q].longestBacklogEpisode, best.end! - best.start >= end - episode.start { continue }
             queues[q].longestBacklogEpisode = episode
@@ -479,7 +491,10 @@ extension QueueRegistry {
     /// The queues, for the model; the registry is empty afterwards (at 900k queues the
     /// per-queue state and the table were half the peak memory).
     mutating func takeQueues() -> [TraceQueue] {
-        backlogLog.flush(into: queues)
+        backlogLog.flush(into: activity)
+        for q in state.indices where state[q].activity >= 0 {
+            Self.moveFigures(of: &activity[Int(state[q].activity)], into: &queues[q])
+        }
         state = UnsafeTable()
         activity = UnsafeTable()
         let all = queues.moveIntoArray()

@@ -2,7 +2,8 @@
 // every queue needs (its place in the target tree, its suspension, the topology cache) and
 // what only a queue that items were enqueued onto or ran through needs (the clocks that split
 // an item's wait, its backlog episode, its last items). A trace of 900k queues, 300k of them
-// with items, held 168 bytes for each queue; now 48 each and 120 for each of the 300k.
+// with items, held 168 bytes for each queue; now 48 each and 200 for each of the 300k (their
+// figures included, which the model's queues held for every queue before).
 
 /// What every queue needs (`QueueRegistry.state`): 48 bytes, the 8-byte field first so that
 /// none is padded.
@@ -26,8 +27,8 @@ struct QueueState {
     var effectivelySuspended = false
 }
 
-/// What a queue with items needs (`QueueRegistry.activity`), from its first item on: 120
-/// bytes. Its clocks start at zero then, which is what they would read had they run from the
+/// What a queue with items needs (`QueueRegistry.activity`), from its first item on: 200
+/// bytes (the per-item clocks and counters first, its figures last). Its clocks start at zero then, which is what they would read had they run from the
 /// queue's creation: nothing of it was running, busy or behind a barrier before, and its
 /// suspended clock is only ever read as a difference between two readings after its start.
 struct QueueActivity {
@@ -52,6 +53,12 @@ struct QueueActivity {
     var episodeEnqueued: Int32 = 0
     var episodeStarted: Int32 = 0
     var episodePeak: Int32 = 0
+    /// The queue's figures, moved into its `TraceQueue` at the end (`takeQueues`): kept here
+    /// while the model is built, beside the clocks the per-item writes touch anyway, so that
+    /// the queues that ran nothing need no room for them.
+    var waitByCause = WaitBreakdown()
+    var backlog = StepSeries()
+    var busyNs: UInt64 = 0
 
     var episode: BacklogEpisode? {
         pending > 0 || episodeEnqueued > 0

@@ -217,9 +217,9 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(MemoryLayout<Span>.stride, 16)
         // Per queue too: a trace of 900k queues holds them twice while the model is built,
         // beside each queue's run-time state.
-        XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 144)
+        XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 64)
         XCTAssertLessThanOrEqual(MemoryLayout<QueueState>.stride, 48)
-        XCTAssertLessThanOrEqual(MemoryLayout<QueueActivity>.stride, 120)
+        XCTAssertLessThanOrEqual(MemoryLayout<QueueActivity>.stride, 200)
         XCTAssertEqual(MemoryLayout<Accumulator>.stride, 16)
         XCTAssertLessThanOrEqual(MemoryLayout<QueueTreeNode>.stride, 56)
     }
@@ -244,6 +244,27 @@ final class SupportTests: XCTestCase {
         a.longestBacklogEpisode = BacklogEpisode(start: 0, end: 4, peak: 2, enqueued: 2, started: 2)
         XCTAssertNil(b.longestBacklogEpisode)
         XCTAssertEqual(b.worstWaitBehind?.waitNs, 7)
+    }
+
+    /// A queue's figures (busy time, waits, backlog) live in the box too: a queue without them
+    /// has no box, and a write through one copy leaves the other as it was.
+    func testTraceQueueFiguresAreValuesWithoutABoxWhenZero() {
+        var a = TraceQueue(address: 0x10, generation: 0, label: "a", kind: .serial, origin: .created, qos: .utility)
+        a.busyNs = 0
+        XCTAssertEqual(a.waitByCause, WaitBreakdown())
+        XCTAssertEqual(a.backlog, StepSeries())
+        var b = a
+        b.busyNs = 9
+        b.waitByCause.threadNs = 4
+        b.backlog.record(1, at: 3)
+        XCTAssertEqual(a.busyNs, 0)
+        XCTAssertEqual(a.waitByCause.totalNs, 0)
+        XCTAssertTrue(a.backlog.points.isEmpty)
+        var c = b
+        c.backlog.record(0, at: 5)
+        c.waitByCause.threadNs += 1
+        XCTAssertEqual([b.busyNs, b.waitByCause.threadNs, UInt64(b.backlog.points.count)], [9, 4, 1])
+        XCTAssertEqual([c.busyNs, c.waitByCause.threadNs, UInt64(c.backlog.points.count)], [9, 5, 2])
     }
 
     /// The tree node keeps its indices in Int32s and is encoded as when they were Ints.
@@ -362,12 +383,9 @@ final class SupportTests: XCTestCase {
     /// Backlog changes logged and flushed by queue make the same series as recording each at once.
     func testBacklogLogMakesTheSameSeriesAsDirectRecording() {
         let queueCount = 300
-        func table() -> UnsafeTable<TraceQueue> {
-            var t = UnsafeTable<TraceQueue>()
-            for q in 0..<queueCount {
-                t.append(TraceQueue(address: UInt64(q), generation: 0, label: "q\(q)", kind: .serial, origin: .created,
-                                    qos: .default))
-            }
+        func table() -> UnsafeTable<QueueActivity> {
+            var t = UnsafeTable<QueueActivity>()
+            for _ in 0..<queueCount { t.append(QueueActivity()) }
             return t
         }
         let direct = table(), logged = table()
@@ -375,14 +393,14 @@ final class SupportTests: XCTestCase {
         var depth = [Int32](repeating: 0, count: queueCount)
         var rng = SystemRandomNumberGenerator()
         var time: UInt64 = 0
-        var midway: [TraceQueue] = []
+        var midway: [QueueActivity] = []
         for n in 0..<(BacklogLog.capacity * 3 + 500) {
             // A few hot queues and a long tail; times repeat sometimes (changes at one instant).
             let q = Bool.random(using: &rng) ? Int.random(in: 0..<4, using: &rng) : Int.random(in: 0..<queueCount, using: &rng)
             depth[q] = Swift.max(0, depth[q] + (Bool.random(using: &rng) ? 1 : -1))
             time += UInt64.random(in: 0..<3, using: &rng)
             direct[q].backlog.record(depth[q], at: time)
-            log.append(queue: q, depth: depth[q], at: time)
+            log.append(row: q, depth: depth[q], at: time)
             if log.isFull { log.flush(into: logged) }
             if n == BacklogLog.capacity + 77 {
                 midway = Array(logged)
