@@ -11,7 +11,7 @@ public struct TraceStatistics: Sendable, Codable {
     /// Index-aligned with `model.queues` (rows of queues that ran nothing kept compact).
     public var queues = QueueStatsTable()
     /// The target-queue forest, depth-first (roots: main, global queues by QoS, then others).
-    public var queueTree: [QueueTreeNode] = []
+    public var queueTree = QueueForest()
     /// Index-aligned with `model.threads`.
     public var threads: [ThreadStats] = []
     public var threadCounts = ThreadCountStats()

@@ -267,6 +267,29 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual([c.busyNs, c.waitByCause.threadNs, UInt64(c.backlog.points.count)], [9, 5, 2])
     }
 
+    /// The forest's columns read back as the nodes they were given, encode as their array did
+    /// (a root has no parent key), and compare by node whatever order their figures were added in.
+    func testQueueForestReadsAndEncodesAsItsNodes() throws {
+        let nodes = [QueueTreeNode(queue: 3, depth: 0, parent: nil, children: [4, 5], subtreeQueues: 3, subtreeItems: 1 << 40,
+                                   subtreeRunNs: 7, subtreeWaitNs: .max, subtreeBusyNs: 9),
+                     QueueTreeNode(queue: 4, depth: 1, parent: 3, children: []),
+                     QueueTreeNode(queue: 5, depth: 1, parent: 3, children: [], subtreeItems: 1, subtreeBusyNs: 2)]
+        let forest = QueueForest(nodes)
+        XCTAssertEqual(Array(forest), nodes)
+        let json = try JSONEncoder().encode(forest)
+        XCTAssertEqual(json, try JSONEncoder().encode(nodes))
+        XCTAssertEqual(try JSONDecoder().decode(QueueForest.self, from: json), forest)
+        var postOrder = QueueForest()
+        for node in nodes { _ = postOrder.append(queue: node.queue, depth: node.depth, parent: node.parent, children: node.children.map { Int32($0) }) }
+        for i in [2, 1, 0] {
+            postOrder.setSubtree(i, queues: nodes[i].subtreeQueues,
+                                 figures: .init(items: nodes[i].subtreeItems, runNs: nodes[i].subtreeRunNs,
+                                                waitNs: nodes[i].subtreeWaitNs, busyNs: nodes[i].subtreeBusyNs))
+        }
+        XCTAssertEqual(postOrder, forest)
+        XCTAssertNotEqual(QueueForest(nodes.dropLast()), forest)
+    }
+
     /// The tree node keeps its indices in Int32s and is encoded as when they were Ints.
     func testQueueTreeNodeRoundTripsThroughJSON() throws {
         let nodes = [QueueTreeNode(queue: 3, depth: 2, parent: 1, children: [4, 5], subtreeQueues: 3, subtreeItems: 1 << 40,
