@@ -348,38 +348,12 @@ public struct ThreadActivity: Sendable {
 
 // MARK: Groups, semaphores
 
-public struct GroupRound: Sendable, Codable, Equatable {
-    /// First enter of the round (count 0 → 1).
-    public var start: UInt64
-    /// Last leave (count back to 0); nil when never left.
-    public var end: UInt64?
-    public var members: Int
-    /// The item whose end (group_async) or whose leave emptied the group.
-    public var lastMember: Int?
-    public var lastLeaveThread: Int?
-}
-
 public struct GroupNotify: Sendable, Codable, Equatable {
     public var item: Int
     public var registered: UInt64
     public var fired: UInt64?
 }
 
-public struct TraceGroup: Sendable {
-    public var address: UInt64
-    public var generation: Int
-    public var createdAt: UInt64?
-    public var enters = 0
-    public var leaves = 0
-    /// Members still inside at the end.
-    public var outstanding = 0
-    public var leavesWithoutEnter = 0
-    public var firstUnbalancedLeave: UInt64?
-    public var rounds: [GroupRound] = []
-    public var notifies: [GroupNotify] = []
-    public var waits = 0
-    public var timedOutWaits = 0
-}
 
 public struct TraceSemaphore: Sendable {
     public var address: UInt64

@@ -222,6 +222,9 @@ final class SupportTests: XCTestCase {
         XCTAssertLessThanOrEqual(MemoryLayout<QueueActivity>.stride, 200)
         XCTAssertEqual(MemoryLayout<Accumulator>.stride, 16)
         XCTAssertLessThanOrEqual(MemoryLayout<QueueTreeNode>.stride, 56)
+        // And per group: a trace can have 200k, each with an array of rounds.
+        XCTAssertLessThanOrEqual(MemoryLayout<TraceGroup>.stride, 72)
+        XCTAssertLessThanOrEqual(MemoryLayout<GroupRound>.stride, 32)
     }
 
     /// The optional parts live in a box that copies of a queue share: a write through one
@@ -288,6 +291,30 @@ final class SupportTests: XCTestCase {
         }
         XCTAssertEqual(postOrder, forest)
         XCTAssertNotEqual(QueueForest(nodes.dropLast()), forest)
+    }
+
+    /// A group round keeps its fields in Int32s and `noTime`, reads back what was set, and is
+    /// encoded as when they were Ints and optionals.
+    func testGroupRoundReadsAndEncodesAsBefore() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        var round = GroupRound(start: 5, end: nil, members: 1)
+        XCTAssertNil(round.end)
+        XCTAssertNil(round.lastMember)
+        XCTAssertNil(round.lastLeaveThread)
+        XCTAssertEqual(String(decoding: try encoder.encode(round), as: UTF8.self), #"{"members":1,"start":5}"#)
+        round.members += 2
+        (round.end, round.lastMember, round.lastLeaveThread) = (9, 0, 7)
+        let json = try encoder.encode(round)
+        XCTAssertEqual(String(decoding: json, as: UTF8.self), #"{"end":9,"lastLeaveThread":7,"lastMember":0,"members":3,"start":5}"#)
+        XCTAssertEqual(try JSONDecoder().decode(GroupRound.self, from: json), round)
+        var group = TraceGroup(address: 0x20, generation: 1)
+        XCTAssertNil(group.createdAt)
+        XCTAssertNil(group.firstUnbalancedLeave)
+        group.outstanding -= 1
+        group.firstUnbalancedLeave = 0
+        XCTAssertEqual(group.outstanding, -1)
+        XCTAssertEqual(group.firstUnbalancedLeave, 0)
     }
 
     /// The tree node keeps its indices in Int32s and is encoded as when they were Ints.
