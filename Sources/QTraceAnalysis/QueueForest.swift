@@ -48,11 +48,16 @@ public struct QueueForest: Sendable, RandomAccessCollection, Codable, Equatable 
         }
     }
 
-    init(reservingCapacity n: Int) {
+    /// Room for `n` nodes and `children` children at once (grown by doubling, a column held
+    /// its old and new buffers at once); the figures get room for every node, of which only
+    /// the pages written become resident.
+    init(reservingCapacity n: Int, children: Int) {
         for column in [\QueueForest.queues, \.depths, \.parents, \.subtreeQueueCounts, \.figureRows] {
             self[keyPath: column].reserveCapacity(n)
         }
         childStarts.reserveCapacity(n + 1)
+        childQueues.reserveCapacity(children)
+        figures.reserveCapacity(n)
     }
 
     public var startIndex: Int { 0 }

@@ -125,7 +125,7 @@ public struct QueueTreeNode: Sendable, Codable, Equatable {
                                figures own: (Int) -> QueueForest.SubtreeFigures) -> QueueForest {
         let (roots, childStarts, children) = sortedChildren(count: n, target: target, precedes: order)
         func childrenOf(_ q: Int) -> ArraySlice<Int32> { children[Int(childStarts[q])..<Int(childStarts[q + 1])] }
-        var out = QueueForest(reservingCapacity: n)
+        var out = QueueForest(reservingCapacity: n, children: children.count)
         var visited = [Bool](repeating: false, count: n)
         func visit(_ q: Int, depth: Int, parent: Int?) -> (queues: Int, figures: QueueForest.SubtreeFigures) {
             visited[q] = true
