@@ -279,8 +279,10 @@ final class SupportTests: XCTestCase {
                      QueueTreeNode(queue: 5, depth: 1, parent: 3, children: [], subtreeItems: 1, subtreeBusyNs: 2)]
         let forest = QueueForest(nodes)
         XCTAssertEqual(Array(forest), nodes)
-        let json = try JSONEncoder().encode(forest)
-        XCTAssertEqual(json, try JSONEncoder().encode(nodes))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let json = try encoder.encode(forest)
+        XCTAssertEqual(json, try encoder.encode(nodes))
         XCTAssertEqual(try JSONDecoder().decode(QueueForest.self, from: json), forest)
         var postOrder = QueueForest()
         for node in nodes { _ = postOrder.append(queue: node.queue, depth: node.depth, parent: node.parent, children: node.children.map { Int32($0) }) }
