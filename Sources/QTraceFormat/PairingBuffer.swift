@@ -25,7 +25,7 @@ struct PairingBuffer<Element> {
     private var memory: Memory
     /// The memory's pointer, kept here so that element access never reads the class instance.
     private var base: UnsafeMutablePointer<Element>
-    private var capacity: Int
+    private(set) var capacity: Int
     private(set) var count = 0
 
     init(capacity: Int = 16) {
