@@ -12,7 +12,8 @@
 /// never interleaved) when it names the same stub. What a cut trace leaves unpaired (a flight
 /// recorder's overwritten chunks, a crash) reads as it does for items with ids: a START whose
 /// ENQUEUE is gone gets a fresh id of its own (from `orphanIDBase` up), an END whose START is
-/// gone gets id 0.
+/// gone gets id 0. Copies share their tables (`PairingBuffer`): the merge keeps one, and a
+/// copy is for reading only (the scouts' `peekStart`).
 public struct SlotlessPairing {
     /// Where ENQUEUE_F's stub sits in the half-decoded event's `arg` (the kind below it).
     static let stubShift: UInt32 = 8
