@@ -65,7 +65,8 @@ def parse_args():
                         help="libdispatch's starfish pattern with function and block items")
     parser.add_argument("--queues", type=int, default=1000, help="starfish: number of queues")
     parser.add_argument("--slotless", action="store_true",
-                        help="starfish: also each shim with QTRACE_SLOTLESS=1 (function items without a slot)")
+                        help="starfish: each shim both ways, QTRACE_SLOTLESS=0 (context slots) and =1 "
+                             "(function items without a slot); else each shim's default")
     parser.add_argument("--items", choices=("f", "block", "both"), default="both",
                         help="starfish: function items, blocks or both (one kind: more rounds in the same time)")
     return parser.parse_args()
@@ -103,7 +104,9 @@ def main():
         if args.slotless:
             slotless = [("traced (slotless)" if label == "traced" else label[:-1] + ", slotless)", path)
                         for label, path in shims]
-            shim_env = {label: {"QTRACE_SLOTLESS": "1"} for label, _ in slotless}
+            # Both ways explicitly, whatever each shim's default (slots before the fifth pass).
+            shim_env = {label: {"QTRACE_SLOTLESS": "0"} for label, _ in shims}
+            shim_env.update({label: {"QTRACE_SLOTLESS": "1"} for label, _ in slotless})
             shims += slotless
         modes = ("f", "block") if args.items == "both" else (args.items,)
         return starfish(args.rounds, args.queues, shims, shim_env, modes)

@@ -303,10 +303,10 @@ extension TraceBytes {
         case .slotlessStart:
             // The stub in `arg`, the context and the queue in `b` and `c`, until
             // SlotlessPairing.rewrite: word = context (bits 0..47) | queue bits 32..47 << 48.
-            let word = u64(payload)
-            event.arg = UInt32(flags)
-            event.b = word & 0x0000_FFFF_FFFF_FFFF
-            event.c = (word >> 48) << 32 | word0 >> 32
+            let key = SlotlessPairing.startKey(word0: word0, word: u64(payload))
+            event.arg = key.stub
+            event.b = key.context
+            event.c = key.queue
             event.flags = 0
         case .slotlessEnd:
             event.arg = UInt32(flags)  // the stub, until SlotlessPairing.rewrite

@@ -12,7 +12,8 @@
 /// never interleaved) when it names the same stub. What a cut trace leaves unpaired (a flight
 /// recorder's overwritten chunks, a crash) reads as it does for items with ids: a START whose
 /// ENQUEUE is gone gets a fresh id of its own (from `orphanIDBase` up), an END whose START is
-/// gone gets id 0.
+/// gone gets id 0. Copies share their tables (`PairingBuffer`): the merge keeps one, and a
+/// copy is for reading only (the scouts' `peekStart`).
 public struct SlotlessPairing {
     /// Where ENQUEUE_F's stub sits in the half-decoded event's `arg` (the kind below it).
     static let stubShift: UInt32 = 8
@@ -69,6 +70,55 @@ public struct SlotlessPairing {
         event.arg = 0
     }
 
+    /// A START_F's item as seen ahead of the START: its id and where it is pending.
+    public struct Peek {
+        public let id: UInt64
+        let key: PendingItems.Key
+        let position: Int
+    }
+
+    /// The item a START_F record (its word 0 and payload word) will be given, without taking
+    /// it: the merge's scouts announce its id ahead of the START, as they do a START's own id,
+    /// so that the model prefetches the item's pending entry. `passed`: the STARTs the scout
+    /// peeked at before this one, which the merge has not delivered yet; a START of the same
+    /// triple as one of them takes an item after that one's (a queue draining replies from one
+    /// sender runs a triple many times in a row). A hint: nil when no item of its triple is
+    /// pending.
+    public func peekStart(word0: UInt64, word: UInt64, passed: ScoutPeeks = ScoutPeeks()) -> Peek? {
+        let key = SlotlessPairing.startKey(word0: word0, word: word)
+        let from = passed.latest(of: key).map { $0.position + 1 } ?? 0
+        return pending.peekOldest(key, from: from).map { Peek(id: $0.id, key: key, position: $0.position) }
+    }
+
+    /// A scout's last few peeks (`peekStart`): as many STARTs as a lookahead of
+    /// `TraceFile.startLookahead` records can hold (a START and its END are two records).
+    public struct ScoutPeeks {
+        private var peeks: (Peek?, Peek?, Peek?, Peek?) = (nil, nil, nil, nil)
+
+        public init() {}
+
+        /// Adds `peek` as the latest, forgetting the oldest.
+        public mutating func remember(_ peek: Peek) { peeks = (peek, peeks.0, peeks.1, peeks.2) }
+
+        /// The latest peek of `key`'s triple.
+        func latest(of key: PendingItems.Key) -> Peek? {
+            if let p = peeks.0, p.key == key { return p }
+            if let p = peeks.1, p.key == key { return p }
+            if let p = peeks.2, p.key == key { return p }
+            if let p = peeks.3, p.key == key { return p }
+            return nil
+        }
+    }
+
+    /// START_F's (stub, context, queue): the stub in flags8, the context in the word's bits
+    /// 0..47, the queue's bits 0..31 in word 0's arg and 32..47 in the word's top 16 bits.
+    @inline(__always)
+    static func startKey(word0: UInt64, word: UInt64) -> PendingItems.Key {
+        PendingItems.Key(stub: UInt32(truncatingIfNeeded: (word0 >> 8) & 0xFF),
+                         context: word & 0x0000_FFFF_FFFF_FFFF,
+                         queue: (word >> 48) << 32 | word0 >> 32)
+    }
+
     private mutating func orphan() -> PendingItems.Item {
         defer { nextOrphanID += 1 }
         return PendingItems.Item(id: nextOrphanID, kind: ItemKind.async.rawValue)
@@ -78,7 +128,12 @@ public struct SlotlessPairing {
 /// Each thread's open START_F items (id and stub), innermost last. Events come in runs of one
 /// thread's, so the last thread's stack is kept at hand.
 private struct ThreadStacks {
-    private var stacks: [[(id: UInt64, stub: UInt32)]] = []
+    private struct OpenItem {
+        var id: UInt64
+        var stub: UInt32
+    }
+
+    private var stacks = PairingBuffer<PairingBuffer<OpenItem>>()
     private var indexByTid: [Int32: Int] = [:]
     private var lastTid: Int32 = 0
     private var lastIndex = -1
@@ -86,7 +141,7 @@ private struct ThreadStacks {
     private mutating func index(of tid: Int32) -> Int {
         if tid == lastTid && lastIndex >= 0 { return lastIndex }
         let index = indexByTid[tid] ?? {
-            stacks.append([])
+            stacks.append(PairingBuffer(capacity: 4))
             indexByTid[tid] = stacks.count - 1
             return stacks.count - 1
         }()
@@ -95,15 +150,14 @@ private struct ThreadStacks {
     }
 
     mutating func push(tid: Int32, id: UInt64, stub: UInt32) {
-        stacks[index(of: tid)].append((id, stub))
+        stacks[index(of: tid)].append(OpenItem(id: id, stub: stub))
     }
 
     /// The innermost open item's id if it has `stub` (and it is closed), else nil.
     mutating func pop(tid: Int32, stub: UInt32) -> UInt64? {
         let i = index(of: tid)
-        guard let innermost = stacks[i].last, innermost.stub == stub else { return nil }
-        stacks[i].removeLast()
-        return innermost.id
+        guard !stacks[i].isEmpty, stacks[i][stacks[i].count - 1].stub == stub else { return nil }
+        return stacks[i].removeLast().id
     }
 }
 
@@ -114,7 +168,7 @@ private struct ThreadStacks {
 /// cache misses per item. Items taken from inside the list are marked, and skipped once the
 /// head reaches them.
 struct PendingItems {
-    struct Key {
+    struct Key: Equatable {
         var stub: UInt32
         var context: UInt64
         var queue: UInt64
@@ -125,7 +179,7 @@ struct PendingItems {
         var kind: UInt32
     }
 
-    private var lists: [QueueList] = []
+    private var lists = PairingBuffer<QueueList>(capacity: 256)
     private var listOfQueue = QueueMap()
     private(set) var count = 0
 
@@ -136,9 +190,17 @@ struct PendingItems {
             listOfQueue.insert(key.queue, index: Int32(lists.count - 1))
             return Int32(lists.count - 1)
         }()
-        lists[Int(list)].append(Entry(context: key.context, id: item.id, stub: key.stub,
+        lists[Int(list)].append(Entry(context: key.context, id: UInt32(truncatingIfNeeded: item.id),
+                                      stub: UInt16(truncatingIfNeeded: key.stub),
                                       kind: UInt8(truncatingIfNeeded: item.kind), taken: false))
         count += 1
+    }
+
+    /// The id and position of the triple's oldest pending item at or after position `from`
+    /// (positions count a queue's items from its first), left pending.
+    func peekOldest(_ key: Key, from: Int) -> (id: UInt64, position: Int)? {
+        guard let list = listOfQueue.index(of: key.queue) else { return nil }
+        return lists[Int(list)].first(stub: key.stub, context: key.context, from: from)
     }
 
     /// Removes and returns the triple's oldest pending item.
@@ -146,21 +208,25 @@ struct PendingItems {
         guard let list = listOfQueue.index(of: key.queue),
               let entry = lists[Int(list)].takeFirst(stub: key.stub, context: key.context) else { return nil }
         count -= 1
-        return Item(id: entry.id, kind: UInt32(entry.kind))
+        return Item(id: UInt64(entry.id), kind: UInt32(entry.kind))
     }
 
+    /// 16 bytes, four to a cache line: ENQUEUE_F's id has 32 bits, its stub 8.
     private struct Entry {
         var context: UInt64
-        var id: UInt64
-        var stub: UInt32
+        var id: UInt32
+        var stub: UInt16
         var kind: UInt8
         var taken: Bool
     }
 
     /// One queue's pending items, read from `head`.
     private struct QueueList {
-        private var entries: [Entry] = []
+        private var entries = PairingBuffer<Entry>()
         private var head = 0
+        /// Entries dropped from the front so far: an entry's position (`removed` + its index)
+        /// stays the same while it is pending.
+        private var removed = 0
 
         mutating func append(_ entry: Entry) { entries.append(entry) }
 
@@ -170,23 +236,44 @@ struct PendingItems {
         /// quadratic.
         static let searchLimit = 4096
 
-        /// The first untaken entry of (stub, context), taken.
-        mutating func takeFirst(stub: UInt32, context: UInt64) -> Entry? {
-            var i = head
+        /// The most entries an empty list keeps room for.
+        static let keptCapacity = 256
+
+        /// The index of the first untaken entry of (stub, context) within the search limit.
+        @inline(__always)
+        private func firstIndex(stub: UInt32, context: UInt64, from: Int = 0) -> Int? {
+            var i = Swift.max(head, from)
             let end = Swift.min(entries.count, head &+ Self.searchLimit)
             while i < end {
                 let e = entries[i]
-                if !e.taken && e.context == context && e.stub == stub { break }
+                if !e.taken && e.context == context && UInt32(e.stub) == stub { return i }
                 i += 1
             }
-            guard i < end else { return nil }
+            return nil
+        }
+
+        /// The id and position of the first untaken entry of (stub, context) at or after
+        /// position `from`, left in place.
+        func first(stub: UInt32, context: UInt64, from position: Int) -> (id: UInt64, position: Int)? {
+            firstIndex(stub: stub, context: context, from: position &- removed).map { (UInt64(entries[$0].id), removed &+ $0) }
+        }
+
+        /// The first untaken entry of (stub, context), taken.
+        mutating func takeFirst(stub: UInt32, context: UInt64) -> Entry? {
+            guard let i = firstIndex(stub: stub, context: context) else { return nil }
             let found = entries[i]
             entries[i].taken = true
             while head < entries.count && entries[head].taken { head += 1 }
             if head == entries.count {
-                entries.removeAll(keepingCapacity: true)
+                removed &+= entries.count
                 head = 0
+                // An empty list gives a large buffer back: queues come and go (the starfish
+                // makes a thousand per lap), and kept buffers add up to the peak backlog of
+                // every queue that ever lived, each lap's in fresh pages (a 10-lap trace's
+                // `stats`: 24.5 s of CPU with them kept, 20.1 s without).
+                if entries.capacity > Self.keptCapacity { entries = PairingBuffer() } else { entries.removeAll() }
             } else if head > 64 && head * 2 > entries.count {
+                removed &+= head
                 entries.removeFirst(head)
                 head = 0
             }

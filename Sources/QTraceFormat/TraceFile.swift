@@ -137,6 +137,8 @@ private struct StreamCursor {
     var scout = 0
     var scoutLead = 0
     var scoutSpan = -1
+    /// The START_F items the scout peeked at last (SlotlessPairing.peekStart).
+    var scoutPeeks = SlotlessPairing.ScoutPeeks()
 
     init(_ stream: ThreadStream) {
         tid = stream.tid
@@ -167,23 +169,31 @@ private struct StreamCursor {
     /// at the head.
     @inline(__always)
     mutating func scoutAhead(_ bytes: TraceBytes, _ shapes: UnsafeBufferPointer<RecordShape>,
-                             _ announceStart: (UInt64) -> Void) {
+                             _ pairing: SlotlessPairing, _ announceStart: (UInt64) -> Void) {
         if scout <= offset || scoutSpan != spanIndex {
             scout = offset
             scoutLead = 0
             scoutSpan = spanIndex
+            scoutPeeks = SlotlessPairing.ScoutPeeks()
         } else {
             scoutLead &-= 1
         }
         while scoutLead < TraceFile.startLookahead && scout < end {
             let word0 = bytes.u64(scout)
             let shape = shapes[Int(word0 & 0xFF)]
-            // The compact form holds the id in word 0, the full one in `a`; other forms of a
-            // START (one that carries no id) are not announced.
+            // The compact form holds the id in word 0, the full one in `a`; a START_F's is
+            // the one its pairing would give it now.
             if shape.decode == .compactStart {
                 announceStart(word0 >> 32)
             } else if shape.decode == .words1 && shape.type == .start {
                 announceStart(bytes.u64(scout &+ TraceLayout.recordHeaderSize))
+            } else if shape.decode == .slotlessStart {
+                // The item it will be paired with: its ENQUEUE_F came long before.
+                let word = bytes.u64(scout &+ TraceLayout.recordHeaderSize)
+                if let peek = pairing.peekStart(word0: word0, word: word, passed: scoutPeeks) {
+                    announceStart(peek.id)
+                    scoutPeeks.remember(peek)
+                }
             }
             scout &+= Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
             scoutLead &+= 1
@@ -255,7 +265,7 @@ private struct EventMerge {
                     if shape.needsPairing { pairing.rewrite(&event) }
                     let scout = try body(event)
                     if cursor.pointee.advance(bytes, shapes, clock) {
-                        if scouting && scout { cursor.pointee.scoutAhead(bytes, shapes, announceStart) }
+                        if scouting && scout { cursor.pointee.scoutAhead(bytes, shapes, pairing, announceStart) }
                         let key = MergeKey(time: cursor.pointee.time, stream: top)
                         if key < limit { heap.top.time = key.time; continue }
                         heap.replaceTop(key)

@@ -185,8 +185,12 @@ final class SlotlessPairingTests: XCTestCase {
             } else {
                 let index = Int.random(in: 0..<pending.count, using: &random)
                 let key = pending[index]
+                // The merge's scouts peek at the id a START_F will get, as its record words say it.
+                let peeked = pairing.peekStart(word0: key[0] << 8 | (key[2] & 0xFFFF_FFFF) << 32,
+                                               word: key[1] | (key[2] >> 32) << 48)
                 var start = Event(type: .start, time: 0, tid: 2, arg: UInt32(key[0]), b: key[1], c: key[2])
                 pairing.rewrite(&start)
+                XCTAssertEqual(peeked?.id, start.a, "step \(step)")
                 XCTAssertEqual(start.a, reference[key]!.removeFirst(), "step \(step)")
                 if reference[key]!.isEmpty { pending.swapAt(index, pending.count - 1); pending.removeLast() }
                 var end = Event(type: .end, time: 0, tid: 2, arg: UInt32(key[0]))
@@ -213,6 +217,30 @@ final class SlotlessPairingTests: XCTestCase {
         var near = Event(type: .start, time: 0, tid: 2, arg: 0, b: 7, c: 0xA0)
         pairing.rewrite(&near)
         XCTAssertEqual(near.a, 1)
+    }
+
+    /// The merge's scouts announce a START_F ahead with the id its pairing will give it (the
+    /// oldest pending item of its triple, after those of the STARTs the scout passed), so that
+    /// the model prefetches its pending entry as it does a START's with an id; peeking leaves
+    /// the pending items as they were.
+    func testStartsAreAnnouncedWithTheIdsTheyWillBePairedWith() throws {
+        let q: UInt64 = 0x7f00_1234_5670
+        let (file, _) = try trace("announce") { r in
+            // Two triples, alternating: the scout passes STARTs of one triple before the first is delivered.
+            for id: UInt32 in 1...40 { try r.enqueue(UInt64(id), id: id, queue: q, stub: UInt8(id % 2), context: 7) }
+            for n: UInt64 in 1...40 {
+                try r.start(100 + 2 * n, tid: 2, stub: UInt8(n % 2), context: 7, queue: q)
+                try r.end(101 + 2 * n, tid: 2, stub: UInt8(n % 2))
+            }
+        }
+        var announced: [UInt64] = []
+        var delivered: [Event] = []
+        file.forEachEvent(announceStart: { announced.append($0) }) { delivered.append($0); return true }
+        XCTAssertEqual(delivered, file.readAllEvents())
+        XCTAssertEqual(ids(delivered, .start), Array(1...40))
+        // The thread's first START opens its records (the scouts start behind it); every later
+        // one is announced once, with its own id, before it is delivered.
+        XCTAssertEqual(announced, Array(2...40))
     }
 
     /// A trace written before 1.8 reads exactly as before: the pairing only sees its records.
