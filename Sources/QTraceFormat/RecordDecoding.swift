@@ -1,29 +1,11 @@
-// Record-level decoding: the structural check that bounds a chunk's valid records, and the
-// hot per-event decode that trusts those bounds.
+// Record-level decoding: the shape of each record type, and the hot per-event decode that
+// trusts the bounds the validation walk (RecordScan.swift) found.
 
 /// A run of validated records: every record in `start..<end` is well framed and, if of a
 /// known type, long enough for its payload and string.
 struct RecordSpan {
     var start: Int
     var end: Int
-}
-
-/// What a structural pass over one chunk found.
-struct ChunkScan {
-    var validEnd: Int
-    var eventCount = 0
-    var unknownCount = 0
-    var firstTsc: UInt64?
-    var lastTsc: UInt64 = 0
-    /// Offset of the last THREAD_NAME record, whose string names the thread.
-    var lastThreadNameOffset: Int?
-    var problem: String?
-    /// Well-framed records of known types that break the validation rules (time out of the
-    /// trace's range or before the record before, an overlong string), in file order: the
-    /// spans leave them out, and they are counted in no other field.
-    var invalidOffsets: [Int] = []
-    /// Why the first of them is invalid.
-    var invalidProblem: String?
 }
 
 /// How the hot paths read a raw record type: one table entry per type byte, so that the
@@ -50,8 +32,6 @@ struct RecordShape {
     /// A type this reader decodes (others are skipped).
     let isKnown: Bool
     let hasString: Bool
-    /// Unknown, or with a string: the validation scan's slow path.
-    let isSpecial: Bool
     /// A slot-less function item record: its event goes through `SlotlessPairing`.
     let needsPairing: Bool
 
@@ -59,7 +39,6 @@ struct RecordShape {
         self.decode = decode; self.type = type; self.minLength = minLength
         isKnown = decode != .unknown
         hasString = decode.rawValue >= Decode.string0.rawValue && decode.rawValue <= Decode.string4.rawValue
-        isSpecial = !isKnown || hasString
         needsPairing = decode == .slotlessEnqueue || decode == .slotlessStart || decode == .slotlessEnd
     }
 
@@ -88,141 +67,15 @@ struct RecordShape {
 
     /// Shapes indexed by the raw type byte (from `RecordLayout.table`).
     static let table: [RecordShape] = RecordLayout.table.map(RecordShape.init)
+
+    /// The validation walk's one check of a record's type, indexed by the raw type byte: the
+    /// shortest length of its common path, where a record is known, has no string and is at
+    /// least `minLength` long. Unknown types and strings get 2^16, above every length, so
+    /// that they take the slow path (a zero word, the end marker, too: length 0).
+    static let walkMinimums: [UInt32] = table.map { $0.isKnown && !$0.hasString ? UInt32($0.minLength) : 1 << 16 }
 }
 
 extension TraceBytes {
-    /// Walks the records of `start..<end` (the bytes after a chunk header) and stops at the
-    /// end marker (a zero word) or at the first record that cannot be trusted.
-    /// Records of known types must also lie within `bounds` and not before the previous one.
-    func scanRecords(start: Int, end: Int, shapes: UnsafeBufferPointer<RecordShape>,
-                     bounds: TimeBounds = .unbounded) -> ChunkScan {
-        let base = self.base
-        var offset = start
-        var known = 0, unknown = 0
-        var lastKnown = -1, lastThreadName = -1
-        var damaged = false
-        var previousTsc: UInt64 = 0
-        var invalid: [Int] = []
-        // Bounds: offset stays within start...end (each step adds a length checked against
-        // end - offset), so the arithmetic below cannot overflow.
-        scanning: while end &- offset >= 8 {
-            let word0 = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            if word0 == 0 { break }
-            let length = Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
-            let shape = shapes[Int(word0 & 0xFF)]
-            var isThreadName = false
-            if length < shape.minLength || length & 7 != 0 || length > end &- offset || shape.isSpecial {
-                // Damage, strings and unknown types: classified out of line, so that the
-                // common case keeps its few values in registers.
-                switch classifySpecial(shape, at: offset, length: length, end: end) {
-                case .damaged:
-                    damaged = true
-                    break scanning
-                case .unknown:
-                    unknown &+= 1
-                    offset &+= length
-                    continue scanning
-                case .invalid:
-                    invalid.append(offset)
-                    offset &+= length
-                    continue scanning
-                case .threadName:
-                    isThreadName = true
-                case .known:
-                    break
-                }
-            }
-            // Known records carry a TSC at +8 (length >= 16): in range, and never going back.
-            let tsc = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self))
-            if tsc < previousTsc || !bounds.contains(tsc) {
-                invalid.append(offset)
-                offset &+= length
-                continue scanning
-            }
-            previousTsc = tsc
-            if isThreadName { lastThreadName = offset }
-            lastKnown = offset
-            known &+= 1
-            offset &+= length
-        }
-        var scan = ChunkScan(validEnd: offset)
-        if damaged {
-            // The record at `offset` is the one that stopped the scan: say what is wrong.
-            let word0 = u64(offset)
-            let length = Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
-            scan.problem = "record at byte \(offset - start + TraceLayout.chunkHeaderSize) "
-                + recordProblem(shapes[Int(word0 & 0xFF)], at: offset, length: length, room: end - offset)
-        }
-        scan.eventCount = known
-        scan.unknownCount = unknown
-        if lastKnown >= 0 {
-            // The first valid known record: found again here rather than tracked per record.
-            var first = start, skipped = 0
-            while !shapes[Int(u64(first) & 0xFF)].isKnown || (skipped < invalid.count && invalid[skipped] == first) {
-                if skipped < invalid.count && invalid[skipped] == first { skipped += 1 }
-                first += Int(truncatingIfNeeded: (u64(first) >> 16) & 0xFFFF)
-            }
-            scan.firstTsc = u64(first + 8)
-            scan.lastTsc = u64(lastKnown + 8)
-        }
-        if lastThreadName >= 0 { scan.lastThreadNameOffset = lastThreadName }
-        if let firstInvalid = invalid.first {
-            scan.invalidProblem = "record at byte \(firstInvalid - start + TraceLayout.chunkHeaderSize) "
-                + invalidProblem(shapes[Int(u64(firstInvalid) & 0xFF)], at: firstInvalid, bounds: bounds)
-            scan.invalidOffsets = invalid
-        }
-        return scan
-    }
-
-    /// Why the valid-looking record at `offset` was dropped: its string, its time, or its order.
-    private func invalidProblem(_ shape: RecordShape, at offset: Int, bounds: TimeBounds) -> String {
-        if shape.hasString && stringTooLong(shape, at: offset) {
-            return "(\(shape.type.name)) has a \(u32(offset + shape.minLength - 4))-byte string, over the recorder's \(TraceLayout.maxStringLength)"
-        }
-        let tsc = u64(offset + 8)
-        if !bounds.contains(tsc) { return "(\(shape.type.name)) has TSC \(tsc), outside the trace's time range" }
-        return "(\(shape.type.name)) has TSC \(tsc), earlier than the record before it"
-    }
-
-    /// What the scan makes of a record off its common path.
-    enum SpecialRecord { case damaged, unknown, invalid, known, threadName }
-
-    @inline(never)
-    private func classifySpecial(_ shape: RecordShape, at offset: Int, length: Int, end: Int) -> SpecialRecord {
-        if length < shape.minLength || length & 7 != 0 || length > end &- offset
-            || (shape.hasString && !stringFits(shape, at: offset, length: length)) {
-            return .damaged
-        }
-        if !shape.isKnown { return .unknown }
-        if shape.hasString && stringTooLong(shape, at: offset) { return .invalid }
-        return shape.type == .threadName ? .threadName : .known
-    }
-
-    /// A string longer than the recorder ever writes (it truncates at maxStringLength).
-    @inline(__always)
-    private func stringTooLong(_ shape: RecordShape, at offset: Int) -> Bool {
-        Int(u32(offset &+ shape.minLength &- 4)) > TraceLayout.maxStringLength
-    }
-
-    /// Whether the string of a record of a string type fits in its `length` bytes (at least
-    /// `minLength`, within the chunk).
-    @inline(__always)
-    private func stringFits(_ shape: RecordShape, at offset: Int, length: Int) -> Bool {
-        Int(u32(offset &+ shape.minLength &- 4)) <= length &- shape.minLength
-    }
-
-    /// Why the record at `offset` cannot be trusted: framing first, then the payload.
-    private func recordProblem(_ shape: RecordShape, at offset: Int, length: Int, room: Int) -> String {
-        if length < TraceLayout.recordHeaderSize { return "has length \(length) < 16" }
-        if length % 8 != 0 { return "has length \(length), not a multiple of 8" }
-        if length > room { return "of \(length) bytes runs past the chunk end (\(room) bytes left)" }
-        if length < shape.minLength {
-            return "(\(shape.type.name)) of \(length) bytes is too short for its payload (\(shape.minLength))"
-        }
-        let stringLength = Int(u32(offset + shape.minLength - 4))
-        return "(\(shape.type.name)) has a \(stringLength)-byte string that runs past the record"
-    }
-
     /// Decodes a validated record of a known type into an existing event, which the merge
     /// loop reuses so that handing events to the caller copies nothing. `time` is the
     /// record's TSC already converted (the merge has it as the stream's sort key). Every

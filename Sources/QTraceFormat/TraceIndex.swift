@@ -215,7 +215,12 @@ struct TraceIndex {
 
     private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry], shapes: UnsafeBufferPointer<RecordShape>) {
         var built: [(stream: ThreadStream, info: ThreadInfo, order: Int)] = []
-        for group in Self.groupByThread(chunks) {
+        let groups = Self.groupByThread(chunks)
+        // Every chunk's records validated first (two chunks at a time), in the groups' order.
+        let ranges = groups.joined().map { ($0.start + TraceLayout.chunkHeaderSize)..<$0.end }
+        let scans = bytes.scanChunks(ranges, shapes: shapes, bounds: bounds)
+        var scanned = 0
+        for group in groups {
             let tid = Int32(truncatingIfNeeded: group[0].rawTid)
             var stream = ThreadStream(tid: tid, spans: [])
             var name: String?
@@ -223,7 +228,8 @@ struct TraceIndex {
             for chunk in group {
                 if let headerName = chunk.name, !(name ?? "").hasPrefix(headerName) { name = headerName }
                 let recordsStart = chunk.start + TraceLayout.chunkHeaderSize
-                let scan = bytes.scanRecords(start: recordsStart, end: chunk.end, shapes: shapes, bounds: bounds)
+                let scan = scans[scanned]
+                scanned += 1
                 if let problem = scan.problem {
                     warnings.append(TraceWarning(chunk: chunk.index, message: "tid \(tid): \(problem); rest of the chunk skipped"))
                     damagedChunkCount += 1

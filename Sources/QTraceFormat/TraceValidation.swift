@@ -34,6 +34,9 @@ struct TimeBounds {
     /// Whether `tsc` lies in the range (one comparison: below `low` wraps past `span`).
     @inline(__always) func contains(_ tsc: UInt64) -> Bool { tsc &- low <= span }
 
+    /// The range's last TSC (`low + span` never overflows: see the initializers).
+    var high: UInt64 { low &+ span }
+
     /// From 1 s before the start to the end: the final pair plus its slack when the trace has
     /// one, else the longest trace.
     init(clock: TraceClock, finalTsc: UInt64) {

@@ -98,4 +98,72 @@ final class ValidationTests: XCTestCase {
         XCTAssertEqual(file.clock.ticksPerSecond, 1e9, accuracy: 1e3)
         XCTAssertEqual(file.readAllEvents().map(\.time), events.map(\.time))
     }
+
+    /// The open phase walks two chunks at a time (`TraceBytes.scanChunks`): each chunk's result
+    /// must be what a walk of that chunk alone finds (damage, end markers, unknown and invalid
+    /// records), in the chunks' order, whichever lane walked it and whenever the lanes changed
+    /// hands. Three threads' records in 4 KiB chunks, each copy with a few records rewritten.
+    func testWalkingTwoChunksAtATimeFindsWhatEachChunksOwnWalkFinds() throws {
+        let directory = try temporaryDirectory(self)
+        let events = (0..<3000).map { (i: Int) -> Event in
+            let tid = Int32(100 + i % 3 * (i % 7))   // 100...112, unevenly
+            return Event(type: .end, time: UInt64(10 * i), tid: tid, a: UInt64(i))
+        }
+        let original = try readBytes(writeTrace(events, in: directory))
+        let records = recordOffsets(original)
+        let unknownType = UInt8(RecordLayout.table.firstIndex { $0 == nil }!)
+        var rng = SeededGenerator(seed: 0x2A1C)
+        var found = (problems: 0, invalid: 0, unknown: 0, ends: 0)
+        for _ in 0..<60 {
+            var bytes = original
+            for _ in 0..<8 {
+                let offset = records.randomElement(using: &rng)!
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0: bytes[offset] = unknownType                                  // an unknown type
+                case 1: for i in 0..<8 { bytes[offset + i] = 0 }                     // the end marker
+                case 2: bytes[offset + 2] |= 4                                       // a length not a multiple of 8
+                default: for i in 8..<16 { bytes[offset + i] = 0 }                   // a TSC going back
+                }
+            }
+            let trace = TraceBytes.copying(bytes)
+            let header = try TraceIndex.readHeader(trace, path: "t")
+            let (base, size) = (Int(header.headerSize), Int(header.chunkSize))
+            let ranges = stride(from: base, to: bytes.count, by: size).map { ($0 + TraceLayout.chunkHeaderSize)..<min($0 + size, bytes.count) }
+            let bounds = TimeBounds.unbounded
+            RecordShape.table.withUnsafeBufferPointer { shapes in
+                let together = trace.scanChunks(ranges, shapes: shapes, bounds: bounds)
+                let alone = ranges.map { (range: Range<Int>) -> ChunkScan in
+                    var walk = RecordWalk(start: range.lowerBound, end: range.upperBound, bounds: bounds)
+                    RecordShape.walkMinimums.withUnsafeBufferPointer { minimums in
+                        while walk.step(trace, minimums, shapes, highTsc: bounds.high) {}
+                    }
+                    return walk.result(trace, shapes, bounds)
+                }
+                XCTAssertEqual(together.count, alone.count)
+                for (chunk, (both, own)) in zip(together, alone).enumerated() {
+                    XCTAssertEqual(String(describing: both), String(describing: own), "chunk \(chunk)")
+                }
+                found.problems += alone.filter { $0.problem != nil }.count
+                found.invalid += alone.map(\.invalidOffsets.count).reduce(0, +)
+                found.unknown += alone.map(\.unknownCount).reduce(0, +)
+                found.ends += zip(alone, ranges).filter { $0.0.problem == nil && $0.0.validEnd < $0.1.upperBound - 8 }.count
+            }
+        }
+        XCTAssertTrue(found.problems > 0 && found.invalid > 0 && found.unknown > 0 && found.ends > 0, "\(found)")
+    }
+
+    /// Where the records of every chunk of an unmutated trace start.
+    private func recordOffsets(_ bytes: [UInt8]) -> [Int] {
+        var offsets: [Int] = []
+        for chunk in stride(from: 4096, to: bytes.count, by: 4096) {
+            var offset = chunk + TraceLayout.chunkHeaderSize
+            while offset + 16 <= min(chunk + 4096, bytes.count) {
+                let length = Int(bytes[offset + 2]) | Int(bytes[offset + 3]) << 8
+                if length == 0 { break }
+                offsets.append(offset)
+                offset += length
+            }
+        }
+        return offsets
+    }
 }
