@@ -86,9 +86,7 @@ extension ModelBuilder {
     /// Queues whose label another queue also has get a suffix: their QoS when that differs,
     /// else their kind, else their address ("Swift global concurrent queue [utility]").
     static func distinguishSharedLabels(_ queues: inout [TraceQueue]) {
-        var byLabel: [String: [Int]] = [:]
-        for (q, queue) in queues.enumerated() where !queue.label.isEmpty { byLabel[queue.label, default: []].append(q) }
-        for (_, members) in byLabel where members.count > 1 {
+        for members in queuesSharingLabels(queues) {
             let qosDiffers = Set(members.map { queues[$0].qos.rawValue }).count == members.count
             let kindDiffers = Set(members.map { queues[$0].kind.rawValue }).count == members.count
             for q in members {
@@ -98,5 +96,41 @@ extension ModelBuilder {
                     : "0x" + String(queue.address, radix: 16) + (queue.generation > 0 ? "#\(queue.generation)" : "")
             }
         }
+    }
+
+    /// The groups of two or more labelled queues with one label, each in index order. Found by
+    /// sorting (hash, queue) pairs, 16 bytes a queue: a dictionary of labels to arrays held
+    /// ~90 MB at 900k queues and made a String of every label. With a non-ASCII label (whose
+    /// String equality is canonical equivalence, not bytes), by Strings as before.
+    static func queuesSharingLabels(_ queues: [TraceQueue]) -> [[Int]] {
+        guard queues.allSatisfy({ $0.compactLabel.isASCII }) else {
+            var byLabel: [String: [Int]] = [:]
+            for (q, queue) in queues.enumerated() where !queue.label.isEmpty { byLabel[queue.label, default: []].append(q) }
+            return byLabel.values.filter { $0.count > 1 }
+        }
+        var hashed: [(hash: Int, queue: Int32)] = []
+        hashed.reserveCapacity(queues.count)
+        for (q, queue) in queues.enumerated() where !queue.compactLabel.isEmpty {
+            hashed.append((queue.compactLabel.asciiHash, Int32(q)))
+        }
+        hashed.sort { $0.hash != $1.hash ? $0.hash < $1.hash : $0.queue < $1.queue }
+        var groups: [[Int]] = []
+        var start = 0
+        while start < hashed.count {
+            var end = start + 1
+            while end < hashed.count && hashed[end].hash == hashed[start].hash { end += 1 }
+            if end - start > 1 {
+                // Equal hashes, most likely one label: split by label (a run holds few queues).
+                var run = hashed[start..<end].map { Int($0.queue) }
+                while let first = run.first {
+                    let label = queues[first].compactLabel
+                    let members = run.filter { queues[$0].compactLabel == label }
+                    if members.count > 1 { groups.append(members) }
+                    run.removeAll { queues[$0].compactLabel == label }
+                }
+            }
+            start = end
+        }
+        return groups
     }
 }

@@ -80,7 +80,7 @@ public struct QueueTreeNode: Sendable, Codable, Equatable {
     static func forest(_ model: TraceModel, _ stats: QueueStatsTable) -> QueueForest {
         forest(count: model.queues.count, target: { model.queues[$0].target }, precedes: { a, b in
             let qa = model.queues[a], qb = model.queues[b]
-            return siblingOrder((qa.kind, qa.qos, qa.label, a), (qb.kind, qb.qos, qb.label, b))
+            return siblingOrder((qa.kind, qa.qos, qa.compactLabel, a), (qb.kind, qb.qos, qb.compactLabel, b))
         }, figures: { q in
             let s = stats[q]
             return .init(items: s.items, runNs: s.run.totalNs, waitNs: s.wait.totalNs, busyNs: s.busyNs)
@@ -102,16 +102,18 @@ public struct QueueTreeNode: Sendable, Codable, Equatable {
 
     /// The forest of queues given without a model, by the same rules (run and wait totals 0).
     public static func forest(_ queues: [Queue]) -> QueueForest {
-        forest(count: queues.count, target: { queues[$0].target.flatMap { queues.indices.contains($0) ? $0 : nil } },
+        let labels = queues.map { QueueLabel($0.label) }
+        return forest(count: queues.count, target: { queues[$0].target.flatMap { queues.indices.contains($0) ? $0 : nil } },
                precedes: { a, b in
                    let qa = queues[a], qb = queues[b]
-                   return siblingOrder((qa.kind, qa.qos, qa.label, a), (qb.kind, qb.qos, qb.label, b))
+                   return siblingOrder((qa.kind, qa.qos, labels[a], a), (qb.kind, qb.qos, labels[b], b))
                }, figures: { q in .init(items: queues[q].items, busyNs: queues[q].busyNs) })
     }
 
-    /// Roots and siblings: the main queue, global queues by QoS (highest first), then by label.
-    static func siblingOrder(_ a: (kind: QueueKind, qos: QoSClass, label: String, index: Int),
-                             _ b: (kind: QueueKind, qos: QoSClass, label: String, index: Int)) -> Bool {
+    /// Roots and siblings: the main queue, global queues by QoS (highest first), then by label
+    /// (as Strings order them; compared without making one).
+    static func siblingOrder(_ a: (kind: QueueKind, qos: QoSClass, label: QueueLabel, index: Int),
+                             _ b: (kind: QueueKind, qos: QoSClass, label: QueueLabel, index: Int)) -> Bool {
         func rank(_ kind: QueueKind) -> Int { kind == .main ? 0 : kind == .global ? 1 : 2 }
         if rank(a.kind) != rank(b.kind) { return rank(a.kind) < rank(b.kind) }
         if a.kind == .global && a.qos != b.qos { return a.qos.rawValue > b.qos.rawValue }

@@ -1,17 +1,18 @@
 // A queue of the model (TraceModel.queues), in the memory a queue-heavy trace can afford.
 import QTraceFormat
 
-/// A queue of the model. Stored compact (64 bytes instead of 304: at 900k queues the model
+/// A queue of the model. Stored compact (72 bytes instead of 304: at 900k queues the model
 /// and the builder's table each held 274 MB of them): indices, counts and widths as Int32
 /// (the model's item and queue indices are Int32 already), absent times as `noTime`, and the
 /// parts most queues never have (a suffix, target changes, suspensions, a wait behind another
 /// item, a backlog episode, and the figures of a queue that had items: its backlog series,
 /// busy time and waits) in one shared box, allocated by the first of them; the public
-/// properties read and write as before.
+/// properties read and write as before. The label is kept inline when short (`QueueLabel`).
 public struct TraceQueue: Sendable {
     public var address: UInt64
     private var createdAtRaw = noTime
-    public var label: String
+    /// The label, compared and hashed without making a String (`label` makes one).
+    public var compactLabel: QueueLabel
     /// nil until one of the optional parts is set; copied before a write when shared.
     private var rare: TraceQueueRareBox?
     private var generationRaw: Int32
@@ -28,10 +29,15 @@ public struct TraceQueue: Sendable {
     init(address: UInt64, generation: Int, label: String, kind: QueueKind, origin: QueueOrigin, qos: QoSClass) {
         self.address = address
         generationRaw = Int32(clamping: generation)
-        self.label = label
+        compactLabel = QueueLabel(label)
         self.kind = kind
         self.origin = origin
         self.qos = qos
+    }
+
+    public var label: String {
+        get { compactLabel.string }
+        set { compactLabel = QueueLabel(newValue) }
     }
 
     /// 0 for the first object seen at this address, 1 for the next one, ...
