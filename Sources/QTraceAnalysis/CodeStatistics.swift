@@ -95,8 +95,7 @@ public struct TaskSummary: Sendable, Codable {
 extension CodeStats {
     static func all(_ model: TraceModel) -> [CodeStats] {
         guard !model.codes.isEmpty else { return [] }
-        var runs = [DurationRecorder](repeating: DurationRecorder(), count: model.codes.count)
-        var waits = runs
+        let runs = DurationRecorder.many(model.codes.count), waits = DurationRecorder.many(model.codes.count)
         var counts = [Int](repeating: 0, count: model.codes.count)
         var jobCounts = counts
         var perSite = [Int](repeating: 0, count: model.sites.count)
@@ -203,7 +202,8 @@ extension WaitSiteStats {
             for b in thread.blocked {
                 guard let s = b.site, let end = b.end else { continue }
                 let r = row(s), length = end >= b.start ? end - b.start : 0
-                blocked[r, default: DurationRecorder()].record(length)
+                if blocked[r] == nil { blocked[r] = DurationRecorder() }
+                blocked[r]!.record(length)
                 causes[r, default: []].insert(b.cause.rawValue)
                 if thread.kind == .main { main[r, default: 0] += 1 }
                 if length >= longest[r]?.ns ?? 0 { longest[r] = (length, s) }

@@ -217,7 +217,7 @@ public struct QueueStats: Sendable, Codable, Equatable {
 
     /// Per-queue item tallies while passing over the items.
     struct Accumulation {
-        var waits = DurationRecorder(), runs = DurationRecorder(), syncs = DurationRecorder()
+        let waits = DurationRecorder(), runs = DurationRecorder(), syncs = DurationRecorder()
         var queue: Int32 = -1
         var items = 0, completed = 0, pending = 0, running = 0, sync = 0, barrier = 0, handlers = 0, threads = 0
         var runSum: UInt64 = 0
@@ -442,7 +442,7 @@ public struct MainThreadStats: Sendable, Codable, Equatable {
         guard let t = model.threads.firstIndex(where: { $0.kind == .main }) else { return }
         thread = t
         mainQueue = model.queues.firstIndex { $0.kind == .main }
-        var runs = DurationRecorder(), waits = DurationRecorder()
+        let runs = DurationRecorder(), waits = DurationRecorder()
         var longest: [ItemSummary] = []
         let mainItems = itemsRun[t] > 0 ? model.items : []
         for (i, item) in mainItems.enumerated() where item.threadIndex == Int32(t) && item.depth == 0 {
@@ -500,7 +500,7 @@ public struct SourceStats: Sendable, Codable, Equatable {
         type = "\(src.type)"
         queue = src.queue
         merges = src.merges
-        var runs = DurationRecorder(), delays = DurationRecorder(), late = DurationRecorder()
+        let runs = DurationRecorder(), delays = DurationRecorder(), late = DurationRecorder()
         for r in src.runs {
             if r.kind == .cancel { cancelHandlerRan = true }
             guard r.kind == .event else { continue }

@@ -1,0 +1,198 @@
+// Collects durations for `DurationStats`: exact percentiles up to `exactLimit` values, beyond
+// them an HDR histogram's (3 significant digits), with exact count, min, max and total.
+
+/// Up to `exactLimit` values give exact percentiles; beyond, they are HDR histogram
+/// percentiles (3 significant digits, the layout of hdrhistogram-swift's, which the tests
+/// compare with). Up to `sortedLimit` values are kept, and their percentiles read the way the
+/// histogram reads its own (`histogramValue`, at ranks found by `OrderStatistics`); beyond,
+/// counts in the histogram's layout (`HDRLayout`) take over, whose memory does not grow with
+/// the count. Reusable through `reset()`.
+///
+/// A class over raw buffers: the statistics record every item's wait and run, several times
+/// (its queue, its code), and an array in a struct costs a uniqueness check (a runtime call)
+/// per value appended, the histogram package's generic `record` another and more.
+final class DurationRecorder {
+    static let exactLimit = 512
+    /// Selecting the ranks of this many values costs less than clearing and scanning a
+    /// histogram per queue of a few thousand items.
+    static let sortedLimit = 1 << 16
+    /// Longer durations count in the histogram as this (about 4.9 hours): a damaged trace's
+    /// absurd values must not widen it to the full 64-bit range. min, max, total stay exact.
+    static let histogramCeiling: UInt64 = HDRLayout.ceiling
+
+    @exclusivity(unchecked) private var values: UnsafeMutablePointer<UInt64>?
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private var stored = 0
+    /// Counts per `HDRLayout` bucket, in use once more than `sortedLimit` values came (kept,
+    /// cleared, by `reset()`).
+    @exclusivity(unchecked) private var counts: UnsafeMutablePointer<UInt32>?
+    @exclusivity(unchecked) private var usesCounts = false
+    @exclusivity(unchecked) private(set) var count = 0
+    @exclusivity(unchecked) private var total: UInt64 = 0
+    @exclusivity(unchecked) private var minValue = UInt64.max
+    @exclusivity(unchecked) private var maxValue: UInt64 = 0
+
+    init() {}
+
+    deinit {
+        values?.deallocate()
+        counts?.deallocate()
+    }
+
+    /// `count` recorders, each its own (`Array(repeating:)` would repeat one).
+    static func many(_ count: Int) -> [DurationRecorder] { (0..<count).map { _ in DurationRecorder() } }
+
+    @inline(__always)
+    func record(_ ns: UInt64) {
+        count &+= 1
+        total &+= ns
+        if ns < minValue { minValue = ns }
+        if ns > maxValue { maxValue = ns }
+        if usesCounts {
+            counts.unsafelyUnwrapped[HDRLayout.bucket(ns)] &+= 1
+            return
+        }
+        if stored == capacity {
+            guard stored < Self.sortedLimit else {
+                moveIntoCounts()
+                counts.unsafelyUnwrapped[HDRLayout.bucket(ns)] &+= 1
+                return
+            }
+            grow()
+        }
+        values.unsafelyUnwrapped[stored] = ns
+        stored &+= 1
+    }
+
+    private func grow() {
+        let grown = Swift.max(64, 2 * capacity)
+        let buffer = UnsafeMutablePointer<UInt64>.allocate(capacity: grown)
+        if let values {
+            buffer.update(from: values, count: stored)
+            values.deallocate()
+        }
+        values = buffer
+        capacity = grown
+    }
+
+    private func moveIntoCounts() {
+        if counts == nil {
+            counts = .allocate(capacity: HDRLayout.bucketCount)
+            counts.unsafelyUnwrapped.initialize(repeating: 0, count: HDRLayout.bucketCount)
+        }
+        let buckets = counts.unsafelyUnwrapped
+        for k in 0..<stored { buckets[HDRLayout.bucket(values.unsafelyUnwrapped[k])] &+= 1 }
+        usesCounts = true
+        stored = 0
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Exact for up to `exactLimit` values; beyond, HDR percentiles (within 0.1%) clamped to
+    /// the exact min and max. Reorders the kept values (their order means nothing).
+    var stats: DurationStats {
+        guard count > 0 else { return DurationStats() }
+        let least = Swift.min(minValue, Self.histogramCeiling), greatest = Swift.min(maxValue, Self.histogramCeiling)
+        let ranks = Self.percentiles.map { Self.histogramRankIndex($0, count: count) }
+        if usesCounts, let counts {
+            return stats(percentiles: Self.bucketsAt(ranks, in: counts, from: least, to: greatest).map {
+                Self.clamp(HDRLayout.highestEquivalent(ofBucket: $0), least, greatest)
+            })
+        }
+        let kept = UnsafeMutableBufferPointer(start: values, count: stored)
+        guard count > Self.exactLimit else { return DurationStats(unsorted: kept) }
+        OrderStatistics.select(ranks, in: kept)
+        return stats(percentiles: ranks.map { Self.histogramValue(kept[$0], least: least, greatest: greatest) })
+    }
+
+    private static let percentiles: [Double] = [50, 90, 95, 99]
+
+    /// The bucket of each rank (ascending): where the counts summed from the first reach it.
+    /// Only the buckets between the least and greatest value's hold any.
+    private static func bucketsAt(_ ranks: [Int], in counts: UnsafeMutablePointer<UInt32>,
+                                  from least: UInt64, to greatest: UInt64) -> [Int] {
+        var found: [Int] = []
+        var seen = 0
+        var bucket = HDRLayout.bucket(least)
+        let last = HDRLayout.bucket(greatest)
+        for rank in ranks {
+            while bucket < last && seen + Int(counts[bucket]) <= rank {
+                seen += Int(counts[bucket])
+                bucket += 1
+            }
+            found.append(bucket)
+        }
+        return found
+    }
+
+    /// Past `exactLimit` values: the exact count, min, max, total and mean, with these
+    /// percentiles clamped to the min and max.
+    private func stats(percentiles hdr: [UInt64]) -> DurationStats {
+        let at = hdr.map { Self.clamp($0, minValue, maxValue) }
+        var s = DurationStats()
+        s.count = count
+        s.minNs = minValue
+        s.maxNs = maxValue
+        s.totalNs = total
+        s.meanNs = total / UInt64(count)
+        (s.p50Ns, s.p90Ns, s.p95Ns, s.p99Ns) = (at[0], at[1], at[2], at[3])
+        return s
+    }
+
+    private static func clamp(_ v: UInt64, _ least: UInt64, _ greatest: UInt64) -> UInt64 {
+        Swift.max(Swift.min(v, greatest), least)
+    }
+
+    /// The package's rank for percentile `p` of `count` values (one ulp below the
+    /// percentile, rounded up, at least 1), as an index into the sorted values.
+    static func histogramRankIndex(_ p: Double, count: Int) -> Int {
+        let requested = Swift.min(Swift.max(p.nextDown, 0.0), 100.0)
+        return Swift.min(Swift.max(1, Int((requested * Double(count) / 100.0).rounded(.up))), count) - 1
+    }
+
+    /// What the histogram's `valueAtPercentile` answers, without one: the bucket where its
+    /// count reaches the percentile's rank is the rank-th value's, and it answers that bucket's
+    /// highest equivalent value, within the least and greatest value it holds (values above
+    /// the ceiling held as the ceiling). DurationRecorderTests compare the two.
+    static func histogramValue(_ value: UInt64, least: UInt64, greatest: UInt64) -> UInt64 {
+        clamp(HDRLayout.highestEquivalent(Swift.min(value, histogramCeiling)), least, greatest)
+    }
+
+    /// Ready for other values; keeps its buffers (the counts cleared where they were used).
+    func reset() {
+        if usesCounts, let counts {
+            let first = HDRLayout.bucket(minValue), last = HDRLayout.bucket(maxValue)
+            (counts + first).update(repeating: 0, count: last - first + 1)
+            usesCounts = false
+        }
+        stored = 0
+        count = 0; total = 0; minValue = .max; maxValue = 0
+    }
+}
+
+/// hdrhistogram-swift's bucket layout for 1 ns to `ceiling` at 3 significant digits: values
+/// below 2048 exact, then 1024 buckets per power of two, each 2^k wide. Written out because
+/// the package's generic code runs unspecialized from here (its `record` cost more than the
+/// rest of the statistics on a queue of millions of items).
+enum HDRLayout {
+    static let ceiling: UInt64 = 1 << 44
+    /// 2048 exact buckets, then 1024 for each power of two up to the ceiling's.
+    static let bucketCount = 36 * 1024
+
+    /// The bucket of `ns` (at most the ceiling's): the package's `countsIndexForValue`.
+    @inline(__always)
+    static func bucket(_ ns: UInt64) -> Int {
+        let v = Swift.min(ns, ceiling)
+        let shift = 53 - (v | 2047).leadingZeroBitCount
+        return (shift << 10) + Int(truncatingIfNeeded: v >> UInt64(shift))
+    }
+
+    /// The highest value counted in `bucket`: the package's `highestEquivalentForValue` of any.
+    static func highestEquivalent(ofBucket bucket: Int) -> UInt64 {
+        let shift = Swift.max((bucket >> 10) - 1, 0)
+        let subBucket = bucket < 2048 ? bucket : (bucket & 1023) + 1024
+        return (UInt64(subBucket) << UInt64(shift)) + (UInt64(1) << UInt64(shift)) - 1
+    }
+
+    static func highestEquivalent(_ ns: UInt64) -> UInt64 { highestEquivalent(ofBucket: bucket(ns)) }
+}
