@@ -3,30 +3,36 @@
 
 /// Up to `exactLimit` values give exact percentiles; beyond, they are HDR histogram
 /// percentiles (3 significant digits, the layout of hdrhistogram-swift's, which the tests
-/// compare with). Up to `sortedLimit` values are kept, and their percentiles read the way the
-/// histogram reads its own (`histogramValue`, at ranks found by `OrderStatistics`); beyond,
-/// counts in the histogram's layout (`HDRLayout`) take over, whose memory does not grow with
-/// the count. Reusable through `reset()`.
+/// compare with), for which a value's bucket (`HDRLayout`) is all that counts. So past
+/// `exactLimit` values a recorder keeps each value's bucket (2 bytes, where the value took 8)
+/// and selects the percentiles' ranks among them (`OrderStatistics`); past `sortedLimit`, it
+/// counts per bucket, whose memory does not grow with the count. Reusable through `reset()`.
 ///
 /// A class over raw buffers: the statistics record every item's wait and run, several times
 /// (its queue, its code), and an array in a struct costs a uniqueness check (a runtime call)
 /// per value appended, the histogram package's generic `record` another and more.
 final class DurationRecorder {
     static let exactLimit = 512
-    /// Selecting the ranks of this many values costs less than clearing and scanning a
-    /// histogram per queue of a few thousand items.
+    /// Selecting the ranks of this many buckets costs less than clearing and scanning counts
+    /// per queue of a few thousand items.
     static let sortedLimit = 1 << 16
     /// Longer durations count in the histogram as this (about 4.9 hours): a damaged trace's
     /// absurd values must not widen it to the full 64-bit range. min, max, total stay exact.
     static let histogramCeiling: UInt64 = HDRLayout.ceiling
 
+    /// What holds the values: the values, their buckets, or counts per bucket.
+    private enum Form { case values, buckets, counts }
+    @exclusivity(unchecked) private var form = Form.values
+    /// Up to `exactLimit` values, while `form` is `.values`.
     @exclusivity(unchecked) private var values: UnsafeMutablePointer<UInt64>?
-    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private var valuesCapacity = 0
+    /// The values' buckets, while `form` is `.buckets`.
+    @exclusivity(unchecked) private var buckets: UnsafeMutablePointer<UInt16>?
+    @exclusivity(unchecked) private var bucketsCapacity = 0
+    /// Values or buckets held.
     @exclusivity(unchecked) private var stored = 0
-    /// Counts per `HDRLayout` bucket, in use once more than `sortedLimit` values came (kept,
-    /// cleared, by `reset()`).
+    /// Counts per bucket, while `form` is `.counts` (kept, cleared, by `reset()`).
     @exclusivity(unchecked) private var counts: UnsafeMutablePointer<UInt32>?
-    @exclusivity(unchecked) private var usesCounts = false
     @exclusivity(unchecked) private(set) var count = 0
     @exclusivity(unchecked) private var total: UInt64 = 0
     @exclusivity(unchecked) private var minValue = UInt64.max
@@ -36,6 +42,7 @@ final class DurationRecorder {
 
     deinit {
         values?.deallocate()
+        buckets?.deallocate()
         counts?.deallocate()
     }
 
@@ -48,61 +55,85 @@ final class DurationRecorder {
         total &+= ns
         if ns < minValue { minValue = ns }
         if ns > maxValue { maxValue = ns }
-        if usesCounts {
+        switch form {
+        case .counts:
             counts.unsafelyUnwrapped[HDRLayout.bucket(ns)] &+= 1
-            return
+        case .buckets:
+            if stored == bucketsCapacity { return makeRoomForBucket(ns) }
+            buckets.unsafelyUnwrapped[stored] = UInt16(truncatingIfNeeded: HDRLayout.bucket(ns))
+            stored &+= 1
+        case .values:
+            if stored == valuesCapacity { return makeRoomForValue(ns) }
+            values.unsafelyUnwrapped[stored] = ns
+            stored &+= 1
         }
-        if stored == capacity {
-            guard stored < Self.sortedLimit else {
-                moveIntoCounts()
-                counts.unsafelyUnwrapped[HDRLayout.bucket(ns)] &+= 1
-                return
-            }
-            grow()
+    }
+
+    /// Grows the values up to `exactLimit`; beyond, holds their buckets instead.
+    private func makeRoomForValue(_ ns: UInt64) {
+        guard stored < Self.exactLimit else {
+            if buckets == nil { grow(&buckets, &bucketsCapacity, keeping: 0, to: 2 * Self.exactLimit) }
+            for k in 0..<stored { buckets.unsafelyUnwrapped[k] = UInt16(truncatingIfNeeded: HDRLayout.bucket(values.unsafelyUnwrapped[k])) }
+            form = .buckets
+            return record(bucketOf: ns)
         }
+        grow(&values, &valuesCapacity, keeping: stored, to: Swift.min(Swift.max(16, 2 * valuesCapacity), Self.exactLimit))
         values.unsafelyUnwrapped[stored] = ns
         stored &+= 1
     }
 
-    private func grow() {
-        let grown = Swift.max(64, 2 * capacity)
-        let buffer = UnsafeMutablePointer<UInt64>.allocate(capacity: grown)
-        if let values {
-            buffer.update(from: values, count: stored)
-            values.deallocate()
+    /// Grows the buckets up to `sortedLimit`; beyond, counts them instead.
+    private func makeRoomForBucket(_ ns: UInt64) {
+        guard stored < Self.sortedLimit else {
+            if counts == nil {
+                counts = .allocate(capacity: HDRLayout.bucketCount)
+                counts.unsafelyUnwrapped.initialize(repeating: 0, count: HDRLayout.bucketCount)
+            }
+            for k in 0..<stored { counts.unsafelyUnwrapped[Int(buckets.unsafelyUnwrapped[k])] &+= 1 }
+            form = .counts
+            stored = 0
+            counts.unsafelyUnwrapped[HDRLayout.bucket(ns)] &+= 1
+            return
         }
-        values = buffer
-        capacity = grown
+        grow(&buckets, &bucketsCapacity, keeping: stored, to: 2 * bucketsCapacity)
+        record(bucketOf: ns)
     }
 
-    private func moveIntoCounts() {
-        if counts == nil {
-            counts = .allocate(capacity: HDRLayout.bucketCount)
-            counts.unsafelyUnwrapped.initialize(repeating: 0, count: HDRLayout.bucketCount)
+    private func record(bucketOf ns: UInt64) {
+        buckets.unsafelyUnwrapped[stored] = UInt16(truncatingIfNeeded: HDRLayout.bucket(ns))
+        stored &+= 1
+    }
+
+    private func grow<T>(_ buffer: inout UnsafeMutablePointer<T>?, _ capacity: inout Int, keeping: Int, to grown: Int) {
+        let larger = UnsafeMutablePointer<T>.allocate(capacity: grown)
+        if let old = buffer {
+            larger.moveInitialize(from: old, count: keeping)
+            old.deallocate()
         }
-        let buckets = counts.unsafelyUnwrapped
-        for k in 0..<stored { buckets[HDRLayout.bucket(values.unsafelyUnwrapped[k])] &+= 1 }
-        usesCounts = true
-        stored = 0
+        buffer = larger
+        capacity = grown
     }
 
     var isEmpty: Bool { count == 0 }
 
     /// Exact for up to `exactLimit` values; beyond, HDR percentiles (within 0.1%) clamped to
-    /// the exact min and max. Reorders the kept values (their order means nothing).
+    /// the exact min and max. Reorders what it holds (their order means nothing).
     var stats: DurationStats {
         guard count > 0 else { return DurationStats() }
         let least = Swift.min(minValue, Self.histogramCeiling), greatest = Swift.min(maxValue, Self.histogramCeiling)
         let ranks = Self.percentiles.map { Self.histogramRankIndex($0, count: count) }
-        if usesCounts, let counts {
-            return stats(percentiles: Self.bucketsAt(ranks, in: counts, from: least, to: greatest).map {
-                Self.clamp(HDRLayout.highestEquivalent(ofBucket: $0), least, greatest)
-            })
+        let found: [Int]
+        switch form {
+        case .values:
+            return DurationStats(unsorted: UnsafeMutableBufferPointer(start: values, count: stored))
+        case .buckets:
+            let held = UnsafeMutableBufferPointer(start: buckets, count: stored)
+            OrderStatistics.select(ranks, in: held)
+            found = ranks.map { Int(held[$0]) }
+        case .counts:
+            found = Self.bucketsAt(ranks, in: counts.unsafelyUnwrapped, from: least, to: greatest)
         }
-        let kept = UnsafeMutableBufferPointer(start: values, count: stored)
-        guard count > Self.exactLimit else { return DurationStats(unsorted: kept) }
-        OrderStatistics.select(ranks, in: kept)
-        return stats(percentiles: ranks.map { Self.histogramValue(kept[$0], least: least, greatest: greatest) })
+        return stats(percentiles: found.map { Self.clamp(HDRLayout.highestEquivalent(ofBucket: $0), least, greatest) })
     }
 
     private static let percentiles: [Double] = [50, 90, 95, 99]
@@ -150,21 +181,13 @@ final class DurationRecorder {
         return Swift.min(Swift.max(1, Int((requested * Double(count) / 100.0).rounded(.up))), count) - 1
     }
 
-    /// What the histogram's `valueAtPercentile` answers, without one: the bucket where its
-    /// count reaches the percentile's rank is the rank-th value's, and it answers that bucket's
-    /// highest equivalent value, within the least and greatest value it holds (values above
-    /// the ceiling held as the ceiling). DurationRecorderTests compare the two.
-    static func histogramValue(_ value: UInt64, least: UInt64, greatest: UInt64) -> UInt64 {
-        clamp(HDRLayout.highestEquivalent(Swift.min(value, histogramCeiling)), least, greatest)
-    }
-
     /// Ready for other values; keeps its buffers (the counts cleared where they were used).
     func reset() {
-        if usesCounts, let counts {
+        if form == .counts, let counts {
             let first = HDRLayout.bucket(minValue), last = HDRLayout.bucket(maxValue)
             (counts + first).update(repeating: 0, count: last - first + 1)
-            usesCounts = false
         }
+        form = .values
         stored = 0
         count = 0; total = 0; minValue = .max; maxValue = 0
     }

@@ -60,7 +60,7 @@ public struct DurationStats: Sendable, Codable, Equatable {
 enum OrderStatistics {
     /// Afterwards `values[r]` is the value sorted order puts there, for each r in `ranks`
     /// (ascending); everything left of it is not greater, right of it not less.
-    static func select(_ ranks: [Int], in values: UnsafeMutableBufferPointer<UInt64>) {
+    static func select<Value: Comparable>(_ ranks: [Int], in values: UnsafeMutableBufferPointer<Value>) {
         var low = 0
         for rank in ranks where rank >= low && rank < values.count {
             select(rank, in: values, from: low, to: values.count)
@@ -68,7 +68,7 @@ enum OrderStatistics {
         }
     }
 
-    private static func select(_ k: Int, in a: UnsafeMutableBufferPointer<UInt64>, from start: Int, to end: Int) {
+    private static func select<Value: Comparable>(_ k: Int, in a: UnsafeMutableBufferPointer<Value>, from start: Int, to end: Int) {
         var (low, high) = (start, end - 1)
         // Beyond this many partitions (bad pivots on a hostile order), sort what is left.
         var budget = 2 * (Int.bitWidth - (end - start).leadingZeroBitCount) + 8
@@ -90,7 +90,7 @@ enum OrderStatistics {
     }
 
     @inline(__always)
-    private static func medianOfThree(_ x: UInt64, _ y: UInt64, _ z: UInt64) -> UInt64 {
+    private static func medianOfThree<Value: Comparable>(_ x: Value, _ y: Value, _ z: Value) -> Value {
         Swift.max(Swift.min(x, y), Swift.min(Swift.max(x, y), z))
     }
 }

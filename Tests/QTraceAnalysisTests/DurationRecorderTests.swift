@@ -1,6 +1,6 @@
-// DurationRecorder reads percentiles of up to 64k values from the sorted values, the way the
-// HDR histogram would read them, and counts in the histogram's layout (its own `HDRLayout`)
-// only beyond: checked here against the hdrhistogram package itself, as the recorder used it
+// DurationRecorder reads percentiles of up to 64k values from their buckets at the ranks' order,
+// the way the HDR histogram would read them, and counts in the histogram's layout (its own
+// `HDRLayout`) only beyond: checked here against the hdrhistogram package itself, as the recorder used it
 // for every count above 512, on values over the whole range (zeros, repeats and values above
 // the histogram's ceiling).
 import Histogram
