@@ -127,9 +127,7 @@ final class DurationRecorder {
         case .values:
             return DurationStats(unsorted: UnsafeMutableBufferPointer(start: values, count: stored))
         case .buckets:
-            let held = UnsafeMutableBufferPointer(start: buckets, count: stored)
-            OrderStatistics.select(ranks, in: held)
-            found = ranks.map { Int(held[$0]) }
+            found = Self.bucketsAt(ranks, in: UnsafeBufferPointer(start: buckets, count: stored))
         case .counts:
             found = Self.bucketsAt(ranks, in: counts.unsafelyUnwrapped, from: least, to: greatest)
         }
@@ -137,6 +135,42 @@ final class DurationRecorder {
     }
 
     private static let percentiles: [Double] = [50, 90, 95, 99]
+
+    /// The bucket at each rank (ascending) of `held`, as if sorted: counted in two rounds, by
+    /// the buckets' high byte (at most 144 of them), then, in the groups the ranks fell in, by
+    /// the low byte. Two passes over the buckets, where selecting the ranks took several.
+    private static func bucketsAt(_ ranks: [Int], in held: UnsafeBufferPointer<UInt16>) -> [Int] {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 256 * (1 + ranks.count)) { counts in
+            counts.initialize(repeating: 0)
+            for b in held { counts[Int(b >> 8)] += 1 }
+            // Per rank: its group (high byte), and its rank among the group's buckets.
+            var groups: [(group: Int, rankInGroup: Int)] = []
+            var group = 0, before = 0
+            for rank in ranks {
+                while before + counts[group] <= rank {
+                    before += counts[group]
+                    group += 1
+                }
+                groups.append((group, rank - before))
+            }
+            // Each rank's group counted by low byte in its own 256 counters (after the first).
+            var slotOfGroup = [Int](repeating: -1, count: 256)
+            for (k, g) in groups.enumerated() where slotOfGroup[g.group] < 0 { slotOfGroup[g.group] = 256 * (1 + k) }
+            for b in held {
+                let slot = slotOfGroup[Int(b >> 8)]
+                if slot >= 0 { counts[slot + Int(b & 0xFF)] += 1 }
+            }
+            return groups.map { g in
+                let slot = slotOfGroup[g.group]
+                var low = 0, seen = 0
+                while seen + counts[slot + low] <= g.rankInGroup {
+                    seen += counts[slot + low]
+                    low += 1
+                }
+                return g.group << 8 | low
+            }
+        }
+    }
 
     /// The bucket of each rank (ascending): where the counts summed from the first reach it.
     /// Only the buckets between the least and greatest value's hold any.
