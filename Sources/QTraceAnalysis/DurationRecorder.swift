@@ -8,9 +8,9 @@
 /// and selects the percentiles' ranks among them (`OrderStatistics`); past `sortedLimit`, it
 /// counts per bucket, whose memory does not grow with the count. Reusable through `reset()`.
 ///
-/// A class over raw buffers: the statistics record every item's wait and run, several times
-/// (its queue, its code), and an array in a struct costs a uniqueness check (a runtime call)
-/// per value appended, the histogram package's generic `record` another and more.
+/// A class over raw buffers (`DurationRecording`): the statistics record every item's wait and
+/// run, several times (its queue, its code), and an array in a struct costs a uniqueness check
+/// (a runtime call) per value appended, the histogram package's generic `record` another and more.
 final class DurationRecorder {
     static let exactLimit = 512
     /// Selecting the ranks of this many buckets costs less than clearing and scanning counts
@@ -20,37 +20,63 @@ final class DurationRecorder {
     /// absurd values must not widen it to the full 64-bit range. min, max, total stay exact.
     static let histogramCeiling: UInt64 = HDRLayout.ceiling
 
-    /// What holds the values: the values, their buckets, or counts per bucket.
-    private enum Form { case values, buckets, counts }
-    @exclusivity(unchecked) private var form = Form.values
-    /// Up to `exactLimit` values, while `form` is `.values`.
-    @exclusivity(unchecked) private var values: UnsafeMutablePointer<UInt64>?
-    @exclusivity(unchecked) private var valuesCapacity = 0
-    /// The values' buckets, while `form` is `.buckets`.
-    @exclusivity(unchecked) private var buckets: UnsafeMutablePointer<UInt16>?
-    @exclusivity(unchecked) private var bucketsCapacity = 0
-    /// Values or buckets held.
-    @exclusivity(unchecked) private var stored = 0
-    /// Counts per bucket, while `form` is `.counts` (kept, cleared, by `reset()`).
-    @exclusivity(unchecked) private var counts: UnsafeMutablePointer<UInt32>?
-    @exclusivity(unchecked) private(set) var count = 0
-    @exclusivity(unchecked) private var total: UInt64 = 0
-    @exclusivity(unchecked) private var minValue = UInt64.max
-    @exclusivity(unchecked) private var maxValue: UInt64 = 0
+    @exclusivity(unchecked) private var recording = DurationRecording()
 
     init() {}
 
-    deinit {
-        values?.deallocate()
-        buckets?.deallocate()
-        counts?.deallocate()
-    }
+    deinit { recording.release() }
 
     /// `count` recorders, each its own (`Array(repeating:)` would repeat one).
     static func many(_ count: Int) -> [DurationRecorder] { (0..<count).map { _ in DurationRecorder() } }
 
     @inline(__always)
-    func record(_ ns: UInt64) {
+    func record(_ ns: UInt64) { recording.record(ns) }
+
+    var count: Int { recording.count }
+    var isEmpty: Bool { recording.count == 0 }
+    /// See `DurationRecording.stats`.
+    var stats: DurationStats { recording.stats }
+    func reset() { recording.reset() }
+
+    /// The package's rank for percentile `p` of `count` values (one ulp below the
+    /// percentile, rounded up, at least 1), as an index into the sorted values.
+    static func histogramRankIndex(_ p: Double, count: Int) -> Int {
+        let requested = Swift.min(Swift.max(p.nextDown, 0.0), 100.0)
+        return Swift.min(Swift.max(1, Int((requested * Double(count) / 100.0).rounded(.up))), count) - 1
+    }
+}
+
+/// A `DurationRecorder`'s state, whose buffers its owner frees (`release()`): kept inline in
+/// a table of tallies (`QueueStats.Accumulation`), a recorder is no object to reach through
+/// a pointer first, a cache miss per item on a fan-out over 400 queues.
+struct DurationRecording {
+    /// What holds the values: the values, their buckets, or counts per bucket.
+    private enum Form { case values, buckets, counts }
+    private var form = Form.values
+    /// Up to `exactLimit` values, while `form` is `.values`.
+    private var values: UnsafeMutablePointer<UInt64>?
+    private var valuesCapacity = 0
+    /// The values' buckets, while `form` is `.buckets`.
+    private var buckets: UnsafeMutablePointer<UInt16>?
+    private var bucketsCapacity = 0
+    /// Values or buckets held.
+    private var stored = 0
+    /// Counts per bucket, while `form` is `.counts` (kept, cleared, by `reset()`).
+    private var counts: UnsafeMutablePointer<UInt32>?
+    private(set) var count = 0
+    private var total: UInt64 = 0
+    private var minValue = UInt64.max
+    private var maxValue: UInt64 = 0
+
+    /// Frees the buffers; the recording is not to be used again.
+    func release() {
+        values?.deallocate()
+        buckets?.deallocate()
+        counts?.deallocate()
+    }
+
+    @inline(__always)
+    mutating func record(_ ns: UInt64) {
         count &+= 1
         total &+= ns
         if ns < minValue { minValue = ns }
@@ -70,21 +96,22 @@ final class DurationRecorder {
     }
 
     /// Grows the values up to `exactLimit`; beyond, holds their buckets instead.
-    private func makeRoomForValue(_ ns: UInt64) {
-        guard stored < Self.exactLimit else {
-            if buckets == nil { grow(&buckets, &bucketsCapacity, keeping: 0, to: 2 * Self.exactLimit) }
+    private mutating func makeRoomForValue(_ ns: UInt64) {
+        guard stored < DurationRecorder.exactLimit else {
+            if buckets == nil { Self.grow(&buckets, &bucketsCapacity, keeping: 0, to: 2 * DurationRecorder.exactLimit) }
             for k in 0..<stored { buckets.unsafelyUnwrapped[k] = UInt16(truncatingIfNeeded: HDRLayout.bucket(values.unsafelyUnwrapped[k])) }
             form = .buckets
             return record(bucketOf: ns)
         }
-        grow(&values, &valuesCapacity, keeping: stored, to: Swift.min(Swift.max(16, 2 * valuesCapacity), Self.exactLimit))
+        Self.grow(&values, &valuesCapacity, keeping: stored,
+                  to: Swift.min(Swift.max(16, 2 * valuesCapacity), DurationRecorder.exactLimit))
         values.unsafelyUnwrapped[stored] = ns
         stored &+= 1
     }
 
     /// Grows the buckets up to `sortedLimit`; beyond, counts them instead.
-    private func makeRoomForBucket(_ ns: UInt64) {
-        guard stored < Self.sortedLimit else {
+    private mutating func makeRoomForBucket(_ ns: UInt64) {
+        guard stored < DurationRecorder.sortedLimit else {
             if counts == nil {
                 counts = .allocate(capacity: HDRLayout.bucketCount)
                 counts.unsafelyUnwrapped.initialize(repeating: 0, count: HDRLayout.bucketCount)
@@ -95,16 +122,16 @@ final class DurationRecorder {
             counts.unsafelyUnwrapped[HDRLayout.bucket(ns)] &+= 1
             return
         }
-        grow(&buckets, &bucketsCapacity, keeping: stored, to: 2 * bucketsCapacity)
+        Self.grow(&buckets, &bucketsCapacity, keeping: stored, to: 2 * bucketsCapacity)
         record(bucketOf: ns)
     }
 
-    private func record(bucketOf ns: UInt64) {
+    private mutating func record(bucketOf ns: UInt64) {
         buckets.unsafelyUnwrapped[stored] = UInt16(truncatingIfNeeded: HDRLayout.bucket(ns))
         stored &+= 1
     }
 
-    private func grow<T>(_ buffer: inout UnsafeMutablePointer<T>?, _ capacity: inout Int, keeping: Int, to grown: Int) {
+    private static func grow<T>(_ buffer: inout UnsafeMutablePointer<T>?, _ capacity: inout Int, keeping: Int, to grown: Int) {
         let larger = UnsafeMutablePointer<T>.allocate(capacity: grown)
         if let old = buffer {
             larger.moveInitialize(from: old, count: keeping)
@@ -114,14 +141,13 @@ final class DurationRecorder {
         capacity = grown
     }
 
-    var isEmpty: Bool { count == 0 }
-
     /// Exact for up to `exactLimit` values; beyond, HDR percentiles (within 0.1%) clamped to
     /// the exact min and max. Reorders what it holds (their order means nothing).
     var stats: DurationStats {
         guard count > 0 else { return DurationStats() }
-        let least = Swift.min(minValue, Self.histogramCeiling), greatest = Swift.min(maxValue, Self.histogramCeiling)
-        let ranks = Self.percentiles.map { Self.histogramRankIndex($0, count: count) }
+        let ceiling = DurationRecorder.histogramCeiling
+        let least = Swift.min(minValue, ceiling), greatest = Swift.min(maxValue, ceiling)
+        let ranks = Self.percentiles.map { DurationRecorder.histogramRankIndex($0, count: count) }
         let found: [Int]
         switch form {
         case .values:
@@ -208,15 +234,8 @@ final class DurationRecorder {
         Swift.max(Swift.min(v, greatest), least)
     }
 
-    /// The package's rank for percentile `p` of `count` values (one ulp below the
-    /// percentile, rounded up, at least 1), as an index into the sorted values.
-    static func histogramRankIndex(_ p: Double, count: Int) -> Int {
-        let requested = Swift.min(Swift.max(p.nextDown, 0.0), 100.0)
-        return Swift.min(Swift.max(1, Int((requested * Double(count) / 100.0).rounded(.up))), count) - 1
-    }
-
     /// Ready for other values; keeps its buffers (the counts cleared where they were used).
-    func reset() {
+    mutating func reset() {
         if form == .counts, let counts {
             let first = HDRLayout.bucket(minValue), last = HDRLayout.bucket(maxValue)
             (counts + first).update(repeating: 0, count: last - first + 1)

@@ -156,7 +156,8 @@ public struct QueueStats: Sendable, Codable, Equatable {
             return out
         }
         let grouped = itemsByQueue(model, counts: pass.itemsPerQueue)
-        let accumulation = Accumulation(traceEnd: model.endTime)
+        var accumulation = Accumulation(traceEnd: model.endTime)
+        defer { accumulation.release() }
         var facts = [ItemFacts](repeating: ItemFacts(), count: ItemFacts.batch)
         model.items.withUnsafeBufferPointer { items in
             grouped.items.withUnsafeBufferPointer { order in
@@ -199,18 +200,21 @@ public struct QueueStats: Sendable, Codable, Equatable {
         busyShare = share(busyNs, of: model.duration)
     }
 
-    /// A queue's item tallies: its items taken one by one, in any order.
-    final class Accumulation {
-        let waits = DurationRecorder(), runs = DurationRecorder(), syncs = DurationRecorder()
-        @exclusivity(unchecked) var items = 0, completed = 0, pending = 0, running = 0, sync = 0, barrier = 0, handlers = 0
-        @exclusivity(unchecked) var runSum: UInt64 = 0
-        @exclusivity(unchecked) var longestRunning: UInt64 = 0
+    /// A queue's item tallies: its items taken one by one, in any order. Its recordings are
+    /// inline (a table of them is one block of memory) and freed by `release()`.
+    struct Accumulation {
+        var items = 0, completed = 0, pending = 0, running = 0, sync = 0, barrier = 0, handlers = 0
+        var runSum: UInt64 = 0
+        var longestRunning: UInt64 = 0
         let traceEnd: UInt64
+        var waits = DurationRecording(), runs = DurationRecording(), syncs = DurationRecording()
 
         init(traceEnd: UInt64) { self.traceEnd = traceEnd }
 
+        func release() { waits.release(); runs.release(); syncs.release() }
+
         @inline(__always)
-        func add(_ item: ItemFacts) {
+        mutating func add(_ item: ItemFacts) {
             items += 1
             if item.synchronous { sync += 1 }
             if item.barrier { barrier += 1 }
@@ -231,8 +235,8 @@ public struct QueueStats: Sendable, Codable, Equatable {
             }
         }
 
-        /// Ready for the next queue, keeping the recorders (their buffers).
-        func reset() {
+        /// Ready for the next queue, keeping the recordings' buffers.
+        mutating func reset() {
             waits.reset(); runs.reset(); syncs.reset()
             items = 0; completed = 0; pending = 0; running = 0; sync = 0; barrier = 0; handlers = 0
             runSum = 0

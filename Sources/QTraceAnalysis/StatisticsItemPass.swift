@@ -109,6 +109,8 @@ final class QueueTallies {
         traceEnd = model.endTime
     }
 
+    deinit { for k in 0..<tallies.count { tallies[k].release() } }
+
     @inline(__always)
     func add(_ facts: ItemFacts, queue q: Int32) {
         var slot = slots[Int(q)]
