@@ -40,19 +40,25 @@ public struct TraceStatistics: Sendable, Codable {
         durationNs = model.duration
         events = model.eventCount
         items = model.items.count
-        let pass = Phases.time("statistics: one pass over the items") { StatisticsItemPass(model) }
-        itemsWithoutQueue = pass.itemsWithoutQueue
-        let queues = Phases.time("statistics: queues") { QueueStats.all(model, pass) }
-        self.queues = queues
+        addItemFigures(model)
         queueTree = QueueTreeNode.forest(model, queues)
-        threads = Phases.time("statistics: threads") { ThreadStats.all(model, pass.threads) }
         threadCounts = ThreadCountStats(model)
-        mainThread = MainThreadStats(model, pass.main)
         mainThread.mainQueueItems = mainThread.mainQueue.map { queues[$0].items - queues[$0].pendingAtEnd } ?? 0
         Phases.time("statistics: objects, overhead, sched, cpu") { addObjects(model) }
-        (sites, waitSites, tasks, actors) = Phases.time("statistics: code sites, tasks, actors") {
-            (CodeStats.all(model, pass.codes), WaitSiteStats.all(model), TaskSummary(model), ActorStats.all(model))
+        (waitSites, tasks, actors) = Phases.time("statistics: code sites, tasks, actors") {
+            (WaitSiteStats.all(model), TaskSummary(model), ActorStats.all(model))
         }
+    }
+
+    /// The figures of the pass over the items, its tallies freed before the rest is computed
+    /// (900k queues: a few per-queue columns of the pass held at the statistics' peak).
+    private mutating func addItemFigures(_ model: TraceModel) {
+        let pass = Phases.time("statistics: one pass over the items") { StatisticsItemPass(model) }
+        itemsWithoutQueue = pass.itemsWithoutQueue
+        queues = Phases.time("statistics: queues") { QueueStats.all(model, pass) }
+        threads = Phases.time("statistics: threads") { ThreadStats.all(model, pass.threads) }
+        mainThread = MainThreadStats(model, pass.main)
+        sites = Phases.time("statistics: code sites") { CodeStats.all(model, pass.codes) }
     }
 
     private mutating func addObjects(_ model: TraceModel) {
