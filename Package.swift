@@ -44,7 +44,7 @@ let package = Package(
         // Pure, deterministic analysis: model, statistics and diagnostics.
         .target(
             name: "QTraceAnalysis",
-            dependencies: ["QTraceFormat", .product(name: "Histogram", package: "hdrhistogram-swift")],
+            dependencies: ["QTraceFormat"],
             swiftSettings: fuzzed
         ),
         // Terminal rendering of the analysis: the tables of `qtrace stats`, `diff` and `check`.
@@ -128,7 +128,7 @@ let package = Package(
         // alone, no shim linked in) with the Swift value generated from it.
         .testTarget(name: "QTraceFormatTests", dependencies: ["QTraceFormat", "CQTraceRecords"], plugins: ["GenerateRecordSchema"]),
         .systemLibrary(name: "CQTraceRecords", path: "Tests/CQTraceRecords"),
-        // The hdrhistogram package directly: DurationRecorderTests compare with it.
+        // The hdrhistogram package: DurationRecorderTests compare the recorder's own layout with it.
         .testTarget(name: "QTraceAnalysisTests", dependencies: ["QTraceAnalysis", "QTraceFormat", "QTraceText",
                                                                 "QTraceAnalysisTestSupport",
                                                                 .product(name: "Histogram", package: "hdrhistogram-swift")]),

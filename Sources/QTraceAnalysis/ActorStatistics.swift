@@ -159,7 +159,7 @@ extension ActorStats {
         return visitsByActor.enumerated().map { a, visits in
             let address = addresses[a]
             let naming = model.actorName(address, metadata: metadata[address] ?? 0)
-            var waits = DurationRecorder()
+            let waits = DurationRecorder()
             var entryCounts: [String: Int] = [:]
             for v in visits {
                 waits.record(v.waitNs)

@@ -93,25 +93,11 @@ public struct TaskSummary: Sendable, Codable {
 }
 
 extension CodeStats {
-    static func all(_ model: TraceModel) -> [CodeStats] {
+    /// From the pass's tally of each code's items.
+    static func all(_ model: TraceModel, _ tally: CodeTally) -> [CodeStats] {
         guard !model.codes.isEmpty else { return [] }
-        var runs = [DurationRecorder](repeating: DurationRecorder(), count: model.codes.count)
-        var waits = runs
-        var counts = [Int](repeating: 0, count: model.codes.count)
-        var jobCounts = counts
-        var perSite = [Int](repeating: 0, count: model.sites.count)
-        var queueCounts = PairCounter(firstCount: model.codes.count, secondCount: model.queues.count)
-        for item in model.items {
-            guard let s = item.site, let c = model.sites[s].codeIndex else { continue }
-            counts[c] += 1
-            perSite[s] += 1
-            if let r = item.runTime { runs[c].record(r) }
-            if let w = item.wait { waits[c].record(w) }
-            if let q = item.queue { queueCounts.add(c, q) }
-            // A task's jobs are all Swift Concurrency submissions (JOB records follow only those).
-            if item.flags.contains(.swiftConcurrency) { jobCounts[c] += 1 }
-        }
-        let queuesOfCode = queueCounts.byFirst(count: model.codes.count)
+        let (counts, jobCounts, perSite, runs, waits) = (tally.items, tally.jobs, tally.itemsPerSite, tally.runs, tally.waits)
+        let queuesOfCode = tally.queueCounts.byFirst(count: model.codes.count)
         let dependencies = model.operationDependenciesByCode()
         return model.codes.indices.compactMap { c -> CodeStats? in
             guard counts[c] > 0 else { return nil }
@@ -144,7 +130,9 @@ extension CodeStats {
 struct PairCounter {
     private static let denseLimit = 1 << 20
     private let secondCount: Int
-    private var dense: [Int]
+    /// Nil when hashed. A buffer, not an array: a run ends at every item of a fan-out, and an
+    /// array's write costs a uniqueness check.
+    private let dense: ColumnBuffer<Int>?
     private var counts: [UInt64: Int] = [:]
     private var run = (first: -1, second: -1)
     private var runLength = 0
@@ -152,7 +140,7 @@ struct PairCounter {
     init(firstCount: Int, secondCount: Int) {
         self.secondCount = secondCount
         let size = firstCount.multipliedReportingOverflow(by: secondCount)
-        dense = !size.overflow && size.partialValue <= Self.denseLimit ? [Int](repeating: 0, count: size.partialValue) : []
+        dense = !size.overflow && size.partialValue <= Self.denseLimit ? ColumnBuffer(count: size.partialValue, repeating: 0) : nil
     }
 
     mutating func add(_ first: Int, _ second: Int) {
@@ -164,7 +152,7 @@ struct PairCounter {
 
     private mutating func flush() {
         guard runLength > 0 else { return }
-        if !dense.isEmpty {
+        if let dense {
             dense[run.first * secondCount + run.second] += runLength
         } else {
             counts[UInt64(run.first) << 32 | UInt64(UInt32(truncatingIfNeeded: run.second)), default: 0] += runLength
@@ -176,7 +164,7 @@ struct PairCounter {
     mutating func byFirst(count: Int) -> [[Int: Int]] {
         flush()
         var out = [[Int: Int]](repeating: [:], count: count)
-        for (index, n) in dense.enumerated() where n > 0 { out[index / secondCount][index % secondCount] = n }
+        for index in 0..<(dense?.count ?? 0) where dense![index] > 0 { out[index / secondCount][index % secondCount] = dense![index] }
         for (key, n) in counts { out[Int(key >> 32)][Int(UInt32(truncatingIfNeeded: key))] = n }
         return out
     }
@@ -203,7 +191,8 @@ extension WaitSiteStats {
             for b in thread.blocked {
                 guard let s = b.site, let end = b.end else { continue }
                 let r = row(s), length = end >= b.start ? end - b.start : 0
-                blocked[r, default: DurationRecorder()].record(length)
+                if blocked[r] == nil { blocked[r] = DurationRecorder() }
+                blocked[r]!.record(length)
                 causes[r, default: []].insert(b.cause.rawValue)
                 if thread.kind == .main { main[r, default: 0] += 1 }
                 if length >= longest[r]?.ns ?? 0 { longest[r] = (length, s) }

@@ -53,15 +53,18 @@ extension RuleContext {
         let wanted = queues.filter { slot.indices.contains($0) }.sorted()
         for (k, qi) in wanted.enumerated() { slot[qi] = k }
         let siteCount = model.sites.count
-        var table = wanted.count * siteCount <= 1 << 20 ? [Int](repeating: 0, count: wanted.count * siteCount) : []
+        // A buffer, not an array: an array's write costs a uniqueness check, once per item here.
+        let table = wanted.count * siteCount <= 1 << 20 ? ColumnBuffer(count: wanted.count * siteCount, repeating: 0) : nil
         var pairs: [Int: Int] = [:]
-        for item in model.items where item.queueIndex >= 0 && Int(item.queueIndex) < slot.count {
-            guard slot[Int(item.queueIndex)] >= 0, let s = item.site else { continue }
-            let k = slot[Int(item.queueIndex)]
-            if !table.isEmpty && s < siteCount { table[k * siteCount + s] += 1 } else { pairs[k << 32 | s, default: 0] += 1 }
+        model.items.withUnsafeBufferPointer { items in
+            for item in items where item.queueIndex >= 0 && Int(item.queueIndex) < slot.count {
+                guard slot[Int(item.queueIndex)] >= 0, let s = item.site else { continue }
+                let k = slot[Int(item.queueIndex)]
+                if let table, s < siteCount { table[k * siteCount + s] += 1 } else { pairs[k << 32 | s, default: 0] += 1 }
+            }
         }
         var counts: [Int: [Int: Int]] = [:]
-        for (i, count) in table.enumerated() where count > 0 { counts[wanted[i / siteCount], default: [:]][i % siteCount] = count }
+        for i in 0..<(table?.count ?? 0) where table![i] > 0 { counts[wanted[i / siteCount], default: [:]][i % siteCount] = table![i] }
         for (key, count) in pairs { counts[wanted[key >> 32], default: [:]][key & 0xFFFF_FFFF, default: 0] += count }
         return counts
     }

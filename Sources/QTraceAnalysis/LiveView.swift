@@ -58,8 +58,7 @@ public struct LiveSnapshot: Sendable {
             LiveQueueRow(queue: $0, name: queueName(model.queues[$0]), pending: 0, running: 0, itemsPerSecond: 0,
                          wait: DurationStats(), run: DurationStats())
         }
-        var waits = [DurationRecorder](repeating: DurationRecorder(), count: rows.count)
-        var runs = waits
+        let waits = DurationRecorder.many(rows.count), runs = DurationRecorder.many(rows.count)
         var started = [Int](repeating: 0, count: rows.count)
         var allStarted = 0
         for item in model.items {

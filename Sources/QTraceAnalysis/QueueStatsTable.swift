@@ -190,19 +190,23 @@ func queueAddress(_ address: UInt64, generation: Int) -> String {
 }
 
 extension QueueStats {
-    /// Item indices grouped by queue, each queue's in item order (a counting sort); queue q's
-    /// are `items[starts[q]..<starts[q + 1]]`.
-    static func itemsByQueue(_ model: TraceModel) -> (items: [Int32], starts: [Int]) {
+    /// Item indices grouped by queue, each queue's in item order (a counting sort of the items,
+    /// `counts` per queue); queue q's are `items[starts[q]..<starts[q + 1]]`.
+    static func itemsByQueue(_ model: TraceModel, counts: ColumnBuffer<Int>) -> (items: [Int32], starts: [Int]) {
         let n = model.queues.count
         var starts = [Int](repeating: 0, count: n + 1)
-        for item in model.items where item.queueIndex >= 0 { starts[Int(item.queueIndex) + 1] += 1 }
-        for q in 0..<n { starts[q + 1] += starts[q] }
-        var next = starts
-        var items = [Int32](repeating: 0, count: starts[n])
-        for (i, item) in model.items.enumerated() where item.queueIndex >= 0 {
-            let q = Int(item.queueIndex)
-            items[next[q]] = Int32(i)
-            next[q] += 1
+        for q in 0..<n { starts[q + 1] = starts[q] + counts[q] }
+        let next = ColumnBuffer(count: n, repeating: 0)
+        for q in 0..<n { next[q] = starts[q] }
+        let items = [Int32](unsafeUninitializedCapacity: starts[n]) { order, initialized in
+            model.items.withUnsafeBufferPointer { all in
+                for i in all.indices where all[i].queueIndex >= 0 {
+                    let q = Int(all[i].queueIndex)
+                    order[next[q]] = Int32(i)
+                    next[q] += 1
+                }
+            }
+            initialized = starts[n]
         }
         return (items, starts)
     }

@@ -40,19 +40,29 @@ public struct TraceStatistics: Sendable, Codable {
         durationNs = model.duration
         events = model.eventCount
         items = model.items.count
-        itemsWithoutQueue = model.items.reduce(0) { $0 + ($1.queueIndex < 0 ? 1 : 0) }
-        let queues = Phases.time("statistics: queues") { QueueStats.all(model) }
-        self.queues = queues
+        addItemFigures(model)
+        // The pass's tallies were freed, but the allocator keeps their pages (freed in the
+        // middle of its heap): the queue tree and the objects would come on top of them (900k
+        // queues: +25-30 MB at the statistics' peak). Giving them back costs a walk of the heap.
+        FreeMemory.giveBack()
         queueTree = QueueTreeNode.forest(model, queues)
-        let threads = Phases.time("statistics: threads") { ThreadStats.all(model) }
-        self.threads = threads
         threadCounts = ThreadCountStats(model)
-        mainThread = MainThreadStats(model, itemsRun: threads.map(\.items))
         mainThread.mainQueueItems = mainThread.mainQueue.map { queues[$0].items - queues[$0].pendingAtEnd } ?? 0
         Phases.time("statistics: objects, overhead, sched, cpu") { addObjects(model) }
-        (sites, waitSites, tasks, actors) = Phases.time("statistics: code sites, tasks, actors") {
-            (CodeStats.all(model), WaitSiteStats.all(model), TaskSummary(model), ActorStats.all(model))
+        (waitSites, tasks, actors) = Phases.time("statistics: code sites, tasks, actors") {
+            (WaitSiteStats.all(model), TaskSummary(model), ActorStats.all(model))
         }
+    }
+
+    /// The figures of the pass over the items, its tallies freed before the rest is computed
+    /// (900k queues: a few per-queue columns of the pass held at the statistics' peak).
+    private mutating func addItemFigures(_ model: TraceModel) {
+        let pass = Phases.time("statistics: one pass over the items") { StatisticsItemPass(model) }
+        itemsWithoutQueue = pass.itemsWithoutQueue
+        queues = Phases.time("statistics: queues") { QueueStats.all(model, pass) }
+        threads = Phases.time("statistics: threads") { ThreadStats.all(model, pass.threads) }
+        mainThread = MainThreadStats(model, pass.main)
+        sites = Phases.time("statistics: code sites") { CodeStats.all(model, pass.codes) }
     }
 
     private mutating func addObjects(_ model: TraceModel) {
@@ -139,15 +149,25 @@ public struct QueueStats: Sendable, Codable, Equatable {
     public var busyShare: Double = 0
     public var threadsServed = 0
 
-    /// Each queue's items in one run over them, through an index of the items grouped by
-    /// queue: one set of recorders alive at a time, and no pass over all the items per queue
-    /// (a trace of many queues would make that quadratic).
-    /// One row at a time, so that the rows of queues that ran nothing are never all full size.
-    static func all(_ model: TraceModel) -> QueueStatsTable {
+    /// Each queue's row from its tally: taken in item order by the pass, else here, one queue
+    /// at a time through an index of the items grouped by queue (one set of recorders alive at
+    /// a time, and no pass over all the items per queue: a trace of many queues would make
+    /// that quadratic). One row at a time, so that the rows of queues that ran nothing are
+    /// never all full size.
+    static func all(_ model: TraceModel, _ pass: StatisticsItemPass) -> QueueStatsTable {
         var out = QueueStatsTable(identitiesFrom: model.queues)
         out.reserveCapacity(model.queues.count)
-        let grouped = itemsByQueue(model)
-        var accumulation = Accumulation(traceEnd: model.endTime, threads: model.threads.count)
+        if let tallies = pass.queueTallies {
+            for q in model.queues.indices {
+                var row = QueueStats(model, q)
+                if pass.itemsPerQueue[q] > 0 { row.apply(tallies.tally(of: q), threadsServed: pass.threadsServed[q], model) }
+                out.append(row)
+            }
+            return out
+        }
+        let grouped = itemsByQueue(model, counts: pass.itemsPerQueue)
+        var accumulation = Accumulation(traceEnd: model.endTime)
+        defer { accumulation.release() }
         var facts = [ItemFacts](repeating: ItemFacts(), count: ItemFacts.batch)
         model.items.withUnsafeBufferPointer { items in
             grouped.items.withUnsafeBufferPointer { order in
@@ -156,14 +176,14 @@ public struct QueueStats: Sendable, Codable, Equatable {
                         var row = QueueStats(model, q)
                         var next = grouped.starts[q]
                         guard next < grouped.starts[q + 1] else { out.append(row); continue }
-                        accumulation.queue = Int32(q)
                         while next < grouped.starts[q + 1] {
                             let n = Swift.min(ItemFacts.batch, grouped.starts[q + 1] - next)
                             ItemFacts.gather(items, order[next..<next + n], into: facts)
                             for k in 0..<n { accumulation.add(facts[k]) }
                             next += n
                         }
-                        row.apply(&accumulation, model)
+                        row.apply(accumulation, threadsServed: pass.threadsServed[q], model)
+                        accumulation.reset()
                         out.append(row)
                     }
                 }
@@ -190,48 +210,20 @@ public struct QueueStats: Sendable, Codable, Equatable {
         busyShare = share(busyNs, of: model.duration)
     }
 
-    /// What the queue statistics read of an item. A queue's items lie far apart in the item
-    /// array (a starfish lap: 1,000 items apart), each read a cache miss: copied a batch at a
-    /// time in a loop that does nothing else, the misses overlap instead of waiting one by one
-    /// behind the recorders' work (the gather was 94% of `QueueStats.all` on one load).
-    struct ItemFacts {
-        static let batch = 256
-        var wait: UInt64 = noTime
-        var start: UInt64 = noTime
-        var run: UInt64 = noTime
-        var thread: Int32 = -1
-        var synchronous = false, barrier = false, handler = false
-
-        static func gather(_ items: UnsafeBufferPointer<WorkItem>, _ indices: Slice<UnsafeBufferPointer<Int32>>,
-                           into facts: UnsafeMutableBufferPointer<ItemFacts>) {
-            var k = 0
-            for i in indices {
-                let item = items[Int(i)]
-                facts[k] = ItemFacts(wait: item.wait ?? noTime, start: item.startTime, run: item.runTime ?? noTime,
-                                     thread: item.threadIndex, synchronous: item.kind.isSynchronous,
-                                     barrier: item.isBarrier, handler: item.origin == .sourceHandler)
-                k += 1
-            }
-        }
-    }
-
-    /// Per-queue item tallies while passing over the items.
+    /// A queue's item tallies: its items taken one by one, in any order. Its recordings are
+    /// inline (a table of them is one block of memory) and freed by `release()`.
     struct Accumulation {
-        var waits = DurationRecorder(), runs = DurationRecorder(), syncs = DurationRecorder()
-        var queue: Int32 = -1
-        var items = 0, completed = 0, pending = 0, running = 0, sync = 0, barrier = 0, handlers = 0, threads = 0
+        var items = 0, completed = 0, pending = 0, running = 0, sync = 0, barrier = 0, handlers = 0
         var runSum: UInt64 = 0
         var longestRunning: UInt64 = 0
         let traceEnd: UInt64
-        /// Per thread, the last queue that counted it among the threads it served: queues are
-        /// accumulated one after the other, so this tells whether this queue counted it.
-        private var lastQueueServed: [Int32]
+        var waits = DurationRecording(), runs = DurationRecording(), syncs = DurationRecording()
 
-        init(traceEnd: UInt64, threads: Int) {
-            self.traceEnd = traceEnd
-            lastQueueServed = [Int32](repeating: -1, count: threads)
-        }
+        init(traceEnd: UInt64) { self.traceEnd = traceEnd }
 
+        func release() { waits.release(); runs.release(); syncs.release() }
+
+        @inline(__always)
         mutating func add(_ item: ItemFacts) {
             items += 1
             if item.synchronous { sync += 1 }
@@ -251,23 +243,18 @@ public struct QueueStats: Sendable, Codable, Equatable {
                 running += 1
                 longestRunning = Swift.max(longestRunning, traceEnd >= item.start ? traceEnd - item.start : 0)
             }
-            if item.thread >= 0 && lastQueueServed[Int(item.thread)] != queue {
-                lastQueueServed[Int(item.thread)] = queue
-                threads += 1
-            }
         }
 
-        /// Ready for the next queue, keeping the recorders (a new one allocates a histogram).
+        /// Ready for the next queue, keeping the recordings' buffers.
         mutating func reset() {
             waits.reset(); runs.reset(); syncs.reset()
-            queue = -1
-            items = 0; completed = 0; pending = 0; running = 0; sync = 0; barrier = 0; handlers = 0; threads = 0
+            items = 0; completed = 0; pending = 0; running = 0; sync = 0; barrier = 0; handlers = 0
             runSum = 0
             longestRunning = 0
         }
     }
 
-    mutating func apply(_ a: inout Accumulation, _ model: TraceModel) {
+    mutating func apply(_ a: Accumulation, threadsServed: Int, _ model: TraceModel) {
         items = a.items
         completed = a.completed
         pendingAtEnd = a.pending
@@ -276,14 +263,13 @@ public struct QueueStats: Sendable, Codable, Equatable {
         syncItems = a.sync
         barrierItems = a.barrier
         sourceHandlerRuns = a.handlers
-        threadsServed = a.threads
+        self.threadsServed = threadsServed
         wait = a.waits.stats
         run = a.runs.stats
         syncWait = a.syncs.stats
         let duration = model.duration
         throughputPerSecond = duration == 0 ? 0 : Double(completed) * 1e9 / Double(duration)
         widthMean = share(a.runSum, of: busyNs)
-        a.reset()
     }
 }
 
@@ -311,30 +297,17 @@ public struct ThreadStats: Sendable, Codable {
     /// Queues whose items it ran, most run time first.
     public var queues: [ThreadQueueShare] = []
 
-    static func all(_ model: TraceModel) -> [ThreadStats] {
-        var perPair = ThreadQueuePairs(model)
-        var shares: [(thread: Int32, share: ThreadQueueShare)] = []
-        var itemCounts = [Int](repeating: 0, count: model.threads.count)
-        for item in model.items where item.threadIndex >= 0 {
-            itemCounts[Int(item.threadIndex)] += 1
-            guard item.queueIndex >= 0 else { continue }
-            let run = item.runTime ?? 0
-            let s = perPair.slot(item.threadIndex, item.queueIndex)
-            if s >= 0 {
-                shares[Int(s)].share.items += 1
-                shares[Int(s)].share.runNs += run
-            } else {
-                perPair.setSlot(item.threadIndex, item.queueIndex, Int32(shares.count))
-                shares.append((item.threadIndex, ThreadQueueShare(queue: Int(item.queueIndex), items: 1, runNs: run)))
-            }
-        }
+    static func all(_ model: TraceModel, _ tally: ThreadTally) -> [ThreadStats] {
         var byThread = [[ThreadQueueShare]](repeating: [], count: model.threads.count)
-        for s in shares { byThread[Int(s.thread)].append(s.share) }
+        for s in 0..<tally.pairItems.count {
+            byThread[Int(tally.pairThreads[s])].append(ThreadQueueShare(queue: Int(tally.pairQueues[s]), items: tally.pairItems[s],
+                                                                         runNs: tally.pairRunNs[s]))
+        }
         return model.threads.indices.map { t in
             let thread = model.threads[t]
             var s = ThreadStats(thread: t, tid: thread.tid, name: thread.name, kind: thread.kind,
                                 createdAt: thread.createdAt, exitedAt: thread.exitedAt)
-            s.items = itemCounts[t]
+            s.items = tally.itemsPerThread[t]
             s.busyNs = thread.busyNs
             s.blockedNs = thread.blockedNs
             let lifeEnd = thread.exitedAt ?? model.endTime
@@ -436,37 +409,22 @@ public struct MainThreadStats: Sendable, Codable, Equatable {
     public static let longestItemCount = 5
     public init() {}
 
-    /// `itemsRun`: items run per thread (`ThreadStats.items`): a main thread that ran none
-    /// needs no pass over all the items.
-    init(_ model: TraceModel, itemsRun: [Int]) {
-        guard let t = model.threads.firstIndex(where: { $0.kind == .main }) else { return }
+    /// From the pass's tally of the main thread's top-level items.
+    init(_ model: TraceModel, _ tally: MainThreadTally?) {
+        guard var tally else { return }
+        let t = Int(tally.thread)
         thread = t
-        mainQueue = model.queues.firstIndex { $0.kind == .main }
-        var runs = DurationRecorder(), waits = DurationRecorder()
-        var longest: [ItemSummary] = []
-        let mainItems = itemsRun[t] > 0 ? model.items : []
-        for (i, item) in mainItems.enumerated() where item.threadIndex == Int32(t) && item.depth == 0 {
-            items += 1
-            if let wait = item.wait, item.queue == mainQueue { waits.record(wait) }
-            guard let run = item.runTime else { continue }
-            runs.record(run)
-            if run > Thresholds.frameNs { itemsOverFrame += 1 }
-            if run > Thresholds.hangNs { itemsOverHang += 1 }
-            longest.append(ItemSummary(item: i, queue: item.queue, startNs: item.startTime, runNs: run))
-            if longest.count > 4 * Self.longestItemCount { trimLongest(&longest) }
-        }
-        trimLongest(&longest)
-        longestItems = longest
-        run = runs.stats
-        wait = waits.stats
+        mainQueue = tally.mainQueue >= 0 ? Int(tally.mainQueue) : nil
+        items = tally.items
+        itemsOverFrame = tally.itemsOverFrame
+        itemsOverHang = tally.itemsOverHang
+        MainThreadTally.trimLongest(&tally.longest)
+        longestItems = tally.longest
+        run = tally.runs.stats
+        wait = tally.waits.stats
         blockedNs = model.threads[t].blockedNs
         blockingCalls = model.threads[t].blocked.count
         busyShare = share(model.threads[t].busyNs, of: model.duration)
-    }
-
-    private func trimLongest(_ list: inout [ItemSummary]) {
-        list.sort { $0.runNs != $1.runNs ? $0.runNs > $1.runNs : $0.item < $1.item }
-        if list.count > Self.longestItemCount { list.removeLast(list.count - Self.longestItemCount) }
     }
 }
 
@@ -500,7 +458,7 @@ public struct SourceStats: Sendable, Codable, Equatable {
         type = "\(src.type)"
         queue = src.queue
         merges = src.merges
-        var runs = DurationRecorder(), delays = DurationRecorder(), late = DurationRecorder()
+        let runs = DurationRecorder(), delays = DurationRecorder(), late = DurationRecorder()
         for r in src.runs {
             if r.kind == .cancel { cancelHandlerRan = true }
             guard r.kind == .event else { continue }

@@ -1,7 +1,8 @@
-// DurationRecorder reads percentiles of up to 64k values from the sorted values, the way the
-// HDR histogram would read them, and uses the histogram only beyond: checked here against
-// the hdrhistogram package itself, as the recorder used it for every count above 512, on
-// values over the whole range (zeros, repeats and values above the histogram's ceiling).
+// DurationRecorder reads percentiles of up to 64k values from their buckets at the ranks' order,
+// the way the HDR histogram would read them, and counts in the histogram's layout (its own
+// `HDRLayout`) only beyond: checked here against the hdrhistogram package itself, as the recorder used it
+// for every count above 512, on values over the whole range (zeros, repeats and values above
+// the histogram's ceiling).
 import Histogram
 import XCTest
 @testable import QTraceAnalysis
@@ -13,7 +14,7 @@ final class DurationRecorderTests: XCTestCase {
         let limit = DurationRecorder.sortedLimit
         for count in [1, 2, 100, 512, 513, 700, 2_500, 9_999, limit, limit + 1, limit + 5_000] {
             let values = (0..<count).map { _ in randomValue(&seeded) }
-            var recorder = DurationRecorder()
+            let recorder = DurationRecorder()
             for v in values { recorder.record(v) }
             XCTAssertEqual(recorder.stats, reference(values), "\(count) values")
         }
@@ -23,15 +24,49 @@ final class DurationRecorderTests: XCTestCase {
         var seeded = Seeded(state: 7)
         for round in 0..<40 {
             let values = (0..<(513 + Int(seeded.next() % 4000))).map { _ in randomValue(&seeded) }
-            var recorder = DurationRecorder()
+            let recorder = DurationRecorder()
             for v in values { recorder.record(v) }
             XCTAssertEqual(recorder.stats, reference(values), "round \(round)")
         }
     }
 
+    /// `HDRLayout` is the package's layout: the same bucket (counts index) and the same highest
+    /// equivalent value for every value around each power of two, and at random.
+    func testTheLayoutIsThePackages() {
+        let histogram = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: HDRLayout.ceiling,
+                                          numberOfSignificantValueDigits: .three)
+        var seeded = Seeded(state: 5)
+        var values: [UInt64] = [0, 1, 2047, 2048, 2049, HDRLayout.ceiling]
+        for bit in 0...44 {
+            let power = UInt64(1) << UInt64(bit)
+            values += [power - 1, power, power + 1, power + power / 2].filter { $0 <= HDRLayout.ceiling }
+        }
+        values += (0..<20_000).map { _ in Swift.min(randomValue(&seeded), HDRLayout.ceiling) }
+        var lastBucket = -1
+        for v in values.sorted() {
+            XCTAssertEqual(HDRLayout.highestEquivalent(v), histogram.highestEquivalentForValue(v), "\(v)")
+            let bucket = HDRLayout.bucket(v)
+            XCTAssertTrue(bucket >= lastBucket && bucket < HDRLayout.bucketCount, "\(v): bucket \(bucket)")
+            XCTAssertEqual(bucket == lastBucket, lastBucket >= 0 && HDRLayout.highestEquivalent(ofBucket: lastBucket) >= v, "\(v)")
+            lastBucket = bucket
+        }
+    }
+
+    /// Past `sortedLimit` the counts answer, also after a reset and a second run past it.
+    func testCountsAfterAResetAnswerAsNew() {
+        var seeded = Seeded(state: 9)
+        let recorder = DurationRecorder()
+        for round in 0..<3 {
+            let values = (0..<(DurationRecorder.sortedLimit + 1_000 * round + 1)).map { _ in randomValue(&seeded) }
+            for v in values { recorder.record(v) }
+            XCTAssertEqual(recorder.stats, reference(values), "round \(round)")
+            recorder.reset()
+        }
+    }
+
     func testAResetRecorderIsANewOne() {
         var seeded = Seeded(state: 3)
-        var recorder = DurationRecorder()
+        let recorder = DurationRecorder()
         for _ in 0..<(DurationRecorder.sortedLimit + 10) { recorder.record(randomValue(&seeded)) }
         recorder.reset()
         let values = (0..<1_000).map { _ in randomValue(&seeded) }

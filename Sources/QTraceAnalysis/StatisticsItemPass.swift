@@ -1,0 +1,277 @@
+// One pass over the item array for everything the statistics take from each item: its
+// queue's tallies and durations, its thread's, its code's and the main thread's. Each of them
+// passed over the millions of items on its own before (seven passes on one load); the item
+// array is the largest thing the collector holds, and every pass read all of it.
+import QTraceFormat
+
+struct StatisticsItemPass {
+    /// Queues whose recorders fit in `itemOrderBudget` take their items as they come; the
+    /// others are grouped by queue afterwards (`QueueStats.all`), one queue at a time.
+    static let itemOrderBudget = 64 << 20
+
+    var itemsWithoutQueue = 0
+    /// Per queue: its items; threads that ran one of them.
+    let itemsPerQueue: ColumnBuffer<Int>
+    let threadsServed: ColumnBuffer<Int>
+    /// The queues' tallies when taken in item order (`accumulatesInItemOrder`), else nil.
+    let queueTallies: QueueTallies?
+    let threads: ThreadTally
+    let codes: CodeTally
+    var main: MainThreadTally?
+
+    /// `itemOrder`: whether the queues' tallies are taken in item order (by default, when
+    /// `accumulatesInItemOrder`).
+    init(_ model: TraceModel, itemOrder: Bool? = nil) {
+        itemsPerQueue = ColumnBuffer(count: model.queues.count, repeating: 0)
+        threadsServed = ColumnBuffer(count: model.queues.count, repeating: 0)
+        queueTallies = itemOrder ?? Self.accumulatesInItemOrder(model) ? QueueTallies(model) : nil
+        threads = ThreadTally(model)
+        codes = CodeTally(model)
+        main = MainThreadTally(model)
+        model.items.withUnsafeBufferPointer { items in
+            for i in items.indices { add(items[i], i) }
+        }
+    }
+
+    /// In item order, every queue's recorders are alive at once: at most `exactLimit` values of
+    /// each of three recorders per queue, then 2 bytes per value (its bucket) of a wait, a run
+    /// and a sync wait per item. Beyond the budget (the starfish's 20M items over 1,000
+    /// queues, 900k queues), the grouped way holds 4 bytes per item and one queue's values.
+    static func accumulatesInItemOrder(_ model: TraceModel) -> Bool {
+        let queues = model.queues.count
+        guard queues <= 1 << 16 else { return false }
+        return queues * 3 * DurationRecorder.exactLimit * 8 + model.items.count * 6 <= itemOrderBudget
+    }
+
+    @inline(__always)
+    private mutating func add(_ item: WorkItem, _ i: Int) {
+        let q = item.queueIndex, t = item.threadIndex
+        let facts = ItemFacts(item)
+        if q < 0 {
+            itemsWithoutQueue += 1
+        } else {
+            itemsPerQueue[Int(q)] += 1
+            queueTallies?.add(facts, queue: q)
+        }
+        if t >= 0 {
+            if q >= 0 && threads.add(facts, thread: t, queue: q) { threadsServed[Int(q)] += 1 }
+            if q < 0 { threads.add(thread: t) }
+            if t == main?.thread && item.depth == 0 { main!.add(facts, item, i) }
+        }
+        if item.siteRaw != 0 { codes.add(facts, item, site: Int(item.siteRaw) - 1) }
+    }
+}
+
+/// What the statistics read of an item, each read once.
+struct ItemFacts {
+    static let batch = 256
+    var wait: UInt64 = noTime
+    var start: UInt64 = noTime
+    var run: UInt64 = noTime
+    var thread: Int32 = -1
+    var synchronous = false, barrier = false, handler = false
+
+    init() {}
+
+    @inline(__always)
+    init(_ item: WorkItem) {
+        self.init(wait: item.wait ?? noTime, start: item.startTime, run: item.runTime ?? noTime, thread: item.threadIndex,
+                  synchronous: item.kind.isSynchronous, barrier: item.isBarrier, handler: item.origin == .sourceHandler)
+    }
+
+    init(wait: UInt64, start: UInt64, run: UInt64, thread: Int32, synchronous: Bool, barrier: Bool, handler: Bool) {
+        (self.wait, self.start, self.run, self.thread) = (wait, start, run, thread)
+        (self.synchronous, self.barrier, self.handler) = (synchronous, barrier, handler)
+    }
+
+    /// A queue's items lie far apart in the item array (a starfish lap: 1,000 items apart),
+    /// each read a cache miss: copied a batch at a time in a loop that does nothing else, the
+    /// misses overlap instead of waiting one by one behind the recorders' work.
+    static func gather(_ items: UnsafeBufferPointer<WorkItem>, _ indices: Slice<UnsafeBufferPointer<Int32>>,
+                       into facts: UnsafeMutableBufferPointer<ItemFacts>) {
+        var k = 0
+        for i in indices {
+            facts[k] = ItemFacts(items[Int(i)])
+            k += 1
+        }
+    }
+}
+
+/// Each queue's `QueueStats.Accumulation`, made at its first item.
+final class QueueTallies {
+    /// Per queue: index into `tallies`, -1 before its first item.
+    private let slots: ColumnBuffer<Int32>
+    private let tallies = ColumnBuffer<QueueStats.Accumulation>(capacity: 16)
+    private let traceEnd: UInt64
+
+    init(_ model: TraceModel) {
+        slots = ColumnBuffer(count: model.queues.count, repeating: -1)
+        traceEnd = model.endTime
+    }
+
+    deinit { for k in 0..<tallies.count { tallies[k].release() } }
+
+    @inline(__always)
+    func add(_ facts: ItemFacts, queue q: Int32) {
+        var slot = slots[Int(q)]
+        if slot < 0 {
+            slot = Int32(tallies.count)
+            slots[Int(q)] = slot
+            tallies.append(QueueStats.Accumulation(traceEnd: traceEnd))
+        }
+        tallies[Int(slot)].add(facts)
+    }
+
+    /// The tally of queue `q` (which had items).
+    func tally(of q: Int) -> QueueStats.Accumulation { tallies[Int(slots[q])] }
+}
+
+/// Per thread: items run; per (thread, queue) pair, items and run time.
+final class ThreadTally {
+    let itemsPerThread: ColumnBuffer<Int>
+    @exclusivity(unchecked) private var pairs: ThreadQueuePairs
+    let pairThreads = ColumnBuffer<Int32>(capacity: 64)
+    let pairQueues = ColumnBuffer<Int32>(capacity: 64)
+    let pairItems = ColumnBuffer<Int>(capacity: 64)
+    let pairRunNs = ColumnBuffer<UInt64>(capacity: 64)
+
+    init(_ model: TraceModel) {
+        itemsPerThread = ColumnBuffer(count: model.threads.count, repeating: 0)
+        pairs = ThreadQueuePairs(model)
+    }
+
+    @inline(__always)
+    func add(thread t: Int32) { itemsPerThread[Int(t)] += 1 }
+
+    /// Counts the item; true when it is the first of its pair (a thread the queue had not used).
+    @inline(__always)
+    func add(_ facts: ItemFacts, thread t: Int32, queue q: Int32) -> Bool {
+        itemsPerThread[Int(t)] += 1
+        let run = facts.run == noTime ? 0 : facts.run
+        let s = pairs.slot(t, q)
+        if s >= 0 {
+            pairItems[Int(s)] += 1
+            pairRunNs[Int(s)] += run
+            return false
+        }
+        pairs.setSlot(t, q, Int32(pairItems.count))
+        pairThreads.append(t); pairQueues.append(q); pairItems.append(1); pairRunNs.append(run)
+        return true
+    }
+}
+
+/// Per code: items, runs, waits, Swift jobs, queues; per site: items.
+final class CodeTally {
+    /// Per site: its code's index, -1 for none.
+    private let codeOfSite: ColumnBuffer<Int32>
+    let items: ColumnBuffer<Int>
+    let jobs: ColumnBuffer<Int>
+    let itemsPerSite: ColumnBuffer<Int>
+    let runs: [DurationRecorder], waits: [DurationRecorder]
+    @exclusivity(unchecked) var queueCounts: PairCounter
+
+    init(_ model: TraceModel) {
+        codeOfSite = ColumnBuffer(count: model.sites.count, repeating: -1)
+        for s in model.sites.indices { codeOfSite[s] = model.sites[s].codeIndex.map(Int32.init) ?? -1 }
+        items = ColumnBuffer(count: model.codes.count, repeating: 0)
+        jobs = ColumnBuffer(count: model.codes.count, repeating: 0)
+        itemsPerSite = ColumnBuffer(count: model.sites.count, repeating: 0)
+        runs = DurationRecorder.many(model.codes.count)
+        waits = DurationRecorder.many(model.codes.count)
+        queueCounts = PairCounter(firstCount: model.codes.count, secondCount: model.queues.count)
+    }
+
+    @inline(__always)
+    func add(_ facts: ItemFacts, _ item: WorkItem, site s: Int) {
+        let code = codeOfSite[s]
+        guard code >= 0 else { return }
+        let c = Int(code)
+        items[c] += 1
+        itemsPerSite[s] += 1
+        if facts.run != noTime { runs[c].record(facts.run) }
+        if facts.wait != noTime { waits[c].record(facts.wait) }
+        if item.queueIndex >= 0 { queueCounts.add(c, Int(item.queueIndex)) }
+        // A task's jobs are all Swift Concurrency submissions (JOB records follow only those).
+        if item.flags.contains(.swiftConcurrency) { jobs[c] += 1 }
+    }
+}
+
+/// The main thread's top-level items (`MainThreadStats`).
+struct MainThreadTally {
+    let thread: Int32
+    /// The main queue's index, -1 without one (an item without a queue then counts as on it).
+    let mainQueue: Int32
+    var items = 0
+    let runs = DurationRecorder(), waits = DurationRecorder()
+    var longest: [ItemSummary] = []
+    var itemsOverFrame = 0
+    var itemsOverHang = 0
+
+    init?(_ model: TraceModel) {
+        guard let t = model.threads.firstIndex(where: { $0.kind == .main }) else { return nil }
+        thread = Int32(t)
+        mainQueue = model.queues.firstIndex { $0.kind == .main }.map(Int32.init) ?? -1
+    }
+
+    mutating func add(_ facts: ItemFacts, _ item: WorkItem, _ i: Int) {
+        items += 1
+        if facts.wait != noTime && item.queueIndex == mainQueue { waits.record(facts.wait) }
+        guard facts.run != noTime else { return }
+        let run = facts.run
+        runs.record(run)
+        if run > Thresholds.frameNs { itemsOverFrame += 1 }
+        if run > Thresholds.hangNs { itemsOverHang += 1 }
+        longest.append(ItemSummary(item: i, queue: item.queue, startNs: item.startTime, runNs: run))
+        if longest.count > 4 * MainThreadStats.longestItemCount { Self.trimLongest(&longest) }
+    }
+
+    static func trimLongest(_ list: inout [ItemSummary]) {
+        list.sort { $0.runNs != $1.runNs ? $0.runNs > $1.runNs : $0.item < $1.item }
+        if list.count > MainThreadStats.longestItemCount { list.removeLast(list.count - MainThreadStats.longestItemCount) }
+    }
+}
+
+/// A growable buffer of values written in place: an array in a struct costs a uniqueness check
+/// (a runtime call) per write, and the pass writes several per item.
+final class ColumnBuffer<Element> {
+    @exclusivity(unchecked) private var base: UnsafeMutablePointer<Element>
+    @exclusivity(unchecked) private(set) var count: Int
+    @exclusivity(unchecked) private var capacity: Int
+
+    init(count: Int, repeating value: Element) {
+        capacity = Swift.max(count, 1)
+        base = .allocate(capacity: capacity)
+        base.initialize(repeating: value, count: count)
+        self.count = count
+    }
+
+    init(capacity: Int) {
+        self.capacity = Swift.max(capacity, 1)
+        base = .allocate(capacity: self.capacity)
+        count = 0
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    subscript(i: Int) -> Element {
+        @inline(__always) get { base[i] }
+        @inline(__always) _modify { yield &base[i] }
+    }
+
+    func append(_ value: Element) {
+        if count == capacity {
+            let larger = UnsafeMutablePointer<Element>.allocate(capacity: 2 * capacity)
+            larger.moveInitialize(from: base, count: count)
+            base.deallocate()
+            base = larger
+            capacity *= 2
+        }
+        (base + count).initialize(to: value)
+        count += 1
+    }
+
+    var array: [Element] { Array(UnsafeBufferPointer(start: base, count: count)) }
+}
