@@ -9,11 +9,6 @@
 // itself (thread, queue and item numbers), never values read from a trace.
 
 import QTraceFormat
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Owns a table's memory: frees it (and deinitializes the elements) when the last copy of the
 /// table goes away.
@@ -110,22 +105,15 @@ struct UnsafeTable<Element>: RandomAccessCollection {
     /// table and the array are never both resident (at 900k queues, 130 MB each).
     mutating func moveIntoArray() -> [Element] {
         precondition(storage != nil, "a lent buffer belongs to its lender")
-        let total = count, stride = MemoryLayout<Element>.stride
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = Int(bitPattern: base)
-        var releasedUpTo = (start + page - 1) / page * page
+        let total = count
+        var pages = ReleasedPages(movingOutOf: UnsafeMutableBufferPointer(start: base, count: total))
         let array = [Element](unsafeUninitializedCapacity: total) { buffer, initialized in
             var moved = 0
             while moved < total {
                 let block = Swift.min(4096, total - moved)
                 (buffer.baseAddress! + moved).moveInitialize(from: base + moved, count: block)
                 moved += block
-                // Whole pages only: the allocator's own words lie outside the elements.
-                let limit = (start + moved * stride) / page * page
-                if limit > releasedUpTo, let first = UnsafeMutableRawPointer(bitPattern: releasedUpTo) {
-                    _ = madvise(first, limit - releasedUpTo, Int32(MADV_DONTNEED))
-                    releasedUpTo = limit
-                }
+                pages.release(before: moved)
             }
             initialized = total
         }
