@@ -28,9 +28,10 @@ struct QueueState {
 }
 
 /// What a queue with items needs (`QueueRegistry.activity`), from its first item on: 200
-/// bytes (the per-item clocks and counters first, its figures last). Its clocks start at zero then, which is what they would read had they run from the
-/// queue's creation: nothing of it was running, busy or behind a barrier before, and its
-/// suspended clock is only ever read as a difference between two readings after its start.
+/// bytes (the per-item clocks and counters first, its figures last). Its clocks start at zero
+/// then, which is what they would read had they run from the queue's creation: nothing of it
+/// was running, busy or behind a barrier before, and its suspended clock is only ever read as
+/// a difference between two readings after its start.
 struct QueueActivity {
     /// Time with one of its own items running; with one item of its serial domain running;
     /// with a barrier outstanding; suspended (itself or through a target).
