@@ -83,15 +83,20 @@ final class TraceBytes: @unchecked Sendable {
         return String(cString: message)
     }
 
-    /// Drops the whole pages inside `range` from this process's resident memory once they have
-    /// been read: the analysis's model grows while the merge reads on, and a mapped trace would
+    /// Drops the pages of `range` from this process's resident memory once they have been
+    /// read: the analysis's model grows while the merge reads on, and a mapped trace would
     /// otherwise stay resident to the end (peak memory = file + model). The data stays in the
     /// page cache; reading the range again faults it back in, so this never changes what is read.
+    /// The pages the range only partly covers go too: a chunk's first page (its header and
+    /// first records) and its last one (the records' end) were kept before: 2 pages of each
+    /// 64 KiB chunk, 138 MB of sf10's 1.1 GB resident to the end of the run. Chunks are whole pages, so those pages
+    /// hold nothing of another chunk but where the page is larger than 4 KiB; a page dropped
+    /// before another stream has read it is read back from the page cache (a minor fault).
     func dropResident(_ range: Range<Int>) {
         guard isMapping else { return }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let first = (range.lowerBound + page - 1) / page * page
-        let last = min(range.upperBound, count) / page * page
+        let first = range.lowerBound / page * page
+        let last = min((range.upperBound + page - 1) / page * page, (count + page - 1) / page * page)
         guard first < last else { return }
         _ = madvise(UnsafeMutableRawPointer(mutating: base + first), last - first, MADV_DONTNEED)
     }
