@@ -172,15 +172,48 @@ struct AnalysisReportBuilder {
         // caller's.
         items.withUnsafeMutableBufferPointer { buffer in
             var pages = ReleasedPages(buffer)
-            for item in buffer.indices {
-                columns.append(reportItem(buffer[item], sourceQueues: sourceQueues, unknownQueue: unknownQueue,
-                                          blockedInsideNs: 0, blockedInsideCauses: 0))
-                if item % 4096 == 4095 { pages.release(before: item + 1) }
+            for blockStart in stride(from: 0, to: buffer.count, by: columnBlock) {
+                let blockEnd = min(buffer.count, blockStart + columnBlock)
+                appendColumns(UnsafeBufferPointer(rebasing: buffer[blockStart..<blockEnd]), to: &columns,
+                              sourceQueues: sourceQueues, unknownQueue: unknownQueue)
+                pages.release(before: blockEnd)
             }
         }
         items = []
         fillBlockedInside(&columns, waits: waits, threads: threads, endTime: endTime)
         return columns
+    }
+
+    /// Items converted a block at a time (288 KiB of them), which stays in the cache while
+    /// each column takes its values.
+    private static let columnBlock = 4096
+
+    /// Appends `block`'s items to the columns (nothing blocked inside yet: that is filled in
+    /// from the columns), one column at a time: each takes the block's values with one check
+    /// of its room, where appending item by item checked all 16 columns' room and uniqueness
+    /// for each item (1.8 s of sf10's 20M items).
+    static func appendColumns(_ block: UnsafeBufferPointer<WorkItem>, to columns: inout ReportItems,
+                              sourceQueues: [Int?], unknownQueue: Int) {
+        func queue(_ item: WorkItem) -> Int32 {
+            Int32(item.queue ?? sourceQueues[safe: item.source].flatMap { $0 } ?? unknownQueue)
+        }
+        func start(_ item: WorkItem) -> Int64 { item.started.map(Int64.init) ?? -1 }
+        columns.queue.append(contentsOf: block.lazy.map(queue))
+        columns.kind.append(contentsOf: block.lazy.map(itemKind))
+        columns.submitterThread.append(contentsOf: block.lazy.map { Int32($0.submitter ?? $0.thread ?? -1) })
+        columns.thread.append(contentsOf: block.lazy.map { Int32($0.thread ?? -1) })
+        columns.enqueueNs.append(contentsOf: block.lazy.map { $0.enqueued.map(Int64.init) ?? max(start($0), 0) })
+        columns.startNs.append(contentsOf: block.lazy.map(start))
+        columns.endNs.append(contentsOf: block.lazy.map { $0.ended.map(Int64.init) ?? -1 })
+        columns.parent.append(contentsOf: block.lazy.map { Int32($0.parent ?? -1) })
+        columns.waitedBehind.append(contentsOf: block.lazy.map { Int32($0.waitedBehind ?? -1) })
+        columns.group.append(contentsOf: block.lazy.map { Int32($0.group ?? -1) })
+        columns.source.append(contentsOf: block.lazy.map { Int32($0.source ?? -1) })
+        columns.site.append(contentsOf: block.lazy.map { Int32($0.site ?? -1) })
+        columns.traceID.append(contentsOf: block.lazy.map(\.id))
+        columns.waitNs.append(contentsOf: block.lazy.map { $0.wait.map(Int64.init) ?? -1 })
+        columns.blockedInsideNs.append(contentsOf: repeatElement(0, count: block.count))
+        columns.blockedInsideCauses.append(contentsOf: repeatElement(0, count: block.count))
     }
 
     /// The analysis' time blocked inside each item and its causes (BlockedInside), from the
@@ -195,21 +228,6 @@ struct AnalysisReportBuilder {
         }
         swap(&ns, &columns.blockedInsideNs)
         swap(&causes, &columns.blockedInsideCauses)
-    }
-
-    static func reportItem(_ item: WorkItem, sourceQueues: [Int?], unknownQueue: Int,
-                           blockedInsideNs: UInt64, blockedInsideCauses: UInt8) -> ReportItem {
-        let start = item.started.map(Int64.init) ?? -1
-        let enqueue = item.enqueued.map(Int64.init) ?? max(start, 0)
-        let queue = item.queue ?? sourceQueues[safe: item.source].flatMap { $0 } ?? unknownQueue
-        return ReportItem(
-            queue: queue, kind: itemKind(item), submitterThread: item.submitter ?? item.thread ?? -1,
-            thread: item.thread ?? -1, enqueueNs: enqueue, startNs: start,
-            endNs: item.ended.map(Int64.init) ?? -1,
-            parent: item.parent ?? -1, waitedBehind: item.waitedBehind ?? -1, group: item.group ?? -1,
-            source: item.source ?? -1, site: item.site ?? -1, traceID: item.id,
-            waitNs: item.wait.map(Int64.init) ?? -1, blockedInsideNs: Int64(clamping: blockedInsideNs),
-            blockedInsideCauses: blockedInsideCauses)
     }
 
     func blocked() -> [ReportBlockedInterval] {
