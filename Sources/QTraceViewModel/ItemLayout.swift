@@ -58,11 +58,10 @@ package struct ItemLayout {
             let t = ItemLayout.effectiveTimes(enqueue: enqueue[i], start: start[i], end: end[i], traceEnd: limit)
             (enqueue[i], start[i], end[i], flags[i]) = (t.enqueue, t.start, t.end, t.flags)
         }
-        let order = ItemLayout.sortedByStart(start)
+        let order = ItemLayout.sortByStart(&start)
         var rank = [Int32](repeating: 0, count: n)
         for (row, i) in order.enumerated() { rank[Int(i)] = Int32(row) }
         enqueue = ItemLayout.reordered(consume enqueue, by: order)
-        start = ItemLayout.reordered(consume start, by: order)
         end = ItemLayout.reordered(consume end, by: order)
         flags = ItemLayout.reordered(consume flags, by: order)
 
@@ -130,6 +129,16 @@ package struct ItemLayout {
         return (enqueue, start, end, flags)
     }
 
+    /// Sorts `start` and returns the item indexes in that order (ties in index order).
+    package static func sortByStart(_ start: inout [Int64]) -> [Int32] {
+        if zip(start, start.dropFirst()).allSatisfy({ $0 <= $1 }) { return (0..<Int32(start.count)).map { $0 } }
+        if let order = StartSort.packedSort(&start) { return order }
+        let order = sortedByStart(start)
+        start = reordered(consume start, by: order)
+        return order
+    }
+
+    /// Item indexes in order of start (ties in index order), by comparison through the indexes.
     package static func sortedByStart(_ start: [Int64]) -> [Int32] {
         var order = (0..<Int32(start.count)).map { $0 }
         var sorted = true
