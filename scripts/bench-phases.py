@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Where `qtrace stats --json` spends its time on one trace, phase by phase.
+"""Where `qtrace stats --json` (or `report`) spends its time on one trace, phase by phase.
 
-  scripts/bench-phases.py QTRACE TRACE [TRACE...] [--rounds 3] [--baseline OTHER_QTRACE]
+  scripts/bench-phases.py QTRACE TRACE [TRACE...] [--rounds 3] [--baseline OTHER_QTRACE] [--command report]
 
 Runs `QTRACE_PHASES=1 QTRACE stats --json TRACE -o /dev/null` ROUNDS times and prints the
 median wall and CPU seconds of each phase the binary reports on stderr (Sources/QTraceAnalysis/
@@ -14,27 +14,33 @@ so that the decoder's share of "decode and model" can be read; it is left out of
 With --baseline, another qtrace binary (which may not report phases) runs the same trace in
 alternation, and the ratio of the two whole-run CPU medians is printed: on a shared machine
 only ratios measured in the same run mean anything.
+
+With --command report, `QTRACE report TRACE -o FILE` runs instead (FILE in a temporary
+directory, removed after each run), with the report's phases (input, layout, encoding).
 """
 import argparse
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 
 EXTRA = "decode alone"
 PARTS = "statistics: "
 
 
-def run(qtrace, trace, phases):
+def run(qtrace, trace, phases, command="stats"):
     """(whole-run CPU seconds of the child, {phase: (wall, cpu)})."""
     env = dict(os.environ, QTRACE_PHASES="1" if phases else "0")
-    process = subprocess.Popen([qtrace, "stats", "--json", trace, "-o", "/dev/null"], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stderr = process.stderr.read().decode(errors="replace")
-    _, status, usage = os.wait4(process.pid, 0)
+    with tempfile.TemporaryDirectory(prefix="bench-phases-") as directory:
+        arguments = ([qtrace, "report", trace, "-o", os.path.join(directory, "report.html")] if command == "report"
+                     else [qtrace, "stats", "--json", trace, "-o", "/dev/null"])
+        process = subprocess.Popen(arguments, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stderr = process.stderr.read().decode(errors="replace")
+        _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
-        sys.exit("%s stats failed (%d):\n%s" % (qtrace, process.returncode, stderr))
+        sys.exit("%s %s failed (%d):\n%s" % (qtrace, command, process.returncode, stderr))
     found = {}
     for line in stderr.splitlines():
         if line.startswith("qtrace phase: "):
@@ -66,15 +72,17 @@ def main():
     parser.add_argument("traces", nargs="+")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", help="another qtrace binary, run alternately for the whole-run CPU ratio")
+    parser.add_argument("--command", choices=["stats", "report"], default="stats",
+                        help="what to time: stats --json (the default) or report")
     args = parser.parse_args()
     for trace in args.traces:
         totals, rounds, baseline_totals = [], [], []
         for _ in range(args.rounds):
             if args.baseline:
-                baseline_totals.append(run(args.baseline, trace, phases=False)[0])
+                baseline_totals.append(run(args.baseline, trace, phases=False, command=args.command)[0])
             # The phase pass (with its extra decode pass) and a plain pass for the total.
-            rounds.append(run(args.qtrace, trace, phases=True)[1])
-            totals.append(run(args.qtrace, trace, phases=False)[0])
+            rounds.append(run(args.qtrace, trace, phases=True, command=args.command)[1])
+            totals.append(run(args.qtrace, trace, phases=False, command=args.command)[0])
         report(trace, totals, rounds, baseline_totals)
 
 
