@@ -6,6 +6,11 @@
 // array (Float64Array for times, Int32Array for indexes, Uint8Array for codes).
 import QTraceViewModel
 import QTraceFormat
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// How a column's bytes decode. The raw value is the name written in the header.
 enum ColumnEncoding: String {
@@ -66,24 +71,39 @@ struct TableInfo {
 /// buffer that is handed to the deflater whenever it is full, so that neither the raw payload
 /// (34 bytes an item) nor one whole column of it (80 MB for a 20M-item column of 4-byte planes)
 /// ever exists, and each byte is stored without an array's checks for room and uniqueness.
+///
+/// Each segment (a column, or a plane of a planes column) starts at the level's usual
+/// strategy; when its first MiB shows that deflate's search for repeated strings gains less
+/// than `huffmanTolerance` over Huffman coding the bytes alone (noisy low byte planes of
+/// times, references to random earlier rows), the rest of the segment is Huffman-coded only,
+/// about 3 times as fast for the same size (see docs/performance.md, run (21)).
 struct PayloadBuilder {
     /// zlib's compression level of reports: 4 deflates the starfish payloads 40-44 % faster
     /// than 6 (sf10's 755 MB: 9.9 s instead of 17.7) for 1.7-2.1 % more bytes; 3 and below
     /// (up to 60 % faster, 3.6-7 % more) break ReportWriterTests' 6 bytes an event (6.10 at 3).
     static let level: Int32 = 4
 
-    /// Bytes not yet compressed: `pending.base[0..<used]`.
+    /// Huffman coding alone is chosen for the rest of a segment when its estimated size is at
+    /// most this much larger than what deflate made of the segment's first MiB.
+    static let huffmanTolerance = 1.08
+
+    /// Bytes not yet compressed: `pending.base[0..<used]`. Its size is also how much of a
+    /// segment decides its coding.
     private let pending: PendingBytes
     private var used = 0
     private(set) var tables: [TableInfo] = []
     private let deflater: Deflater
+    /// What deflate had written when the current segment began; whether the segment's coding
+    /// is decided (at its first full buffer), and whether it is Huffman coding alone.
+    private var segmentOutput = 0
+    private var segmentDecided = true
+    private var huffmanOnly = false
 
-    /// `level`: zlib's (0-9); `pieceBytes`: how many bytes are handed to it at a time (the
-    /// output does not depend on it).
-    init(level: Int32 = PayloadBuilder.level, pieceBytes: Int = 1 << 20) {
+    /// `level`: zlib's (0-9).
+    init(level: Int32 = PayloadBuilder.level) {
         // Initializing a deflater fails only for lack of memory.
         do { deflater = try Deflater(level: level) } catch { fatalError("zlib: \(error)") }
-        pending = PendingBytes(capacity: max(pieceBytes, 16))
+        pending = PendingBytes(capacity: 1 << 20)
     }
 
     /// The payload's size so far, uncompressed (where the next column starts).
@@ -91,8 +111,8 @@ struct PayloadBuilder {
 
     /// The whole payload, compressed (one zlib stream, as the pieces it was made in).
     mutating func compressed() throws -> [[UInt8]] {
-        try deflater.feed(UnsafeBufferPointer(start: pending.base, count: used))
-        used = 0
+        segmentDecided = true
+        feedPending()
         return try deflater.finishPieces()
     }
 
@@ -100,9 +120,39 @@ struct PayloadBuilder {
     @inline(__always)
     private mutating func reserve(_ room: Int) {
         guard used + room > pending.capacity else { return }
+        feedPending()
+    }
+
+    /// A column, or a plane of one, begins: its bytes start a buffer of their own, at the
+    /// level's usual strategy.
+    private mutating func beginSegment() {
+        segmentDecided = true  // the segment before is over: nothing left to decide for it
+        feedPending()
+        if huffmanOnly { setHuffmanOnly(false) }
+        segmentOutput = deflater.outputCount
+        segmentDecided = false
+    }
+
+    /// Hands the pending bytes to the deflater; after a segment's first full buffer, decides
+    /// how the rest of the segment is coded.
+    private mutating func feedPending() {
+        guard used > 0 else { return }
+        let pendingBytes = UnsafeBufferPointer(start: pending.base, count: used)
+        let deciding = !segmentDecided && used > pending.capacity / 2
+        let huffmanBytes = deciding ? HuffmanEstimate.bytes(pendingBytes) : 0
         // Feeding fails only if the stream is broken, a programming error.
-        do { try deflater.feed(UnsafeBufferPointer(start: pending.base, count: used)) } catch { fatalError("zlib: \(error)") }
+        do { try deflater.feed(pendingBytes) } catch { fatalError("zlib: \(error)") }
         used = 0
+        if deciding {
+            let deflated = Double(deflater.outputCount - segmentOutput)
+            if huffmanBytes <= deflated * PayloadBuilder.huffmanTolerance { setHuffmanOnly(true) }
+        }
+        segmentDecided = true
+    }
+
+    private mutating func setHuffmanOnly(_ on: Bool) {
+        do { try deflater.huffmanOnly(on) } catch { fatalError("zlib: \(error)") }
+        huffmanOnly = on
     }
 
     @inline(__always)
@@ -121,6 +171,7 @@ struct PayloadBuilder {
         _ name: String, _ encoding: ColumnEncoding, as type: ColumnType, _ values: some Collection<Int64>
     ) {
         precondition(values.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
+        beginSegment()
         let start = count
         var width = 0
         switch encoding {
@@ -171,6 +222,7 @@ struct PayloadBuilder {
         let width = max(1, (64 - largest.leadingZeroBitCount + 7) / 8)
         for plane in 0..<width {
             let shift = UInt64(plane * 8)
+            if plane > 0 { beginSegment() }
             forEachValue { append(UInt8(truncatingIfNeeded: $0 >> shift)) }
         }
         return width
@@ -178,6 +230,7 @@ struct PayloadBuilder {
 
     mutating func doubleColumn(_ name: String, _ values: some Collection<Double>) {
         precondition(values.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
+        beginSegment()
         let start = count
         for v in values {
             let bits = v.bitPattern
@@ -200,6 +253,7 @@ struct PayloadBuilder {
             doubleColumn(name, present.map { $0 ?? .nan })
             return
         }
+        beginSegment()
         let start = count
         for v in present { appendVarint(v.map { LEB128.zigzag(Int64($0)) + 1 } ?? 0) }
         tables[tables.count - 1].columns.append(
@@ -215,6 +269,7 @@ struct PayloadBuilder {
     /// The strings themselves: their UTF-16 lengths (what JavaScript slices by), then their bytes.
     mutating func textColumn(_ name: String, _ strings: [String]) {
         precondition(strings.count == tables[tables.count - 1].rows, "column \(name) has the wrong length")
+        beginSegment()
         let start = count
         for s in strings { appendVarint(UInt64(s.utf16.count)) }
         for s in strings { for byte in s.utf8 { append(byte) } }
@@ -242,6 +297,23 @@ struct PayloadBuilder {
                 })),
             ]))
         })
+    }
+}
+
+/// What Huffman coding alone makes of some bytes, estimated from their counts: a byte of
+/// probability p costs about -log2(p) bits, and a code is at least 1 bit long.
+enum HuffmanEstimate {
+    static func bytes(_ data: UnsafeBufferPointer<UInt8>) -> Double {
+        var counts = [Int](repeating: 0, count: 256)
+        counts.withUnsafeMutableBufferPointer { counts in
+            for byte in data { counts[Int(byte)] &+= 1 }
+        }
+        let total = Double(data.count)
+        var bits = 0.0
+        for count in counts where count > 0 {
+            bits += Double(count) * max(1, log2(total / Double(count)))
+        }
+        return bits / 8
     }
 }
 

@@ -52,8 +52,12 @@ package final class Deflater {
     private var filled = 0
     /// Bytes fed so far.
     private(set) package var inputCount = 0
+    /// Bytes of output so far (deflate keeps some of what it was fed until it ends a block).
+    package var outputCount: Int { pieces.count * Deflater.outputPieceBytes + filled }
+    private let level: Int32
 
     package init(level: Int32 = 6) throws {
+        self.level = level
         stream.initialize(to: z_stream())
         let status = deflateInit_(stream, level, zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else {
@@ -78,8 +82,37 @@ package final class Deflater {
     }
 
     package func feed(_ bytes: UnsafeBufferPointer<UInt8>) throws {
-        try run(bytes, finishing: false)
+        try run(bytes, flush: Z_NO_FLUSH)
         inputCount += bytes.count
+    }
+
+    /// What follows is compressed with Huffman coding alone (`Z_HUFFMAN_ONLY`: no search for
+    /// repeated strings), or again at the level's usual strategy. zlib ends the block of what
+    /// came before (`Z_BLOCK`), so the stream's bytes change where this is called, not what
+    /// they inflate to.
+    package func huffmanOnly(_ on: Bool) throws {
+        try run(UnsafeBufferPointer(start: nil, count: 0), flush: Z_BLOCK)
+        var status: Int32
+        repeat {
+            status = withRoomForOutput { deflateParams(stream, level, on ? Z_HUFFMAN_ONLY : Z_DEFAULT_STRATEGY) }
+        } while status == Z_BUF_ERROR && stream.pointee.avail_out == 0
+        guard status == Z_OK else { throw ReportCompressionError.zlib(status) }
+    }
+
+    /// Runs `call` (deflate, deflateParams) with the rest of the current piece (or a new one)
+    /// as its output, and counts what it wrote.
+    private func withRoomForOutput(_ call: () -> Int32) -> Int32 {
+        if filled == current.count {
+            pieces.append(current)
+            (current, filled) = (Deflater.newPiece(), 0)
+        }
+        let status = current.withUnsafeMutableBufferPointer { out in
+            stream.pointee.next_out = out.baseAddress! + filled
+            stream.pointee.avail_out = uInt(out.count - filled)
+            return call()
+        }
+        filled = current.count - Int(stream.pointee.avail_out)
+        return status
     }
 
     /// Ends the stream and returns all of it.
@@ -90,7 +123,7 @@ package final class Deflater {
     /// Ends the stream and returns it as the pieces it was made in (in order; concatenated
     /// they are the stream).
     package func finishPieces() throws -> [[UInt8]] {
-        try run(UnsafeBufferPointer(start: nil, count: 0), finishing: true)
+        try run(UnsafeBufferPointer(start: nil, count: 0), flush: Z_FINISH)
         current.removeSubrange(filled...)
         if !current.isEmpty { pieces.append(current) }
         (current, filled) = ([], 0)
@@ -98,7 +131,8 @@ package final class Deflater {
         return pieces
     }
 
-    private func run(_ input: UnsafeBufferPointer<UInt8>, finishing: Bool) throws {
+    /// Deflates `input`, then flushes as `finalFlush` says (Z_NO_FLUSH, Z_BLOCK, Z_FINISH).
+    private func run(_ input: UnsafeBufferPointer<UInt8>, flush finalFlush: Int32) throws {
         // zlib's next_in is not const; deflate only reads it.
         stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
         var remaining = input.count
@@ -107,21 +141,12 @@ package final class Deflater {
             let feed = min(remaining, 1 << 30)
             stream.pointee.avail_in = uInt(feed)
             remaining -= feed
-            let flush = finishing && remaining == 0 ? Z_FINISH : Z_NO_FLUSH
+            let flush = remaining == 0 ? finalFlush : Z_NO_FLUSH
             var status = Z_OK
             repeat {
-                if filled == current.count {
-                    pieces.append(current)
-                    (current, filled) = (Deflater.newPiece(), 0)
-                }
-                status = current.withUnsafeMutableBufferPointer { out in
-                    stream.pointee.next_out = out.baseAddress! + filled
-                    stream.pointee.avail_out = uInt(out.count - filled)
-                    return deflate(stream, flush)
-                }
+                status = withRoomForOutput { deflate(stream, flush) }
                 // Z_BUF_ERROR: no progress possible (nothing to do), not an error.
                 if status == Z_BUF_ERROR { status = Z_OK }
-                filled = current.count - Int(stream.pointee.avail_out)
             } while stream.pointee.avail_out == 0 && status == Z_OK
             guard status == (flush == Z_FINISH ? Z_STREAM_END : Z_OK) else { throw ReportCompressionError.zlib(status) }
         } while remaining > 0

@@ -1,0 +1,47 @@
+// The payload's segments (columns, planes) are Huffman-coded alone when deflate's search for
+// repeated strings gains nothing on their first MiB: the payload still inflates to the same
+// bytes, and the next segment is deflated as usual again.
+import QTraceViewModel
+import XCTest
+@testable import QTraceReport
+
+final class PayloadCodingTests: XCTestCase {
+    private static let rows = 3 << 20
+
+    func testANoisyColumnIsHuffmanCodedAndTheNextDeflatedAgain() throws {
+        // Repeats (deflate's best case), then 6-bit noise (no repeated strings to find), then zeros.
+        var state: UInt64 = 21
+        let pattern = (0..<100).map { _ in Self.next(&state) }
+        let repeats = (0..<Self.rows).map { Int64(pattern[$0 % 100]) }
+        let noise = (0..<Self.rows).map { _ in Int64(Self.next(&state) % 64) }
+        let zeros = [Int64](repeating: 0, count: Self.rows)
+        var builder = PayloadBuilder()
+        builder.beginTable("t", rows: Self.rows)
+        builder.column("repeats", .u8, as: .u8, repeats)
+        builder.column("noise", .u8, as: .u8, noise)
+        builder.column("zeros", .u8, as: .u8, zeros)
+        let compressed = Array(try builder.compressed().joined())
+        let raw = (repeats + noise + zeros).map { UInt8($0) }
+
+        XCTAssertEqual(try Zlib.decompress(compressed, expectedSize: raw.count), raw, "the same bytes inflate")
+        XCTAssertNotEqual(compressed, try Zlib.compress(raw, level: PayloadBuilder.level), "the noise was coded otherwise")
+        // 6 bits a byte of noise; the repeats and zeros deflated as usual (Huffman coding them
+        // alone would cost at least a bit a byte: 768 KiB more for the zeros).
+        XCTAssertLessThan(compressed.count, Self.rows * 6 / 8 + 64 << 10, "\(compressed.count) bytes")
+    }
+
+    func testHuffmanEstimateCountsAtLeastABitAByte() {
+        let zeros = [UInt8](repeating: 0, count: 1000)
+        let halves = (0..<1000).map { UInt8($0 % 2) }
+        let all = (0..<1024).map { UInt8($0 % 256) }
+        zeros.withUnsafeBufferPointer { XCTAssertEqual(HuffmanEstimate.bytes($0), 125) }
+        halves.withUnsafeBufferPointer { XCTAssertEqual(HuffmanEstimate.bytes($0), 125) }
+        all.withUnsafeBufferPointer { XCTAssertEqual(HuffmanEstimate.bytes($0), 1024) }
+    }
+
+    /// An LCG's high byte: no repeated strings for deflate to find.
+    private static func next(_ state: inout UInt64) -> UInt8 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return UInt8(truncatingIfNeeded: state >> 56)
+    }
+}
