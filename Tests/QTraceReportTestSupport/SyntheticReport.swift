@@ -39,10 +39,12 @@ public enum SyntheticReport {
 }
 
 /// SplitMix64: small, fast and good enough for test data.
-struct SyntheticRandom {
+package struct SyntheticRandom {
     var state: UInt64
 
-    mutating func next() -> UInt64 {
+    package init(state: UInt64) { self.state = state }
+
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

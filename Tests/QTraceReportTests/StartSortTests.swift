@@ -1,21 +1,10 @@
 // The layout's order by start: the packed radix sort gives the comparison sort's order (ties
 // by index), and starts too far apart to pack fall back to it.
+import QTraceReportTestSupport
 import XCTest
 @testable import QTraceViewModel
 
 final class StartSortTests: XCTestCase {
-    /// A deterministic generator (SplitMix64), so that a failure reproduces.
-    private struct SplitMix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     private func check(_ start: [Int64], packs: Bool, file: StaticString = #filePath, line: UInt = #line) {
         let expectedOrder = ItemLayout.sortedByStart(start)
         var packed = start
@@ -33,7 +22,7 @@ final class StartSortTests: XCTestCase {
     }
 
     func testPackedOrderIsTheComparisonOrderWithTiesByIndex() {
-        var random = SplitMix(state: 24)
+        var random = SyntheticRandom(state: 24)
         // Many ties (64 distinct starts), a span needing three digits, and one offset from 0.
         check((0..<50_000).map { _ in Int64(random.next() % 64) * 1_000_000 }, packs: true)
         check((0..<50_000).map { _ in Int64(random.next() % (1 << 33)) }, packs: true)
@@ -43,7 +32,7 @@ final class StartSortTests: XCTestCase {
     }
 
     func testStartsTooFarApartFallBackToTheComparisonSort() {
-        var random = SplitMix(state: 7)
+        var random = SyntheticRandom(state: 7)
         // 2^50 ns apart (the reader's bound) and 2^16 items need 66 bits.
         check((0..<70_000).map { _ in Int64(random.next() % (1 << 50)) }, packs: false)
         check([3, -1, .max, .min, 0], packs: false)
