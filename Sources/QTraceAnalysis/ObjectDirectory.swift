@@ -40,6 +40,14 @@ struct ObjectDirectory {
         return entry.index
     }
 
+    /// `index(of:at:)` in place, for the builder's hottest lookup (the queue of each ENQUEUE):
+    /// called on the builder's directory as a non-mutating method, the whole directory was
+    /// copied out first (four 16-byte loads and stores per call, a quarter of the ENQUEUE's time).
+    @inline(__always)
+    mutating func indexInPlace(of kind: ObjectKind, at address: UInt64) -> Int32? {
+        index(of: kind, at: address)
+    }
+
     /// Starts a new object at `address`, returning its generation (0 for the first). The
     /// address keeps naming its previous object until `store`.
     mutating func nextGeneration(_ address: UInt64) -> Int {
