@@ -19,7 +19,7 @@ struct ObjectDirectory {
     /// to three quarters (40 MB): it only grows, one entry per address ever seen.
     /// 1,024 cached addresses: a program feeding hundreds of queues in turn (the fan-out's 400)
     /// missed a 64-slot cache on nearly every ENQUEUE.
-    private var entries = CachedIdMap<Entry>(load: .threeQuarters, cacheSlots: 1024)
+    private var entries = CachedIdMap<Entry, 1024>(load: .threeQuarters)
 
     private struct Entry {
         var kind: ObjectKind

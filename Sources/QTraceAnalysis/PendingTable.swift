@@ -42,7 +42,7 @@ struct PendingTable {
     private var freeSlabs: [Int32] = []
     /// Each producer thread fills its own block and interleaved producers (with the consumers
     /// behind them) use a few blocks at once: the cache in front answers most lookups.
-    private var slabOfBlock = CachedIdMap<Int32>()
+    private var slabOfBlock = CachedIdMap<Int32, 64>()
     private var others = IdMap<PendingItem>()
     private(set) var count = 0
 

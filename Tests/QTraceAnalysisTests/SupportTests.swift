@@ -122,7 +122,7 @@ final class SupportTests: XCTestCase {
     /// A cache larger than the default in front of the map: every key found, through
     /// collisions, overwrites and removals.
     func testCachedIdMapWithALargeCacheAgreesWithADictionary() {
-        var map = CachedIdMap<Int32>(cacheSlots: 1024)
+        var map = CachedIdMap<Int32, 1024>()
         var reference: [UInt64: Int32] = [:]
         for n in 0..<5_000 {
             let key = UInt64(n) &* 0x1_0000_0040 | 1  // many keys per cache slot
