@@ -93,9 +93,9 @@ struct PendingTable {
     /// Prefetches `id`'s slot ahead of its removal, and returns where it is (nil when its
     /// block has no slab). Slabs never move nor go away while the table lives, so the address
     /// stays valid; read ahead of the events in between, the slot may still be empty or hold
-    /// an earlier id's entry.
-    /// `item` is the entry's item index if the slab's entries so far say where it is (else -1):
-    /// a guess, to be prefetched at once instead of after the slot has arrived.
+    /// an earlier id's entry. `item` is the entry's item index when the slab's entries so far
+    /// say where it is (else -1): a guess, to be prefetched at once instead of after the slot
+    /// has arrived.
     @inline(__always)
     func prefetch(_ id: UInt64) -> (slot: UnsafeMutablePointer<PendingSlot>, item: Int)? {
         guard let slab = slabOfBlock[id >> UInt64(Self.blockBits)] else { return nil }
@@ -107,6 +107,7 @@ struct PendingTable {
         return (slot, predicted)
     }
 
+    /// Keeps the slab's item offset while its entries agree (see `slabItemOffsets`).
     @inline(__always)
     private mutating func noteItemOffset(_ offset: Int64, slab: Int) {
         let known = slabItemOffsets[slab]
