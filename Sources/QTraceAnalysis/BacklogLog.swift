@@ -71,8 +71,9 @@ struct BacklogLog {
             }
             for i in 0..<count {
                 let q = Int(changes[i].queue)
-                sorted[Int(slots[q])] = changes[i]
-                slots[q] += 1
+                let at = slots[q]  // read once: after the store into `sorted`, it was read again
+                sorted[Int(at)] = changes[i]
+                slots[q] = at + 1
             }
             var i = 0
             for q in touched {

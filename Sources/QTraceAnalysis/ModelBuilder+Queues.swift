@@ -16,7 +16,7 @@ extension ModelBuilder {
     /// implicit queue of unknown kind.
     @inline(__always)
     mutating func queue(address: UInt64) -> Int32 {
-        if let known = objects.index(of: .queue, at: address) { return known }
+        if let known = objects.indexInPlace(of: .queue, at: address) { return known }
         return newImplicitQueue(address: address)
     }
 

@@ -19,8 +19,11 @@ struct PendingTable {
     static let blockBits = 10
     static let blockSize = 1 << blockBits
     /// A new slab is allowed while slabs * minimumFill <= count + freeSlabAllowance: at worst
-    /// 1/256 of a slab's memory per pending item (~190 bytes) beyond a small fixed allowance.
-    static let minimumFill = 256
+    /// 1/64 of a slab's memory per pending item (512 bytes) beyond a small fixed allowance.
+    /// Not less: when one of many queues lags (400 queues fed round robin), its few pending
+    /// items keep every slab of the id range alive, a quarter full or less; at 1/256, 6.5% of
+    /// the fan-out's items went to the hash map, and every insert then probed it.
+    static let minimumFill = 64
     static let freeSlabAllowance = 16 * 256
 
     /// One array of `blockSize` slots per slab (separate arrays: growing the table never
@@ -31,10 +34,15 @@ struct PendingTable {
     private var slabStarts = UnsafeTable<UnsafeMutablePointer<PendingSlot>>()
     /// Entries per slab (a slab whose count falls to 0 goes back to `freeSlabs`).
     private var slabCounts = UnsafeTable<Int32>()
+    /// Per slab: item index - slot of every entry inserted since the slab was handed out, when
+    /// they all agree (one thread enqueuing alone: its ids and items both count up), else
+    /// `mixedOffsets`; `noOffset` before the first entry. Lets `prefetch` guess the item.
+    private var slabItemOffsets = UnsafeTable<Int64>()
+    private static let noOffset = Int64.max, mixedOffsets = Int64.min
     private var freeSlabs: [Int32] = []
     /// Each producer thread fills its own block and interleaved producers (with the consumers
     /// behind them) use a few blocks at once: the cache in front answers most lookups.
-    private var slabOfBlock = CachedIdMap<Int32>()
+    private var slabOfBlock = CachedIdMap<Int32, 64>()
     private var others = IdMap<PendingItem>()
     private(set) var count = 0
 
@@ -47,6 +55,7 @@ struct PendingTable {
             if let packed = PendingSlot(entry) {
                 slabs[Int(slab)][slot] = packed
                 slabCounts[Int(slab)] += 1
+                noteItemOffset(Int64(entry.item) - Int64(slot), slab: Int(slab))
             } else {
                 _ = others.insertIfAbsent(id, entry)
             }
@@ -84,13 +93,25 @@ struct PendingTable {
     /// Prefetches `id`'s slot ahead of its removal, and returns where it is (nil when its
     /// block has no slab). Slabs never move nor go away while the table lives, so the address
     /// stays valid; read ahead of the events in between, the slot may still be empty or hold
-    /// an earlier id's entry.
+    /// an earlier id's entry. `item` is the entry's item index when the slab's entries so far
+    /// say where it is (else -1): a guess, to be prefetched at once instead of after the slot
+    /// has arrived.
     @inline(__always)
-    func prefetch(_ id: UInt64) -> UnsafeMutablePointer<PendingSlot>? {
+    func prefetch(_ id: UInt64) -> (slot: UnsafeMutablePointer<PendingSlot>, item: Int)? {
         guard let slab = slabOfBlock[id >> UInt64(Self.blockBits)] else { return nil }
-        let slot = slabStarts[Int(slab)] + (Int(truncatingIfNeeded: id) & (Self.blockSize - 1))
+        let index = Int(truncatingIfNeeded: id) & (Self.blockSize - 1)
+        let slot = slabStarts[Int(slab)] + index
         prefetchForRead(slot)
-        return slot
+        let offset = slabItemOffsets[Int(slab)]
+        let predicted = offset == Self.mixedOffsets || offset == Self.noOffset ? -1 : Int(offset) + index
+        return (slot, predicted)
+    }
+
+    /// Keeps the slab's item offset while its entries agree (see `slabItemOffsets`).
+    @inline(__always)
+    private mutating func noteItemOffset(_ offset: Int64, slab: Int) {
+        let known = slabItemOffsets[slab]
+        if known != offset { slabItemOffsets[slab] = known == Self.noOffset ? offset : Self.mixedOffsets }
     }
 
     /// A slab for `block`, or nil when slabs would be too sparsely used.
@@ -103,9 +124,11 @@ struct PendingTable {
         } else {
             slab = Int32(slabCounts.count)
             slabCounts.append(0)
+            slabItemOffsets.append(Self.noOffset)
             slabs.append(UnsafeTable(repeating: .empty, count: Self.blockSize))
             slabStarts.append(slabs[Int(slab)].address(of: 0))
         }
+        slabItemOffsets[Int(slab)] = Self.noOffset
         slabOfBlock.store(slab, at: block)
         return slab
     }

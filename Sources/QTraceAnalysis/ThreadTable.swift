@@ -15,7 +15,7 @@ struct ThreadTable {
     /// Run-time state, index-aligned with `threads`.
     private var state = UnsafeTable<ThreadState>()
     /// The live thread of each tid (an exited thread's tid is removed).
-    private var byTid = CachedIdMap<Int32>()
+    private var byTid = CachedIdMap<Int32, 64>()
     /// Most events come in runs from one thread: skip the lookup then.
     private var lastTid: Int32 = 0
     private var lastThread: Int32 = -1

@@ -97,6 +97,54 @@ final class SupportTests: XCTestCase {
     }
 
 
+    /// A slab filled by one producer alone (ids and items counting up together) names the
+    /// item of each of its ids; once an entry breaks the pattern, or before any entry, it names
+    /// none; a slab handed out again starts over.
+    func testPendingTableGuessesTheItemOfASlabFilledInStep() {
+        var table = PendingTable()
+        func entry(_ item: Int) -> PendingItem {
+            PendingItem(item: Int32(item), domain: -1, inBacklog: true, domainBusyAt: 0, runningAt: 0, barrierAt: 0,
+                        suspendedAt: 0)
+        }
+        XCTAssertNil(table.prefetch(9 << 10 | 3), "no slab yet")
+        for low in 0..<100 { XCTAssertTrue(table.insertIfAbsent(UInt64(9 << 10 | low), entry(5_000 + low))) }
+        XCTAssertEqual(table.prefetch(9 << 10 | 42)?.item, 5_042)
+        XCTAssertEqual(table.prefetch(9 << 10 | 700)?.item, 5_700, "an id not enqueued yet: the same guess")
+        XCTAssertTrue(table.insertIfAbsent(9 << 10 | 100, entry(7)))  // another producer's item in between
+        XCTAssertEqual(table.prefetch(9 << 10 | 42)?.item, -1)
+        for low in 0...100 { XCTAssertNotNil(table.remove(UInt64(9 << 10 | low))) }
+        XCTAssertTrue(table.insertIfAbsent(4 << 10 | 10, entry(300)))  // the freed slab again
+        XCTAssertEqual(table.prefetch(4 << 10 | 11)?.item, 301)
+        XCTAssertEqual(table.remove(4 << 10 | 10)?.item, 300)
+        XCTAssertEqual(table.count, 0)
+    }
+
+    /// A cache larger than the default in front of the map: every key found, through
+    /// collisions, overwrites and removals.
+    func testCachedIdMapWithALargeCacheAgreesWithADictionary() {
+        var map = CachedIdMap<Int32, 1024>()
+        var reference: [UInt64: Int32] = [:]
+        for n in 0..<5_000 {
+            let key = UInt64(n) &* 0x1_0000_0040 | 1  // many keys per cache slot
+            map.store(Int32(n), at: key)
+            reference[key] = Int32(n)
+        }
+        for (n, key) in reference.keys.sorted().enumerated() where n % 3 == 0 {
+            map.remove(key)
+            reference[key] = nil
+        }
+        for (n, key) in reference.keys.sorted().enumerated() where n % 5 == 0 {
+            map.store(-Int32(n), at: key)
+            reference[key] = -Int32(n)
+        }
+        for round in 0..<2 {
+            for n in 0..<5_000 {
+                let key = UInt64(n) &* 0x1_0000_0040 | 1
+                XCTAssertEqual(map[key], reference[key], "key \(n), round \(round)")
+            }
+        }
+    }
+
     func testUnsafeTableGrowsAndKeepsElements() {
         var table = UnsafeTable<String>(capacity: 2)
         for n in 0..<100 { table.append("item \(n)") }
