@@ -29,6 +29,9 @@ struct PendingItems {
     private var lists = PairingBuffer<QueueList>(capacity: 256)
     private var listOfQueue = QueueMap()
     private(set) var count = 0
+    /// `startedList`'s last answer (none yet while the list is -1).
+    private var lastStartedQueue: UInt64 = 0
+    private var lastStartedList: Int32 = -1
 
     /// Adds an item of the triple, after those already pending.
     mutating func append(_ key: Key, _ item: Item) {
@@ -51,13 +54,22 @@ struct PendingItems {
 
     /// Removes and returns the triple's oldest pending item.
     mutating func takeOldest(_ key: Key) -> Item? {
-        guard let match = EntryWord.match(key), let list = listOfQueue.index(of: key.queue),
+        guard let match = EntryWord.match(key), let list = startedList(key.queue),
               let found = lists[Int(list)].find(match, from: 0, chunks) else { return nil }
         let word = chunks.word(found.chunk, found.slot)
         let item = Item(id: UInt64(chunks.id(found.chunk, found.slot)), kind: EntryWord.kind(word))
         lists[Int(list)].take(found, &chunks)
         count -= 1
         return item
+    }
+
+    /// The list of the queue a START ran on: a thread runs a queue's items in a row, so the
+    /// last START's queue is kept at hand.
+    private mutating func startedList(_ queue: UInt64) -> Int32? {
+        if queue == lastStartedQueue && lastStartedList >= 0 { return lastStartedList }
+        guard let list = listOfQueue.index(of: queue) else { return nil }
+        (lastStartedQueue, lastStartedList) = (queue, list)
+        return list
     }
 
     /// A pending entry's first word: the context (bits 0..47), the stub (48..55), the kind
@@ -142,6 +154,9 @@ struct PendingItems {
                 while slot < used {
                     if position &+ slot >= end { return nil }
                     if chunks.word(chunk, slot) & EntryWord.matched == match {
+                        // The STARTs after this one take the items after it: a queue's head
+                        // chunk was written long ago, and reading it was a cache miss per chunk.
+                        if chunk != tail { chunks.prefetch(chunks.next(chunk)) }
                         return Found(chunk: chunk, slot: slot, position: position &+ slot)
                     }
                     slot &+= 1
@@ -265,6 +280,9 @@ struct EntryChunks {
 
     @inline(__always)
     func id(_ c: Int32, _ slot: Int) -> UInt32 { chunk(c).load(fromByteOffset: Self.idsOffset &+ slot &* 4, as: UInt32.self) }
+
+    @inline(__always)
+    func prefetch(_ c: Int32) { prefetchForRead(chunk(c)) }
 
     @inline(__always)
     func next(_ c: Int32) -> Int32 { chunk(c).load(fromByteOffset: Self.nextOffset, as: Int32.self) }
