@@ -90,6 +90,12 @@ public struct SlotlessPairing {
         return pending.peekOldest(key, from: from).map { Peek(id: $0.id, key: key, position: $0.position) }
     }
 
+    /// Prefetches where an ENQUEUE_F record (its payload word) will be appended: its queue's
+    /// entry in the queue table (a thread's ENQUEUE_Fs may name a thousand queues in a row).
+    public func prefetchEnqueue(word: UInt64) {
+        pending.prefetchQueue(word & 0x0000_FFFF_FFFF_FFFF)
+    }
+
     /// A scout's last few peeks (`peekStart`): as many STARTs as a lookahead of
     /// `TraceFile.startLookahead` records can hold (a START and its END are two records).
     public struct ScoutPeeks {

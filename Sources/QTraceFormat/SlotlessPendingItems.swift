@@ -50,6 +50,9 @@ struct PendingItems {
         count += 1
     }
 
+    /// Prefetches the queue's entry in the queue table (a hint: where a lookup starts).
+    func prefetchQueue(_ queue: UInt64) { listOfQueue.prefetch(queue) }
+
     /// The id and position of the triple's oldest pending item at or after position `from`
     /// (positions count a queue's items from its first), left pending.
     func peekOldest(_ key: Key, from: Int) -> (id: UInt64, position: Int)? {
@@ -225,6 +228,10 @@ struct PendingItems {
                 }
                 return nil
             }
+        }
+
+        func prefetch(_ key: UInt64) {
+            cells.withUnsafeBufferPointer { prefetchForRead($0.baseAddress.unsafelyUnwrapped + home(key &+ 1)) }
         }
 
         mutating func insert(_ key: UInt64, index value: Int32) {
