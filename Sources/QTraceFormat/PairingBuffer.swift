@@ -57,19 +57,6 @@ struct PairingBuffer<Element> {
         return (base + count).move()
     }
 
-    /// Removes the first `n` elements of trivial type (one memmove).
-    mutating func removeFirst(_ n: Int) {
-        precondition(_isPOD(Element.self) && n <= count)
-        UnsafeMutableRawPointer(base).copyMemory(from: base + n, byteCount: (count - n) * MemoryLayout<Element>.stride)
-        count -= n
-    }
-
-    /// Removes every element of trivial type, keeping the memory.
-    mutating func removeAll() {
-        precondition(_isPOD(Element.self))
-        count = 0
-    }
-
     private mutating func grow() {
         capacity *= 2
         let larger = Memory(capacity: capacity)

@@ -90,6 +90,12 @@ public struct SlotlessPairing {
         return pending.peekOldest(key, from: from).map { Peek(id: $0.id, key: key, position: $0.position) }
     }
 
+    /// Prefetches where an ENQUEUE_F record (its payload word) will be appended: its queue's
+    /// entry in the queue table (a thread's ENQUEUE_Fs may name a thousand queues in a row).
+    public func prefetchEnqueue(word: UInt64) {
+        pending.prefetchQueue(word & 0x0000_FFFF_FFFF_FFFF)
+    }
+
     /// A scout's last few peeks (`peekStart`): as many STARTs as a lookahead of
     /// `TraceFile.startLookahead` records can hold (a START and its END are two records).
     public struct ScoutPeeks {
@@ -158,169 +164,5 @@ private struct ThreadStacks {
         let i = index(of: tid)
         guard !stacks[i].isEmpty, stacks[i][stacks[i].count - 1].stub == stub else { return nil }
         return stacks[i].removeLast().id
-    }
-}
-
-/// The pending items of each queue in the order they were enqueued. A serial queue starts its
-/// oldest pending item, so a START's item is almost always at the head of its queue's list
-/// (a concurrent queue's STARTs, written by several threads, may come a few places out of
-/// order): one read of memory just read, where a table of a million pending triples costs
-/// cache misses per item. Items taken from inside the list are marked, and skipped once the
-/// head reaches them.
-struct PendingItems {
-    struct Key: Equatable {
-        var stub: UInt32
-        var context: UInt64
-        var queue: UInt64
-    }
-
-    struct Item {
-        var id: UInt64
-        var kind: UInt32
-    }
-
-    private var lists = PairingBuffer<QueueList>(capacity: 256)
-    private var listOfQueue = QueueMap()
-    private(set) var count = 0
-
-    /// Adds an item of the triple, after those already pending.
-    mutating func append(_ key: Key, _ item: Item) {
-        let list = listOfQueue.index(of: key.queue) ?? {
-            lists.append(QueueList())
-            listOfQueue.insert(key.queue, index: Int32(lists.count - 1))
-            return Int32(lists.count - 1)
-        }()
-        lists[Int(list)].append(Entry(context: key.context, id: UInt32(truncatingIfNeeded: item.id),
-                                      stub: UInt16(truncatingIfNeeded: key.stub),
-                                      kind: UInt8(truncatingIfNeeded: item.kind), taken: false))
-        count += 1
-    }
-
-    /// The id and position of the triple's oldest pending item at or after position `from`
-    /// (positions count a queue's items from its first), left pending.
-    func peekOldest(_ key: Key, from: Int) -> (id: UInt64, position: Int)? {
-        guard let list = listOfQueue.index(of: key.queue) else { return nil }
-        return lists[Int(list)].first(stub: key.stub, context: key.context, from: from)
-    }
-
-    /// Removes and returns the triple's oldest pending item.
-    mutating func takeOldest(_ key: Key) -> Item? {
-        guard let list = listOfQueue.index(of: key.queue),
-              let entry = lists[Int(list)].takeFirst(stub: key.stub, context: key.context) else { return nil }
-        count -= 1
-        return Item(id: UInt64(entry.id), kind: UInt32(entry.kind))
-    }
-
-    /// 16 bytes, four to a cache line: ENQUEUE_F's id has 32 bits, its stub 8.
-    private struct Entry {
-        var context: UInt64
-        var id: UInt32
-        var stub: UInt16
-        var kind: UInt8
-        var taken: Bool
-    }
-
-    /// One queue's pending items, read from `head`.
-    private struct QueueList {
-        private var entries = PairingBuffer<Entry>()
-        private var head = 0
-        /// Entries dropped from the front so far: an entry's position (`removed` + its index)
-        /// stays the same while it is pending.
-        private var removed = 0
-
-        mutating func append(_ entry: Entry) { entries.append(entry) }
-
-        /// How far past the head a START's item is looked for. What lies before it are items
-        /// dequeued whose START is not written yet (one per thread at most) or was lost: a
-        /// trace made by a program is never near this, and a hostile one cannot make reading
-        /// quadratic.
-        static let searchLimit = 4096
-
-        /// The most entries an empty list keeps room for.
-        static let keptCapacity = 256
-
-        /// The index of the first untaken entry of (stub, context) within the search limit.
-        @inline(__always)
-        private func firstIndex(stub: UInt32, context: UInt64, from: Int = 0) -> Int? {
-            var i = Swift.max(head, from)
-            let end = Swift.min(entries.count, head &+ Self.searchLimit)
-            while i < end {
-                let e = entries[i]
-                if !e.taken && e.context == context && UInt32(e.stub) == stub { return i }
-                i += 1
-            }
-            return nil
-        }
-
-        /// The id and position of the first untaken entry of (stub, context) at or after
-        /// position `from`, left in place.
-        func first(stub: UInt32, context: UInt64, from position: Int) -> (id: UInt64, position: Int)? {
-            firstIndex(stub: stub, context: context, from: position &- removed).map { (UInt64(entries[$0].id), removed &+ $0) }
-        }
-
-        /// The first untaken entry of (stub, context), taken.
-        mutating func takeFirst(stub: UInt32, context: UInt64) -> Entry? {
-            guard let i = firstIndex(stub: stub, context: context) else { return nil }
-            let found = entries[i]
-            entries[i].taken = true
-            while head < entries.count && entries[head].taken { head += 1 }
-            if head == entries.count {
-                removed &+= entries.count
-                head = 0
-                // An empty list gives a large buffer back: queues come and go (the starfish
-                // makes a thousand per lap), and kept buffers add up to the peak backlog of
-                // every queue that ever lived, each lap's in fresh pages (a 10-lap trace's
-                // `stats`: 24.5 s of CPU with them kept, 20.1 s without).
-                if entries.capacity > Self.keptCapacity { entries = PairingBuffer() } else { entries.removeAll() }
-            } else if head > 64 && head * 2 > entries.count {
-                removed &+= head
-                entries.removeFirst(head)
-                head = 0
-            }
-            return found
-        }
-    }
-
-    /// Queue address -> list index: open addressing, linear probing, grown at half full
-    /// (queues are never removed: an address reused by a new queue keeps its list).
-    private struct QueueMap {
-        private var keys = [UInt64](repeating: 0, count: 256)
-        private var values = [Int32](repeating: 0, count: 256)
-        private var used = 0
-
-        private func home(_ key: UInt64) -> Int {
-            Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) >> 20) & (keys.count - 1)
-        }
-
-        /// Queue 0 (none) is kept apart: 0 marks a free key.
-        func index(of key: UInt64) -> Int32? {
-            var i = home(key &+ 1)
-            while keys[i] != 0 {
-                if keys[i] == key &+ 1 { return values[i] }
-                i = (i &+ 1) & (keys.count - 1)
-            }
-            return nil
-        }
-
-        mutating func insert(_ key: UInt64, index value: Int32) {
-            if (used + 1) * 2 > keys.count { grow() }
-            var i = home(key &+ 1)
-            while keys[i] != 0 { i = (i &+ 1) & (keys.count - 1) }
-            keys[i] = key &+ 1
-            values[i] = value
-            used += 1
-        }
-
-        private mutating func grow() {
-            let (oldKeys, oldValues) = (keys, values)
-            keys = [UInt64](repeating: 0, count: oldKeys.count * 2)
-            values = [Int32](repeating: 0, count: oldKeys.count * 2)
-            for (k, v) in zip(oldKeys, oldValues) where k != 0 {
-                var i = home(k)
-                while keys[i] != 0 { i = (i &+ 1) & (keys.count - 1) }
-                keys[i] = k
-                values[i] = v
-            }
-        }
     }
 }

@@ -194,6 +194,8 @@ private struct StreamCursor {
                     announceStart(peek.id)
                     scoutPeeks.remember(peek)
                 }
+            } else if shape.decode == .slotlessEnqueue {
+                pairing.prefetchEnqueue(word: bytes.u64(scout &+ TraceLayout.recordHeaderSize))
             }
             scout &+= Int(truncatingIfNeeded: (word0 >> 16) & 0xFFFF)
             scoutLead &+= 1

@@ -201,6 +201,49 @@ final class SlotlessPairingTests: XCTestCase {
         XCTAssertEqual(pairing.pendingCount, reference.values.reduce(0) { $0 + $1.count })
     }
 
+    /// More items pending than the chunk arena's first huge page holds (32,768 chunks of five),
+    /// over a thousand queues filled in sweeps as the starfish does, then drained queue by
+    /// queue: the arena grows under pending lists, and chunks freed by one queue's head carry
+    /// another's items without mixing them up.
+    func testListsOutgrowTheirFirstArena() {
+        var pairing = SlotlessPairing()
+        let queues: [UInt64] = (0..<1000).map { 0x7f00_0000 + $0 * 128 }
+        var nextID: UInt64 = 1
+        func enqueueSweep() {
+            for q in queues {
+                var event = Event(type: .enqueue, time: 0, tid: 1, arg: 1 | 3 << SlotlessPairing.stubShift, a: nextID, b: q, c: 5)
+                pairing.rewrite(&event)
+                nextID += 1
+            }
+        }
+        for _ in 0..<170 { enqueueSweep() }
+        XCTAssertEqual(pairing.pendingCount, 170_000)
+        // Queue i's items are i+1, i+1001, ...: drain half of each, refill, then drain all.
+        func drain(_ q: Int, _ count: Int, from first: UInt64) {
+            for n in 0..<UInt64(count) {
+                var start = Event(type: .start, time: 0, tid: 2, arg: 3, b: 5, c: queues[q])
+                pairing.rewrite(&start)
+                XCTAssertEqual(start.a, first + n * 1000, "queue \(q)")
+            }
+        }
+        for q in queues.indices { drain(q, 85, from: UInt64(q) + 1) }
+        for _ in 0..<10 { enqueueSweep() }
+        for q in queues.indices { drain(q, 95, from: UInt64(q) + 1 + 85 * 1000) }
+        XCTAssertEqual(pairing.pendingCount, 0)
+    }
+
+    /// An ENQUEUE_F whose context has more than the 48 bits a START_F records can be paired
+    /// with no START: the START reads as one without its ENQUEUE, never as another item's.
+    func testAContextWiderThanAStartsNeverPairs() {
+        var pairing = SlotlessPairing()
+        var wide = Event(type: .enqueue, time: 0, tid: 1, arg: 1 | 2 << SlotlessPairing.stubShift, a: 9, b: 0xA0, c: 1 << 48 | 7)
+        pairing.rewrite(&wide)
+        var start = Event(type: .start, time: 0, tid: 2, arg: 2, b: 7, c: 0xA0)
+        pairing.rewrite(&start)
+        XCTAssertEqual(start.a, SlotlessPairing.orphanIDBase)
+        XCTAssertEqual(pairing.pendingCount, 1)
+    }
+
     /// A START whose item lies beyond the search limit (thousands of STARTs lost before it)
     /// is read as one without its ENQUEUE: reading stays linear whatever the input.
     func testTheSearchStopsAtItsLimit() {
