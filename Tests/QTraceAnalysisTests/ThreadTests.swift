@@ -4,6 +4,21 @@ import QTraceFormat
 import QTraceAnalysisTestSupport
 
 final class ThreadTests: XCTestCase {
+    /// A blocked interval packs its cause, time-out and site into one word: each cause comes
+    /// back as it went in, beside the other two.
+    func testBlockedIntervalKeepsEachCause() {
+        for cause in BlockCause.allCases {
+            var interval = BlockedInterval(thread: 1, start: 5, end: 9, cause: cause, object: 2, timedOut: true)
+            interval.siteRaw = 0xAB_CDEF
+            XCTAssertEqual(interval.cause, cause)
+            XCTAssertTrue(interval.timedOut)
+            XCTAssertEqual(interval.siteRaw, 0xAB_CDEF)
+            interval.cause = cause == .sync ? .workItemWait : .sync
+            XCTAssertNotEqual(interval.cause, cause)
+            XCTAssertEqual(interval.siteRaw, 0xAB_CDEF)
+        }
+    }
+
     func testThreadLifetimesStatesAndCounts() {
         var s = TraceScript()
         s.mainAndGlobals()
