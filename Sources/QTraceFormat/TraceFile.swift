@@ -169,7 +169,7 @@ private struct StreamCursor {
     /// at the head.
     @inline(__always)
     mutating func scoutAhead(_ bytes: TraceBytes, _ shapes: UnsafeBufferPointer<RecordShape>,
-                             _ pairing: SlotlessPairing, _ announceStart: (UInt64) -> Void) {
+                             _ pairing: inout SlotlessPairing, _ announceStart: (UInt64) -> Void) {
         if scout <= offset || scoutSpan != spanIndex {
             scout = offset
             scoutLead = 0
@@ -268,7 +268,7 @@ private struct EventMerge {
                     // never has its address taken, so that it stays in registers (see `paired`).
                     let scout = try shape.needsPairing ? body(Self.paired(event, &pairing)) : body(event)
                     if cursor.pointee.advance(bytes, shapes, clock) {
-                        if scouting && scout { cursor.pointee.scoutAhead(bytes, shapes, pairing, announceStart) }
+                        if scouting && scout { cursor.pointee.scoutAhead(bytes, shapes, &pairing, announceStart) }
                         let key = MergeKey(time: cursor.pointee.time, stream: top)
                         if key < limit { heap.top.time = key.time; continue }
                         heap.replaceTop(key)
