@@ -6,6 +6,7 @@
 // them over grouped by queue every `capacity` changes (a counting sort), so that each series
 // is touched once per flush. Each queue still receives its own changes in time order, so the
 // series come out the same.
+import QTraceFormat
 
 struct BacklogLog {
     struct Change {
@@ -76,7 +77,17 @@ struct BacklogLog {
                 slots[q] = at + 1
             }
             var i = 0
-            for q in touched {
+            let backlogOffset = MemoryLayout<QueueActivity>.offset(of: \QueueActivity.backlog) ?? 0
+            for k in touched.indices {
+                // Each queue's series was last touched a flush ago: its row, the points' count
+                // and its last point are three dependent misses. Asked for three, two and one
+                // queues ahead, each has arrived when the next one's address is read.
+                if k + 3 < touched.count {
+                    prefetchForRead(UnsafeRawPointer(queues.address(of: Int(touched[k + 3]))) + backlogOffset)
+                }
+                if k + 2 < touched.count { queues.address(of: Int(touched[k + 2])).pointee.backlog.prefetchPointCount() }
+                if k + 1 < touched.count { queues.address(of: Int(touched[k + 1])).pointee.backlog.prefetchLastPoint() }
+                let q = touched[k]
                 let end = Int(slots[Int(q)])
                 while i < end {
                     queues[Int(q)].backlog.record(sorted[i].depth, at: sorted[i].time)

@@ -143,6 +143,7 @@ struct PairCounter {
         dense = !size.overflow && size.partialValue <= Self.denseLimit ? ColumnBuffer(count: size.partialValue, repeating: 0) : nil
     }
 
+    @inline(__always)
     mutating func add(_ first: Int, _ second: Int) {
         if first == run.first && second == run.second { runLength += 1; return }
         flush()
@@ -150,6 +151,7 @@ struct PairCounter {
         runLength = 1
     }
 
+    @inline(__always)
     private mutating func flush() {
         guard runLength > 0 else { return }
         if let dense {

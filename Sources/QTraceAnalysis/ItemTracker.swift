@@ -4,6 +4,7 @@
 // the sync items that run on another thread than their blocked caller.
 // Queues, threads and groups an item touches are their collaborators' business; the
 // ModelBuilder+Items.swift handlers wire them.
+import Glibc
 import QTraceFormat
 
 struct ItemTracker {
@@ -28,6 +29,16 @@ struct ItemTracker {
     /// (`prefetchForStart`; nil: not in a slab).
     private var announcedSlots: (UnsafeMutablePointer<PendingSlot>?, UnsafeMutablePointer<PendingSlot>?) = (nil, nil)
 
+    /// The buffer lent by `adopt`, whose pages are populated ahead of the items.
+    private var lent: UnsafeMutableBufferPointer<WorkItem>?
+    /// The first item whose bytes are not all populated yet (`populateAhead`): Int.max when
+    /// not populating (no lent buffer, or the kernel refused).
+    private var populatedItems = Int.max
+    /// Bytes populated at once ahead of the items.
+    static let populateStep = 1 << 20
+    /// Linux's MADV_POPULATE_WRITE (5.14), not in every C library's headers.
+    private static let adviceToPopulateWrite: Int32 = 23
+
     init(capacity: Int = 16) {
         table = UnsafeTable(capacity: capacity)
     }
@@ -42,12 +53,34 @@ struct ItemTracker {
     /// Appends `item`, returning its index.
     @inline(__always)
     mutating func add(_ item: WorkItem) -> Int32 {
+        if table.count >= populatedItems { populateAhead() }
         table.append(item)
         return Int32(table.count - 1)
     }
 
     /// Fills `buffer` (the model's item array, uninitialized) from now on; see UnsafeTable.adopt.
-    mutating func adopt(_ buffer: UnsafeMutableBufferPointer<WorkItem>) { table.adopt(buffer) }
+    mutating func adopt(_ buffer: UnsafeMutableBufferPointer<WorkItem>) {
+        table.adopt(buffer)
+        lent = buffer
+        populatedItems = 0
+    }
+
+    /// The item array's fresh pages were a fault each as the items reached them (a 4 KiB page
+    /// per 57 items: 17.7k of the fan-out's 30k faults, ~4 us each on this VM). One
+    /// madvise(MADV_POPULATE_WRITE) maps the next `populateStep` bytes at once: the same
+    /// zeroed pages, without a trap per page. At most one step beyond the items is resident.
+    @inline(never)
+    private mutating func populateAhead() {
+        populatedItems = .max
+        guard let lent, let base = lent.baseAddress else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = UnsafeMutableRawPointer(base + table.count)
+        let bufferEnd = UnsafeMutableRawPointer(base + lent.count)
+        let from = UnsafeMutableRawPointer(bitPattern: Int(bitPattern: first) & ~(page - 1))!
+        let to = UnsafeMutableRawPointer(bitPattern: Int(bitPattern: Swift.min(first + Self.populateStep, bufferEnd)) & ~(page - 1))!
+        guard to > first, madvise(from, to - from, Self.adviceToPopulateWrite) == 0 else { return }
+        populatedItems = (to - UnsafeMutableRawPointer(base)) / MemoryLayout<WorkItem>.stride
+    }
 
     /// Ends a loan (`adopt`): the buffer's owner holds the items; the tracker is emptied.
     mutating func endLoan() { self = ItemTracker() }

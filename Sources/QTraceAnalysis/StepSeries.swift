@@ -2,6 +2,7 @@
 // memory. Exact while small; past `capacity` points it halves its resolution (power-of-two
 // buckets) and keeps, per bucket, the maximum and the value at the bucket's end, so that peaks
 // survive down-sampling.
+import QTraceFormat
 
 public struct StepSeries: Sendable, Codable, Equatable {
     public struct Point: Sendable, Codable, Equatable {
@@ -108,5 +109,26 @@ public struct StepSeries: Sendable, Codable, Equatable {
         }
         if to > t { total += Double(value) * Double(to - t) }
         return total / Double(to - from)
+    }
+}
+
+extension StepSeries {
+    /// A hint ahead of a run of `record`s (`BacklogLog.flush`): the cache line of the points'
+    /// count. An Array is one reference to its storage object, whose header holds the count
+    /// (a hint: no value is read there).
+    @inline(__always)
+    func prefetchPointCount() {
+        prefetchForRead(unsafeBitCast(points, to: UnsafeRawPointer.self) + 16)
+    }
+
+    /// A hint ahead of a run of `record`s, once the count is cached: the last point's line.
+    /// (`withUnsafeBufferPointer` would retain the array: a write to the line being fetched.)
+    /// The elements follow the storage object's 32-byte header; a wrong guess only wastes
+    /// the hint.
+    @inline(__always)
+    func prefetchLastPoint() {
+        let count = points.count
+        guard count > 0 else { return }
+        prefetchForRead(unsafeBitCast(points, to: UnsafeRawPointer.self) + 32 + (count - 1) * MemoryLayout<Point>.stride)
     }
 }

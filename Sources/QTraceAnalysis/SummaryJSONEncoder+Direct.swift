@@ -1,6 +1,6 @@
 // The summary's most numerous objects, written member by member instead of through the Encoder
 // protocol: there an object costs a container box, a boxed copy of each member and a sort
-// (~700 ns), and a fan-out trace has 100k thread/queue shares, the 900k-queue trace 900k
+// (~700 ns), and a fan-out trace has 100k thread/queue shares (in 256 threads' rows), the 900k-queue trace 900k
 // queues and tree nodes. Each type writes its members in the sorted order of their keys, as
 // its synthesized `encode(to:)` and `.sortedKeys` give them. Debug builds check that order;
 // SummaryJSONEncoderTests compare whole summaries with JSONEncoder's, so a member added to one
@@ -11,6 +11,7 @@ extension JSONOutput {
     @inline(__always)
     func writeDirect<T: Encodable>(_ value: T, level: Int) throws -> Bool {
         if T.self == ThreadQueueShare.self { (value as! ThreadQueueShare).writeJSON(JSONMembers(self, level: level)); return true }
+        if T.self == ThreadStats.self { try (value as! ThreadStats).writeJSON(JSONMembers(self, level: level)); return true }
         if T.self == DurationStats.self { (value as! DurationStats).writeJSON(JSONMembers(self, level: level)); return true }
         if T.self == QueueTreeNode.self { try (value as! QueueTreeNode).writeJSON(JSONMembers(self, level: level)); return true }
         if T.self == QueueStats.self { try (value as! QueueStats).writeJSON(JSONMembers(self, level: level)); return true }
@@ -57,6 +58,17 @@ struct JSONMembers {
     mutating func double(_ key: StaticString, _ value: Double) throws { self.key(key); try output.pending(.double(value), level: level + 1) }
     mutating func value<T: Encodable>(_ key: StaticString, _ value: T) throws { self.key(key); try output.value(value, level: level + 1) }
     mutating func value<T: Encodable>(_ key: StaticString, _ value: T?) throws { if let value { try self.value(key, value) } }
+    /// An array whose elements are written directly (`write` gets each element's members),
+    /// not each through `value` and its type checks.
+    mutating func array<Element>(_ key: StaticString, _ elements: [Element], _ write: (Element, JSONMembers) -> Void) {
+        self.key(key)
+        output.openArray()
+        for k in elements.indices {
+            output.arraySeparator(first: k == 0, level: level + 2)
+            write(elements[k], JSONMembers(output, level: level + 2))
+        }
+        output.closeArray(level: level + 1)
+    }
 
     func end() {
         output.literal("\n")
@@ -71,6 +83,27 @@ extension ThreadQueueShare {
         m.int("items", items)
         m.int("queue", queue)
         m.uint("runNs", runNs)
+        m.end()
+    }
+}
+
+extension ThreadStats {
+    /// A fan-out's 256 threads hold 100k thread/queue shares: written here, not each through
+    /// the array's `encode(to:)` and `value`'s type checks.
+    func writeJSON(_ members: JSONMembers) throws {
+        var m = members
+        m.int("blockedIntervals", blockedIntervals)
+        m.uint("blockedNs", blockedNs)
+        m.uint("busyNs", busyNs)
+        try m.double("busyShare", busyShare)
+        m.uint("createdAt", createdAt)
+        m.uint("exitedAt", exitedAt)
+        m.int("items", items)
+        m.string("kind", kind.rawValue)
+        m.string("name", name)
+        m.array("queues", queues) { share, members in share.writeJSON(members) }
+        m.int("thread", thread)
+        m.int("tid", Int(tid))
         m.end()
     }
 }
