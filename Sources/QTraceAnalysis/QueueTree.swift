@@ -5,11 +5,12 @@ import QTraceFormat
 /// A queue of the forest, in 56 bytes (80 with its indices and counts as Int: 900k queues
 /// have as many nodes); the public properties read and write as before.
 public struct QueueTreeNode: Sendable, Codable, Equatable {
-    private var queueRaw: Int32
-    private var depthRaw: Int32
-    /// -1: a root.
-    private var parentRaw: Int32
-    private var subtreeQueuesRaw: Int32 = 1
+    @Int32Clamped public var queue: Int
+    @Int32Clamped public var depth: Int
+    /// nil: a root.
+    @OptionalIndex32 public var parent: Int?
+    /// This queue and everything that targets it, directly or not.
+    @Int32Clamped public var subtreeQueues = 1
     public var children: [Int]
     public var subtreeItems = 0
     public var subtreeRunNs: UInt64 = 0
@@ -18,33 +19,15 @@ public struct QueueTreeNode: Sendable, Codable, Equatable {
 
     public init(queue: Int, depth: Int, parent: Int?, children: [Int], subtreeQueues: Int = 1, subtreeItems: Int = 0,
                 subtreeRunNs: UInt64 = 0, subtreeWaitNs: UInt64 = 0, subtreeBusyNs: UInt64 = 0) {
-        queueRaw = Int32(clamping: queue)
-        depthRaw = Int32(clamping: depth)
-        parentRaw = parent.map { Int32(clamping: $0) } ?? -1
-        subtreeQueuesRaw = Int32(clamping: subtreeQueues)
+        self.queue = queue
+        self.depth = depth
+        self.parent = parent
+        self.subtreeQueues = subtreeQueues
         self.children = children
         self.subtreeItems = subtreeItems
         self.subtreeRunNs = subtreeRunNs
         self.subtreeWaitNs = subtreeWaitNs
         self.subtreeBusyNs = subtreeBusyNs
-    }
-
-    public var queue: Int {
-        get { Int(queueRaw) }
-        set { queueRaw = Int32(clamping: newValue) }
-    }
-    public var depth: Int {
-        get { Int(depthRaw) }
-        set { depthRaw = Int32(clamping: newValue) }
-    }
-    public var parent: Int? {
-        get { parentRaw < 0 ? nil : Int(parentRaw) }
-        set { parentRaw = newValue.map { Int32(clamping: $0) } ?? -1 }
-    }
-    /// This queue and everything that targets it, directly or not.
-    public var subtreeQueues: Int {
-        get { Int(subtreeQueuesRaw) }
-        set { subtreeQueuesRaw = Int32(clamping: newValue) }
     }
 
     // Encoded as the Int fields were.

@@ -8,36 +8,19 @@ import QTraceFormat
 public struct GroupRound: Sendable, Codable, Equatable {
     /// First enter of the round (count 0 → 1).
     public var start: UInt64
-    private var endRaw: UInt64
-    private var membersRaw: Int32
-    private var lastMemberRaw: Int32
-    private var lastLeaveThreadRaw: Int32
+    /// Last leave (count back to 0); nil when never left.
+    @AbsentTime public var end: UInt64?
+    @Int32Clamped public var members: Int
+    /// The item whose end (group_async) or whose leave emptied the group.
+    @OptionalIndex32 public var lastMember: Int?
+    @OptionalIndex32 public var lastLeaveThread: Int?
 
     public init(start: UInt64, end: UInt64?, members: Int, lastMember: Int? = nil, lastLeaveThread: Int? = nil) {
         self.start = start
-        endRaw = end ?? noTime
-        membersRaw = Int32(clamping: members)
-        lastMemberRaw = lastMember.map { Int32(clamping: $0) } ?? -1
-        lastLeaveThreadRaw = lastLeaveThread.map { Int32(clamping: $0) } ?? -1
-    }
-
-    /// Last leave (count back to 0); nil when never left.
-    public var end: UInt64? {
-        get { endRaw == noTime ? nil : endRaw }
-        set { endRaw = newValue ?? noTime }
-    }
-    public var members: Int {
-        get { Int(membersRaw) }
-        set { membersRaw = Int32(clamping: newValue) }
-    }
-    /// The item whose end (group_async) or whose leave emptied the group.
-    public var lastMember: Int? {
-        get { lastMemberRaw < 0 ? nil : Int(lastMemberRaw) }
-        set { lastMemberRaw = newValue.map { Int32(clamping: $0) } ?? -1 }
-    }
-    public var lastLeaveThread: Int? {
-        get { lastLeaveThreadRaw < 0 ? nil : Int(lastLeaveThreadRaw) }
-        set { lastLeaveThreadRaw = newValue.map { Int32(clamping: $0) } ?? -1 }
+        self.end = end
+        self.members = members
+        self.lastMember = lastMember
+        self.lastLeaveThread = lastLeaveThread
     }
 
     // Encoded as the fields were.
@@ -65,58 +48,21 @@ public struct GroupRound: Sendable, Codable, Equatable {
 /// absent times as `noTime`; the public properties read and write as before.
 public struct TraceGroup: Sendable {
     public var address: UInt64
-    private var createdAtRaw = noTime
-    private var firstUnbalancedLeaveRaw = noTime
+    @AbsentTime public var createdAt: UInt64? = nil
+    @AbsentTime public var firstUnbalancedLeave: UInt64? = nil
     public var rounds: [GroupRound] = []
     public var notifies: [GroupNotify] = []
-    private var generationRaw: Int32
-    private var entersRaw: Int32 = 0
-    private var leavesRaw: Int32 = 0
-    private var outstandingRaw: Int32 = 0
-    private var leavesWithoutEnterRaw: Int32 = 0
-    private var waitsRaw: Int32 = 0
-    private var timedOutWaitsRaw: Int32 = 0
+    @Int32Clamped public var generation: Int
+    @Int32Clamped public var enters = 0
+    @Int32Clamped public var leaves = 0
+    /// Members still inside at the end.
+    @Int32Clamped public var outstanding = 0
+    @Int32Clamped public var leavesWithoutEnter = 0
+    @Int32Clamped public var waits = 0
+    @Int32Clamped public var timedOutWaits = 0
 
     public init(address: UInt64, generation: Int) {
         self.address = address
-        generationRaw = Int32(clamping: generation)
-    }
-
-    public var generation: Int {
-        get { Int(generationRaw) }
-        set { generationRaw = Int32(clamping: newValue) }
-    }
-    public var createdAt: UInt64? {
-        get { createdAtRaw == noTime ? nil : createdAtRaw }
-        set { createdAtRaw = newValue ?? noTime }
-    }
-    public var enters: Int {
-        get { Int(entersRaw) }
-        set { entersRaw = Int32(clamping: newValue) }
-    }
-    public var leaves: Int {
-        get { Int(leavesRaw) }
-        set { leavesRaw = Int32(clamping: newValue) }
-    }
-    /// Members still inside at the end.
-    public var outstanding: Int {
-        get { Int(outstandingRaw) }
-        set { outstandingRaw = Int32(clamping: newValue) }
-    }
-    public var leavesWithoutEnter: Int {
-        get { Int(leavesWithoutEnterRaw) }
-        set { leavesWithoutEnterRaw = Int32(clamping: newValue) }
-    }
-    public var firstUnbalancedLeave: UInt64? {
-        get { firstUnbalancedLeaveRaw == noTime ? nil : firstUnbalancedLeaveRaw }
-        set { firstUnbalancedLeaveRaw = newValue ?? noTime }
-    }
-    public var waits: Int {
-        get { Int(waitsRaw) }
-        set { waitsRaw = Int32(clamping: newValue) }
-    }
-    public var timedOutWaits: Int {
-        get { Int(timedOutWaitsRaw) }
-        set { timedOutWaitsRaw = Int32(clamping: newValue) }
+        self.generation = generation
     }
 }

@@ -10,16 +10,19 @@ import QTraceFormat
 /// properties read and write as before. The label is kept inline when short (`QueueLabel`).
 public struct TraceQueue: Sendable {
     public var address: UInt64
-    private var createdAtRaw = noTime
+    @AbsentTime public var createdAt: UInt64? = nil
     /// The label, compared and hashed without making a String (`label` makes one).
     public var compactLabel: QueueLabel
     /// nil until one of the optional parts is set; copied before a write when shared.
     private var rare: TraceQueueRareBox?
-    private var generationRaw: Int32
-    private var relativePriorityRaw: Int32 = 0
-    private var initialTargetRaw: Int32 = -1
-    private var targetRaw: Int32 = -1
-    private var maxWidthRaw: Int32 = 0
+    /// 0 for the first object seen at this address, 1 for the next one, ...
+    @Int32Clamped public var generation: Int
+    @Int32Clamped public var relativePriority = 0
+    /// Target at creation and at the end of the trace (nil for roots: main and global queues).
+    @OptionalIndex32 public var initialTarget: Int? = nil
+    @OptionalIndex32 public var target: Int? = nil
+    /// Most items of this queue running at once (its concurrency width).
+    @Int32Clamped public var maxWidth = 0
     public var kind: QueueKind
     public var origin: QueueOrigin
     /// Declared QoS (QUEUE_CREATE attrs or QUEUE_INFO); `.unspecified` inherits from the target.
@@ -28,7 +31,7 @@ public struct TraceQueue: Sendable {
 
     init(address: UInt64, generation: Int, label: String, kind: QueueKind, origin: QueueOrigin, qos: QoSClass) {
         self.address = address
-        generationRaw = Int32(clamping: generation)
+        self.generation = generation
         compactLabel = QueueLabel(label)
         self.kind = kind
         self.origin = origin
@@ -40,33 +43,6 @@ public struct TraceQueue: Sendable {
         set { compactLabel = QueueLabel(newValue) }
     }
 
-    /// 0 for the first object seen at this address, 1 for the next one, ...
-    public var generation: Int {
-        get { Int(generationRaw) }
-        set { generationRaw = Int32(clamping: newValue) }
-    }
-    public var relativePriority: Int {
-        get { Int(relativePriorityRaw) }
-        set { relativePriorityRaw = Int32(clamping: newValue) }
-    }
-    public var createdAt: UInt64? {
-        get { createdAtRaw == noTime ? nil : createdAtRaw }
-        set { createdAtRaw = newValue ?? noTime }
-    }
-    /// Target at creation and at the end of the trace (nil for roots: main and global queues).
-    public var initialTarget: Int? {
-        get { initialTargetRaw < 0 ? nil : Int(initialTargetRaw) }
-        set { initialTargetRaw = newValue.map { Int32(clamping: $0) } ?? -1 }
-    }
-    public var target: Int? {
-        get { targetRaw < 0 ? nil : Int(targetRaw) }
-        set { targetRaw = newValue.map { Int32(clamping: $0) } ?? -1 }
-    }
-    /// Most items of this queue running at once (its concurrency width).
-    public var maxWidth: Int {
-        get { Int(maxWidthRaw) }
-        set { maxWidthRaw = Int32(clamping: newValue) }
-    }
     /// Items pending (enqueued, not started) over time; max over each point's span.
     public var backlog: StepSeries {
         get { rare?.parts.backlog ?? StepSeries() }

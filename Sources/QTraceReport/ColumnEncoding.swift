@@ -34,6 +34,11 @@ enum ColumnEncoding: String {
     case planes
     /// Zig-zag differences from the previous value (the first from 0), as byte planes.
     case deltaPlanes
+    /// Zig-zag LEB128 differences from the previous value of the same key (the row's value in
+    /// the table's column `ColumnInfo.key`, written before this one; each key's first from 0):
+    /// for references that follow their own lane, such as an item's parent, which is near the
+    /// parent of the previous item of the same queue but anywhere in the rows before it.
+    case keyedDelta
     /// A number that may be missing: LEB128 of 0 for none (NaN in the viewer), else of
     /// zig-zag(v) + 1. For stats columns of integral values with gaps.
     case nullable
@@ -59,6 +64,8 @@ struct ColumnInfo {
     var length: Int
     /// Bytes per value of a planes column.
     var width: Int = 0
+    /// The column of the same table whose value groups the rows of a `keyedDelta` column.
+    var key: String?
 }
 
 struct TableInfo {
@@ -201,6 +208,8 @@ struct PayloadBuilder {
             width = appendPlanes(values, delta: false)
         case .deltaPlanes:
             width = appendPlanes(values, delta: true)
+        case .keyedDelta:
+            preconditionFailure("use keyedDeltaColumn")
         }
         tables[tables.count - 1].columns.append(
             ColumnInfo(name: name, encoding: encoding, type: type, offset: start, length: count - start, width: width))
@@ -226,6 +235,28 @@ struct PayloadBuilder {
             forEachValue { append(UInt8(truncatingIfNeeded: $0 >> shift)) }
         }
         return width
+    }
+
+    /// A `keyedDelta` column: `keys[row]` is the row's value (-1 or more) in the table's
+    /// column `keyName`, which must come before this one.
+    mutating func keyedDeltaColumn(_ name: String, key keyName: String, keys: [Int32], as type: ColumnType,
+                                   _ values: some Collection<Int64>) {
+        precondition(values.count == tables[tables.count - 1].rows && keys.count == values.count,
+                     "column \(name) has the wrong length")
+        precondition(tables[tables.count - 1].columns.contains { $0.name == keyName }, "no key column \(keyName)")
+        beginSegment()
+        let start = count
+        var previous = [Int64](repeating: 0, count: Int(max(-1, keys.max() ?? -1)) + 2)
+        previous.withUnsafeMutableBufferPointer { previous in
+            for (key, v) in zip(keys, values) {
+                let slot = Int(max(-1, key)) + 1
+                appendVarint(LEB128.zigzag(v &- previous[slot]))
+                previous[slot] = v
+            }
+        }
+        tables[tables.count - 1].columns.append(
+            ColumnInfo(name: name, encoding: .keyedDelta, type: type, offset: start, length: count - start,
+                       key: keyName))
     }
 
     mutating func doubleColumn(_ name: String, _ values: some Collection<Double>) {
@@ -293,7 +324,7 @@ struct PayloadBuilder {
                     (c.name, .object([
                         ("enc", .string(c.encoding.rawValue)), ("type", .string(c.type.rawValue)),
                         ("offset", .int(c.offset)), ("length", .int(c.length)), ("width", .int(c.width)),
-                    ]))
+                    ] + (c.key.map { [("key", JSONValue.string($0))] } ?? [])))
                 })),
             ]))
         })
@@ -332,9 +363,19 @@ final class PendingBytes {
 
 /// Decodes a column back (the tests use it to check the writer; the viewer has its own).
 enum ColumnDecoder {
-    static func decode(_ bytes: ArraySlice<UInt8>, encoding: ColumnEncoding, rows: Int, width: Int = 0) -> [Int64] {
+    /// `keys`: the decoded key column of a `keyedDelta` column.
+    static func decode(_ bytes: ArraySlice<UInt8>, encoding: ColumnEncoding, rows: Int, width: Int = 0,
+                       keys: [Int64] = []) -> [Int64] {
         if encoding == .planes || encoding == .deltaPlanes {
             return decodePlanes(bytes, delta: encoding == .deltaPlanes, rows: rows, width: width)
+        }
+        if encoding == .keyedDelta {
+            var previous: [Int64: Int64] = [:]
+            return zip(decode(bytes, encoding: .svarint, rows: rows), keys).map { difference, key in
+                let v = previous[key, default: 0] &+ difference
+                previous[key] = v
+                return v
+            }
         }
         var out: [Int64] = []
         out.reserveCapacity(rows)
@@ -363,7 +404,7 @@ enum ColumnDecoder {
             case .nullable:
                 let v = next()
                 out.append(v == 0 ? Int64.min : LEB128.unzigzag(v - 1))
-            case .planes, .deltaPlanes, .utf8:
+            case .planes, .deltaPlanes, .keyedDelta, .utf8:
                 preconditionFailure("handled elsewhere")
             }
         }

@@ -172,9 +172,13 @@ struct LevelsOfDetail {
 
         mutating func flush(bucketNs: Int64, row: UInt8) {
             guard currentBucket >= 0 else { return }
-            // 16 shades are plenty for the eye and let neighbouring buckets merge into runs.
-            let fraction = min(1.0, Double(coveredNs) / Double(bucketNs))
-            let coverage = UInt8(max(1, min(15, Int((fraction * 15).rounded(.up)))) * 17)
+            // 16 shades are plenty for the eye and let neighbouring buckets merge into runs: the
+            // covered fifteenths, rounded up. In integers, by a shift for the power-of-two buckets
+            // the writer uses: exact, as the doubles were there, without libm's `ceil` per bucket.
+            let covered = min(coveredNs, bucketNs) * 15 + bucketNs - 1
+            let fifteenths = bucketNs & (bucketNs - 1) == 0
+                ? covered >> Int64(bucketNs.trailingZeroBitCount) : covered / bucketNs
+            let coverage = UInt8(max(1, min(15, fifteenths)) * 17)
             emit(SummaryRun(row: row, bucket: currentBucket, length: 1, coverage: coverage, color: dominantColor))
             currentBucket = -1
             coveredNs = 0

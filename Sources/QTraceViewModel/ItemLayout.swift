@@ -138,20 +138,14 @@ package struct ItemLayout {
         return order
     }
 
-    /// Item indexes in order of start (ties in index order), by comparison through the indexes.
+    /// Item indexes in order of start (ties in index order), by comparison through the indexes
+    /// (`sortByStart` has already returned when the starts were in order).
     package static func sortedByStart(_ start: [Int64]) -> [Int32] {
         var order = (0..<Int32(start.count)).map { $0 }
-        var sorted = true
-        for i in start.indices.dropFirst() where start[i] < start[i - 1] {
-            sorted = false
-            break
-        }
-        if !sorted {
-            start.withUnsafeBufferPointer { s in
-                order.sort { a, b in
-                    let sa = s[Int(a)], sb = s[Int(b)]
-                    return sa < sb || (sa == sb && a < b)
-                }
+        start.withUnsafeBufferPointer { s in
+            order.sort { a, b in
+                let sa = s[Int(a)], sb = s[Int(b)]
+                return sa < sb || (sa == sb && a < b)
             }
         }
         return order

@@ -266,15 +266,16 @@ final class SupportTests: XCTestCase {
         // Per queue too: a trace of 900k queues holds them twice while the model is built,
         // beside each queue's run-time state.
         // (72 with its label inline: 8 more than a String, 64 fewer than a label's allocation.)
-        XCTAssertLessThanOrEqual(MemoryLayout<TraceQueue>.stride, 72)
+        XCTAssertEqual(MemoryLayout<TraceQueue>.stride, 72)
         XCTAssertEqual(MemoryLayout<QueueLabel>.size, 24)
         XCTAssertLessThanOrEqual(MemoryLayout<QueueState>.stride, 48)
         XCTAssertLessThanOrEqual(MemoryLayout<QueueActivity>.stride, 200)
         XCTAssertEqual(MemoryLayout<Accumulator>.stride, 16)
-        XCTAssertLessThanOrEqual(MemoryLayout<QueueTreeNode>.stride, 56)
-        // And per group: a trace can have 200k, each with an array of rounds.
-        XCTAssertLessThanOrEqual(MemoryLayout<TraceGroup>.stride, 72)
-        XCTAssertLessThanOrEqual(MemoryLayout<GroupRound>.stride, 32)
+        XCTAssertEqual(MemoryLayout<QueueTreeNode>.stride, 56)
+        // And per group: a trace can have 200k, each with an array of rounds. Equal, not at
+        // most: the compact-field wrappers (CompactFields.swift) must add no byte.
+        XCTAssertEqual(MemoryLayout<TraceGroup>.stride, 72)
+        XCTAssertEqual(MemoryLayout<GroupRound>.stride, 32)
     }
 
     /// The optional parts live in a box that copies of a queue share: a write through one

@@ -39,6 +39,26 @@ final class PayloadCodingTests: XCTestCase {
         all.withUnsafeBufferPointer { XCTAssertEqual(HuffmanEstimate.bytes($0), 1024) }
     }
 
+    /// A keyed column is written as differences within each key (-1 a key of its own): the
+    /// references of one queue that follow each other cost a byte each, wherever they point.
+    func testAKeyedColumnStoresDifferencesWithinEachKey() throws {
+        let keys: [Int32] = [-1, 0, 1, 0, 1, -1, 0, 2, 1]
+        let values: [Int64] = [-1, 500_000, 900_000, 500_001, 900_003, -1, 500_001, -1, 899_999]
+        var builder = PayloadBuilder()
+        builder.beginTable("t", rows: keys.count)
+        builder.column("queue", .plus1, as: .i32, keys.map { Int64($0) })
+        builder.keyedDeltaColumn("parent", key: "queue", keys: keys, as: .i32, values)
+        let info = try XCTUnwrap(builder.tables.first?.columns.last)
+        XCTAssertEqual(info.key, "queue")
+        let compressed = Array(try builder.compressed().joined())
+        let raw = try Zlib.decompress(compressed, expectedSize: builder.count)
+        let bytes = raw[info.offset..<(info.offset + info.length)]
+        // Each key's first value from 0 (three bytes for 500,000 and 900,000), then 1-byte steps.
+        XCTAssertEqual(bytes.count, 1 + 3 + 3 + 1 + 1 + 1 + 1 + 1 + 1)
+        XCTAssertEqual(ColumnDecoder.decode(bytes, encoding: .keyedDelta, rows: keys.count, keys: keys.map { Int64($0) }),
+                       values)
+    }
+
     /// An LCG's high byte: no repeated strings for deflate to find.
     private static func next(_ state: inout UInt64) -> UInt8 {
         state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407

@@ -55,8 +55,9 @@ struct WrittenReport {
         let c = try XCTUnwrap(columns[name] as? [String: Any], "no column \(table).\(name)")
         let offset = try XCTUnwrap(c["offset"] as? Int), length = try XCTUnwrap(c["length"] as? Int)
         let encoding = try XCTUnwrap(ColumnEncoding(rawValue: try XCTUnwrap(c["enc"] as? String)))
+        let keys = try (c["key"] as? String).map { try column(table, $0) } ?? []
         return ColumnDecoder.decode(payload[offset..<(offset + length)], encoding: encoding, rows: rows,
-                                    width: c["width"] as? Int ?? 0)
+                                    width: c["width"] as? Int ?? 0, keys: keys)
     }
 
     /// The report's string table (the `strings` payload table).

@@ -3,7 +3,7 @@
 
 import { $, timings } from "./10-util.js";
 
-const SUPPORTED_VERSION = 2;
+const SUPPORTED_VERSION = 3;
 
 export async function loadEmbeddedReport() {
   const wrapper = JSON.parse($("qtrace-header").textContent);
@@ -68,7 +68,7 @@ function decodeTable(raw, table, strings) {
       enumerable: true,
       configurable: true,
       get() {
-        if (value === null) value = decodeColumn(raw, column, table.rows, strings);
+        if (value === null) value = decodeColumn(raw, column, table.rows, strings, out);
         return value;
       },
     });
@@ -93,11 +93,12 @@ function newTypedArray(type, rows) {
   return new Uint8Array(rows);
 }
 
-function decodeColumn(raw, column, rows, strings) {
+/** `table`: the decoded table so far, whose `column.key` column a keyedDelta column reads. */
+function decodeColumn(raw, column, rows, strings, table) {
   const { enc, type, offset, length } = column;
   if (type === "str") {
     // Indexes into the strings table: an array of strings (null: none).
-    const indexes = decodeColumn(raw, { ...column, type: "i32" }, rows, strings);
+    const indexes = decodeColumn(raw, { ...column, type: "i32" }, rows, strings, table);
     const out = new Array(rows);
     for (let i = 0; i < rows; i++) out[i] = indexes[i] >= 0 ? strings[indexes[i]] : null;
     return out;
@@ -108,6 +109,10 @@ function decodeColumn(raw, column, rows, strings) {
   const out = newTypedArray(type, rows);
   if (enc === "planes" || enc === "deltaPlanes") {
     decodePlanes(raw, offset, rows, column.width, out, enc === "deltaPlanes");
+    return out;
+  }
+  if (enc === "keyedDelta") {
+    decodeKeyedDelta(raw, offset, rows, table[column.key], out);
     return out;
   }
   if (enc === "u8") {
@@ -153,6 +158,22 @@ function decodePlanes(bytes, offset, rows, width, out, delta) {
   }
   let previous = 0;
   for (let i = 0; i < rows; i++) out[i] = previous += unzigzag(values[i]);
+}
+
+/**
+ * Zig-zag varint differences from the previous value of the same key: `keys[i]` (-1 or more) is
+ * row i's value in the column the header names as the key (each key's first from 0).
+ */
+function decodeKeyedDelta(bytes, offset, rows, keys, out) {
+  const differences = new Float64Array(rows);
+  decodeVarints(bytes, offset, rows, differences, "svarint");
+  let slots = 1;
+  for (let i = 0; i < rows; i++) if (keys[i] + 2 > slots) slots = keys[i] + 2;
+  const previous = new Float64Array(slots);
+  for (let i = 0; i < rows; i++) {
+    const slot = keys[i] + 1;
+    out[i] = previous[slot] += differences[i];
+  }
 }
 
 /**
