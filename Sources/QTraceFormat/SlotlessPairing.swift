@@ -32,6 +32,9 @@ public struct SlotlessPairing {
 
     public init() {}
 
+    /// A pairing whose chunk arena starts at `arenaChunks` chunks (tests: to see it grow).
+    init(arenaChunks: Int) { pending = PendingItems(arenaChunks: arenaChunks) }
+
     /// Items enqueued and not started yet.
     public var pendingCount: Int { pending.count }
 

@@ -31,13 +31,16 @@ struct PendingItems {
         var kind: UInt32
     }
 
-    private var chunks = EntryChunks()
+    private var chunks: EntryChunks
     private var lists = PairingBuffer<QueueList>(capacity: 256)
     private var listOfQueue = QueueMap()
     private(set) var count = 0
     /// `startedList`'s last answer (none yet while the list is -1).
     private var lastStartedQueue: UInt64 = 0
     private var lastStartedList: Int32 = -1
+
+    /// `arenaChunks`: the chunk arena's first size (tests make it small, to see it grow).
+    init(arenaChunks: Int = EntryChunks.initialChunks) { chunks = EntryChunks(capacity: arenaChunks) }
 
     /// Adds an item of the triple, after those already pending.
     mutating func append(_ key: Key, _ item: Item) {
@@ -274,7 +277,7 @@ struct EntryChunks {
     /// pending), of which only the pages used are ever touched. Starting at one huge page, its
     /// doublings on a 6M-event starfish trace wrote every chunk again into freshly faulted
     /// pages (the memmove and its page faults: ~2% of a slot-less `stats`).
-    private static let initialChunks = 1 << 20
+    static let initialChunks = 1 << 20
 
     private final class Memory {
         let base: UnsafeMutableRawPointer
@@ -297,8 +300,8 @@ struct EntryChunks {
     private var used = 0
     private var freed = PairingBuffer<Int32>(capacity: 1024)
 
-    init() {
-        capacity = Self.initialChunks
+    init(capacity: Int = EntryChunks.initialChunks) {
+        self.capacity = capacity
         memory = Memory(chunks: capacity)
         base = memory.base
     }
