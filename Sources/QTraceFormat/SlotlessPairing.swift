@@ -13,7 +13,7 @@
 /// recorder's overwritten chunks, a crash) reads as it does for items with ids: a START whose
 /// ENQUEUE is gone gets a fresh id of its own (from `orphanIDBase` up), an END whose START is
 /// gone gets id 0. Copies share their tables (`PairingBuffer`): the merge keeps one, and a
-/// copy is for reading only (the scouts' `peekStart`).
+/// copy is for reading only (the scouts' `peekStart`, which changes nothing but a cache).
 public struct SlotlessPairing {
     /// Where ENQUEUE_F's stub sits in the half-decoded event's `arg` (the kind below it).
     static let stubShift: UInt32 = 8
@@ -87,7 +87,7 @@ public struct SlotlessPairing {
     /// triple as one of them takes an item after that one's (a queue draining replies from one
     /// sender runs a triple many times in a row). A hint: nil when no item of its triple is
     /// pending.
-    public func peekStart(word0: UInt64, word: UInt64, passed: ScoutPeeks = ScoutPeeks()) -> Peek? {
+    public mutating func peekStart(word0: UInt64, word: UInt64, passed: ScoutPeeks = ScoutPeeks()) -> Peek? {
         let key = SlotlessPairing.startKey(word0: word0, word: word)
         let from = passed.latest(of: key).map { $0.position + 1 } ?? 0
         return pending.peekOldest(key, from: from).map { Peek(id: $0.id, key: key, position: $0.position) }
