@@ -104,6 +104,36 @@ final class SlotlessPairingTests: XCTestCase {
         XCTAssertEqual(ids(file.readAllEvents(), .end), [2, 1])
     }
 
+    /// Two threads nesting items at the same time: the threads' open items share one table of
+    /// entries, handed out again as items end, and each END still closes its own thread's
+    /// innermost item.
+    func testThreadsNestingAtOnceCloseTheirOwnItems() {
+        var pairing = SlotlessPairing()
+        for id: UInt64 in 1...6 {
+            var enqueue = Event(type: .enqueue, time: 0, tid: 1, arg: 1 | UInt32(id) << SlotlessPairing.stubShift, a: id, b: 0xA0 + id, c: id)
+            pairing.rewrite(&enqueue)
+        }
+        func start(_ tid: Int32, _ id: UInt64) {
+            var event = Event(type: .start, time: 0, tid: tid, arg: UInt32(id), b: id, c: 0xA0 + id)
+            pairing.rewrite(&event)
+            XCTAssertEqual(event.a, id, "START of item \(id)")
+        }
+        func end(_ tid: Int32, _ id: UInt64, closes expected: UInt64) {
+            var event = Event(type: .end, time: 0, tid: tid, arg: UInt32(id))
+            pairing.rewrite(&event)
+            XCTAssertEqual(event.a, expected, "END of item \(id) on thread \(tid)")
+        }
+        start(2, 1); start(3, 2); start(2, 3)   // thread 2: 1 > 3, thread 3: 2
+        end(3, 2, closes: 2)
+        start(3, 4); start(3, 5)                // thread 3: 4 > 5, in entries freed by item 2's end
+        end(2, 3, closes: 3)
+        end(3, 1, closes: 0)                    // item 1 is thread 2's, not thread 3's: nothing
+        end(3, 5, closes: 5); end(3, 4, closes: 4)
+        start(2, 6)                             // thread 2: 1 > 6
+        end(2, 6, closes: 6); end(2, 1, closes: 1)
+        end(2, 1, closes: 0)                    // nothing open any more
+    }
+
     /// A START_F lost on a full disk: its END_F must not close the item around it.
     func testAnEndOfAnotherStubClosesNothing() throws {
         let (file, _) = try trace("lost-start") { r in
@@ -201,12 +231,12 @@ final class SlotlessPairingTests: XCTestCase {
         XCTAssertEqual(pairing.pendingCount, reference.values.reduce(0) { $0 + $1.count })
     }
 
-    /// More items pending than the chunk arena's first huge page holds (32,768 chunks of five),
-    /// over a thousand queues filled in sweeps as the starfish does, then drained queue by
-    /// queue: the arena grows under pending lists, and chunks freed by one queue's head carry
-    /// another's items without mixing them up.
+    /// More items pending than an arena of one huge page holds (32,768 chunks of five; the
+    /// pairing's own first arena holds a million), over a thousand queues filled in sweeps as
+    /// the starfish does, then drained queue by queue: the arena grows under pending lists, and
+    /// chunks freed by one queue's head carry another's items without mixing them up.
     func testListsOutgrowTheirFirstArena() {
-        var pairing = SlotlessPairing()
+        var pairing = SlotlessPairing(arenaChunks: 32_768)
         let queues: [UInt64] = (0..<1000).map { 0x7f00_0000 + $0 * 128 }
         var nextID: UInt64 = 1
         func enqueueSweep() {
