@@ -95,4 +95,34 @@ final class MergeTests: XCTestCase {
         XCTAssertEqual(quietlyDelivered, expected)
         XCTAssertEqual(announcedUnwanted, 0)
     }
+
+    /// The batches of `forEachBatchOfEvents`: the events of `forEachEvent` in the same order,
+    /// with their strings, `eventBatchSize` at a time (only the last batch shorter), and each
+    /// event lent out by `lending` unchanged and still in the buffer after the call.
+    func testBatchesHoldTheEventsInOrderAndLendingKeepsThem() throws {
+        let directory = try temporaryDirectory(self)
+        var events: [Event] = []
+        for index in 0..<(5 * TraceFile.eventBatchSize + 7) {
+            let tid = Int32(300 + index % 3)
+            events.append(index % 5 == 0
+                ? Event(type: .mark, time: UInt64(index), tid: tid, string: "mark \(index)")
+                : Event(type: .end, time: UInt64(index), tid: tid, a: UInt64(index)))
+        }
+        let trace = try TraceFile(path: writeTrace(events, in: directory, name: "batches.qtrace"))
+        let expected = trace.readAllEvents()
+        XCTAssertEqual(expected.count, events.count)
+        var delivered: [Event] = []
+        var sizes: [Int] = []
+        trace.forEachBatchOfEvents(announceStart: { _ in }) { batch in
+            sizes.append(batch.count)
+            for i in batch.indices {
+                let lent = batch.lending(i) { $0 }
+                XCTAssertEqual(lent, batch[i], "lent unchanged, back in the buffer")
+                delivered.append(lent)
+            }
+            return false
+        }
+        XCTAssertEqual(delivered, expected)
+        XCTAssertEqual(sizes, Array(repeating: TraceFile.eventBatchSize, count: 5) + [7])
+    }
 }
