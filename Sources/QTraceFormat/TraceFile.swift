@@ -88,10 +88,7 @@ public final class TraceFile: @unchecked Sendable {
     /// each thread's record order, and between threads follow the order of `threads`.
     public func forEachEvent(_ body: (Event) throws -> Void) rethrows {
         var merge = EventMerge(bytes: bytes, streams: streams, clock: FastTSCConverter(clock, maxTsc: maxTsc))
-        try merge.run(scouting: false, announceStart: { _ in }) { events in
-            for i in events.indices { try events.lending(i, body) }
-            return false
-        }
+        try merge.runOneByOne(body)
     }
 
     /// `forEachEvent`, and `announceStart` is called with the item id of each START some
@@ -283,8 +280,7 @@ private struct EventMerge {
 
     /// `scouting`: whether the cursors' scouts run and call `announceStart` while `body` last
     /// returned true. The events go to `body` in batches of `TraceFile.eventBatchSize` (the last
-    /// one shorter), decoded into a buffer in place. Inline into each `forEachEvent`, so that
-    /// the plain one's loop over a batch is no call of its own.
+    /// one shorter), decoded into a buffer in place.
     @inline(__always)
     mutating func run(scouting: Bool, announceStart: (UInt64) -> Void,
                       _ body: (UnsafeMutableBufferPointer<Event>) throws -> Bool) rethrows {
@@ -331,6 +327,59 @@ private struct EventMerge {
                 if decoded > 0 { _ = try body(UnsafeMutableBufferPointer(start: batch, count: decoded)) }
             }
         }
+    }
+}
+
+extension EventMerge {
+    /// The plain merge, one event at a time and no scouts, for `forEachEvent(_:)` (the
+    /// decoding alone, `qtrace dump`). A loop of its own: its event is never stored but into
+    /// the call's argument, from registers (see `paired`); lent out of the batches instead,
+    /// the decoding alone took 1.06x, and with the heap's loop shared through an inline
+    /// closure, 1.9-2.4x (the captured event lived in memory).
+    @inline(__always)
+    mutating func runOneByOne(_ body: (Event) throws -> Void) rethrows {
+        let bytes = self.bytes, clock = self.clock
+        try RecordShape.table.withUnsafeBufferPointer { shapes in
+            try cursors.withUnsafeMutableBufferPointer { cursors in
+                var heap = MergeHeap(capacity: cursors.count)
+                defer { heap.deallocate() }
+                for index in cursors.indices where cursors[index].settle(bytes, shapes, clock) {
+                    heap.push(MergeKey(time: cursors[index].time, stream: index))
+                }
+                var event = Event(type: .end, time: 0, tid: 0)
+                var pairing = SlotlessPairing()
+                var limit = heap.smallerChild
+                while heap.count > 0 {
+                    let top = heap.top.stream
+                    let cursor = cursors.baseAddress.unsafelyUnwrapped + top
+                    let shape = shapes[Int(cursor.pointee.word0 & 0xFF)]
+                    bytes.decodeEvent(at: cursor.pointee.offset, word0: cursor.pointee.word0, shape: shape,
+                                      tid: cursor.pointee.tid, time: cursor.pointee.time, into: &event)
+                    // Two calls, not one of a conditional value: that was a copy of the event.
+                    if shape.needsPairing { try body(Self.paired(event, &pairing)) } else { try body(event) }
+                    guard cursor.pointee.advance(bytes, shapes, clock) else {
+                        heap.removeTop()
+                        limit = heap.smallerChild
+                        continue
+                    }
+                    let key = MergeKey(time: cursor.pointee.time, stream: top)
+                    if key < limit { heap.top.time = key.time; continue }
+                    heap.replaceTop(key)
+                    limit = heap.smallerChild
+                }
+            }
+        }
+    }
+
+    /// A slot-less record's event, rewritten by the pairing, as a copy: `event` rewritten in
+    /// place (`inout`) would have its address taken, which keeps it in memory for every
+    /// record, the decoder's narrow stores read back at other widths by the call (a
+    /// store-forwarding stall per event; run (19) in docs/performance.md).
+    @inline(__always)
+    static func paired(_ event: Event, _ pairing: inout SlotlessPairing) -> Event {
+        var paired = event
+        pairing.rewrite(&paired)
+        return paired
     }
 }
 
