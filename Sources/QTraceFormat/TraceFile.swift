@@ -291,11 +291,8 @@ private struct EventMerge {
         defer { batch.deinitialize(count: batchSize); batch.deallocate() }
         try RecordShape.table.withUnsafeBufferPointer { shapes in
             try cursors.withUnsafeMutableBufferPointer { cursors in
-                var heap = MergeHeap(capacity: cursors.count)
+                var heap = MergeHeap(settling: cursors, bytes, shapes, clock)
                 defer { heap.deallocate() }
-                for index in cursors.indices where cursors[index].settle(bytes, shapes, clock) {
-                    heap.push(MergeKey(time: cursors[index].time, stream: index))
-                }
                 var pairing = SlotlessPairing()
                 var decoded = 0
                 var scout = false
@@ -341,11 +338,8 @@ extension EventMerge {
         let bytes = self.bytes, clock = self.clock
         try RecordShape.table.withUnsafeBufferPointer { shapes in
             try cursors.withUnsafeMutableBufferPointer { cursors in
-                var heap = MergeHeap(capacity: cursors.count)
+                var heap = MergeHeap(settling: cursors, bytes, shapes, clock)
                 defer { heap.deallocate() }
-                for index in cursors.indices where cursors[index].settle(bytes, shapes, clock) {
-                    heap.push(MergeKey(time: cursors[index].time, stream: index))
-                }
                 var event = Event(type: .end, time: 0, tid: 0)
                 var pairing = SlotlessPairing()
                 var limit = heap.smallerChild
@@ -403,6 +397,15 @@ private struct MergeHeap {
     private(set) var count = 0
 
     init(capacity: Int) { items = .allocate(capacity: max(capacity, 1)) }
+
+    /// The heap of the streams with a record to read, each cursor settled on its first.
+    init(settling cursors: UnsafeMutableBufferPointer<StreamCursor>, _ bytes: TraceBytes,
+         _ shapes: UnsafeBufferPointer<RecordShape>, _ clock: FastTSCConverter) {
+        self.init(capacity: cursors.count)
+        for index in cursors.indices where cursors[index].settle(bytes, shapes, clock) {
+            push(MergeKey(time: cursors[index].time, stream: index))
+        }
+    }
     func deallocate() { items.deallocate() }
 
     var top: MergeKey {
