@@ -88,7 +88,7 @@ public final class TraceFile: @unchecked Sendable {
     /// each thread's record order, and between threads follow the order of `threads`.
     public func forEachEvent(_ body: (Event) throws -> Void) rethrows {
         var merge = EventMerge(bytes: bytes, streams: streams, clock: FastTSCConverter(clock, maxTsc: maxTsc))
-        try merge.run(scouting: false, announceStart: { _ in }) { try body($0); return false }
+        try merge.runOneByOne(body)
     }
 
     /// `forEachEvent`, and `announceStart` is called with the item id of each START some
@@ -101,10 +101,34 @@ public final class TraceFile: @unchecked Sendable {
     /// whether it wants the STARTs after its event announced: while it does not, the scouts
     /// stand still (the model wants them only with many items pending; on the flow, which
     /// never has, the scouts' reading ahead was ~4% of `stats`).
+    /// The announcements come at most `eventBatchSize` events earlier than the lookahead says:
+    /// the events are decoded a batch at a time (`forEachBatchOfEvents`).
     public func forEachEvent(announceStart: (_ id: UInt64) -> Void, _ body: (Event) throws -> Bool) rethrows {
+        try forEachBatchOfEvents(announceStart: announceStart) { events in
+            var wantsStarts = false
+            for i in events.indices { wantsStarts = try events.lending(i, body) }
+            return wantsStarts
+        }
+    }
+
+    /// `forEachEvent(announceStart:_:)`, `eventBatchSize` events at a time (fewer in the last
+    /// batch only): the merge decodes a batch into a buffer of its own, then hands it over
+    /// in one call, so that the call into the caller's closure (an indirect call, its
+    /// context's loads and a thunk: ~4% of `stats` when made per event) is paid once per
+    /// batch, and the caller reads each event from memory its stores have long left (the
+    /// event handed over in the call's argument was read back while still being stored).
+    /// The buffer is valid during the call only (hand its events on with `lending`: they
+    /// stay initialized, as the merge needs them). `body` returns whether it wants the STARTs
+    /// announced while the next batch is decoded (none are before the first batch's call).
+    public func forEachBatchOfEvents(announceStart: (_ id: UInt64) -> Void,
+                                     _ body: (UnsafeMutableBufferPointer<Event>) throws -> Bool) rethrows {
         var merge = EventMerge(bytes: bytes, streams: streams, clock: FastTSCConverter(clock, maxTsc: maxTsc))
         try merge.run(scouting: true, announceStart: announceStart, body)
     }
+
+    /// Events per batch of `forEachBatchOfEvents`: 32 events (2.3 KiB) stay in the L1 cache
+    /// between their decoding and their use, and the call per batch costs next to nothing.
+    public static let eventBatchSize = 32
 
     /// How many records of its thread's stream ahead `forEachEvent(announceStart:_:)`
     /// announces a START: a couple of items, enough for the misses to land, short enough for
@@ -117,6 +141,20 @@ public final class TraceFile: @unchecked Sendable {
         events.reserveCapacity(eventCount)
         forEachEvent { events.append($0) }
         return events
+    }
+}
+
+extension UnsafeMutableBufferPointer where Element == Event {
+    /// Calls `body` with the event at `index`, moved out for the call and back after it: an
+    /// event read through the buffer (`self[index]`) is copied for the call (the compiler
+    /// cannot tell that nothing writes the buffer meanwhile), an outlined copy, a retain of
+    /// its string and a release after, per event.
+    @inlinable @inline(__always)
+    public func lending<Result>(_ index: Int, _ body: (Event) throws -> Result) rethrows -> Result {
+        let slot = baseAddress.unsafelyUnwrapped + index
+        let event = slot.move()
+        defer { slot.initialize(to: event) }
+        return try body(event)
     }
 }
 
@@ -240,33 +278,39 @@ private struct EventMerge {
         cursors = streams.map(StreamCursor.init)
     }
 
-    /// `scouting`: whether the cursors' scouts run and call `announceStart`, after each event
-    /// for which `body` returns true. Inline into each `forEachEvent`, so that the plain one's
-    /// wrapper (`body`, then false) is no call of its own: as a call, it made the decoding
-    /// alone 1.2-1.5x slower.
+    /// `scouting`: whether the cursors' scouts run and call `announceStart` while `body` last
+    /// returned true. The events go to `body` in batches of `TraceFile.eventBatchSize` (the last
+    /// one shorter), decoded into a buffer in place.
     @inline(__always)
-    mutating func run(scouting: Bool, announceStart: (UInt64) -> Void, _ body: (Event) throws -> Bool) rethrows {
+    mutating func run(scouting: Bool, announceStart: (UInt64) -> Void,
+                      _ body: (UnsafeMutableBufferPointer<Event>) throws -> Bool) rethrows {
         let bytes = self.bytes, clock = self.clock
+        let batchSize = TraceFile.eventBatchSize
+        let batch = UnsafeMutablePointer<Event>.allocate(capacity: batchSize)
+        batch.initialize(repeating: Event(type: .end, time: 0, tid: 0), count: batchSize)
+        defer { batch.deinitialize(count: batchSize); batch.deallocate() }
         try RecordShape.table.withUnsafeBufferPointer { shapes in
             try cursors.withUnsafeMutableBufferPointer { cursors in
-                var heap = MergeHeap(capacity: cursors.count)
+                var heap = MergeHeap(settling: cursors, bytes, shapes, clock)
                 defer { heap.deallocate() }
-                for index in cursors.indices where cursors[index].settle(bytes, shapes, clock) {
-                    heap.push(MergeKey(time: cursors[index].time, stream: index))
-                }
-                var event = Event(type: .end, time: 0, tid: 0)
                 var pairing = SlotlessPairing()
+                var decoded = 0
+                var scout = false
                 var limit = heap.smallerChild
                 while heap.count > 0 {
                     let top = heap.top.stream
                     let cursor = cursors.baseAddress.unsafelyUnwrapped + top
                     let word0 = cursor.pointee.word0
                     let shape = shapes[Int(word0 & 0xFF)]
+                    let event = batch + decoded
                     bytes.decodeEvent(at: cursor.pointee.offset, word0: word0, shape: shape,
-                                      tid: cursor.pointee.tid, time: cursor.pointee.time, into: &event)
-                    // A slot-less record is rewritten in an event of its own: `event` itself
-                    // never has its address taken, so that it stays in registers (see `paired`).
-                    let scout = try shape.needsPairing ? body(Self.paired(event, &pairing)) : body(event)
+                                      tid: cursor.pointee.tid, time: cursor.pointee.time, into: &event.pointee)
+                    if shape.needsPairing { pairing.rewrite(&event.pointee) }
+                    decoded &+= 1
+                    if decoded == batchSize {
+                        scout = try body(UnsafeMutableBufferPointer(start: batch, count: decoded))
+                        decoded = 0
+                    }
                     if cursor.pointee.advance(bytes, shapes, clock) {
                         if scouting && scout { cursor.pointee.scoutAhead(bytes, shapes, &pairing, announceStart) }
                         let key = MergeKey(time: cursor.pointee.time, stream: top)
@@ -277,20 +321,54 @@ private struct EventMerge {
                     }
                     limit = heap.smallerChild
                 }
+                if decoded > 0 { _ = try body(UnsafeMutableBufferPointer(start: batch, count: decoded)) }
             }
         }
     }
 }
 
 extension EventMerge {
-    /// A slot-less record's event, rewritten by the pairing, as a copy. The merge's
-    /// event rewritten in place (`inout`) had its address taken, which kept it in memory for
-    /// every record: the decoder wrote its fields there one by one, and the call to the body
-    /// read them back at other widths (type and flags as one 4-byte load of two byte stores,
-    /// `d` and the string's first word as one 16-byte load), a store-forwarding stall per
-    /// event. In registers, the fields are stored once, into the call's argument. Inline: out
-    /// of line, the copies into and out of the call cost a slot-less trace ~4% more (built field
-    /// by field instead of copied, ~4% more again: the compiler's outlined copy).
+    /// The plain merge, one event at a time and no scouts, for `forEachEvent(_:)` (the
+    /// decoding alone, `qtrace dump`). A loop of its own: its event is never stored but into
+    /// the call's argument, from registers (see `paired`); lent out of the batches instead,
+    /// the decoding alone took 1.06x, and with the heap's loop shared through an inline
+    /// closure, 1.9-2.4x (the captured event lived in memory).
+    @inline(__always)
+    mutating func runOneByOne(_ body: (Event) throws -> Void) rethrows {
+        let bytes = self.bytes, clock = self.clock
+        try RecordShape.table.withUnsafeBufferPointer { shapes in
+            try cursors.withUnsafeMutableBufferPointer { cursors in
+                var heap = MergeHeap(settling: cursors, bytes, shapes, clock)
+                defer { heap.deallocate() }
+                var event = Event(type: .end, time: 0, tid: 0)
+                var pairing = SlotlessPairing()
+                var limit = heap.smallerChild
+                while heap.count > 0 {
+                    let top = heap.top.stream
+                    let cursor = cursors.baseAddress.unsafelyUnwrapped + top
+                    let shape = shapes[Int(cursor.pointee.word0 & 0xFF)]
+                    bytes.decodeEvent(at: cursor.pointee.offset, word0: cursor.pointee.word0, shape: shape,
+                                      tid: cursor.pointee.tid, time: cursor.pointee.time, into: &event)
+                    // Two calls, not one of a conditional value: that was a copy of the event.
+                    if shape.needsPairing { try body(Self.paired(event, &pairing)) } else { try body(event) }
+                    guard cursor.pointee.advance(bytes, shapes, clock) else {
+                        heap.removeTop()
+                        limit = heap.smallerChild
+                        continue
+                    }
+                    let key = MergeKey(time: cursor.pointee.time, stream: top)
+                    if key < limit { heap.top.time = key.time; continue }
+                    heap.replaceTop(key)
+                    limit = heap.smallerChild
+                }
+            }
+        }
+    }
+
+    /// A slot-less record's event, rewritten by the pairing, as a copy: `event` rewritten in
+    /// place (`inout`) would have its address taken, which keeps it in memory for every
+    /// record, the decoder's narrow stores read back at other widths by the call (a
+    /// store-forwarding stall per event; run (19) in docs/performance.md).
     @inline(__always)
     static func paired(_ event: Event, _ pairing: inout SlotlessPairing) -> Event {
         var paired = event
@@ -319,6 +397,15 @@ private struct MergeHeap {
     private(set) var count = 0
 
     init(capacity: Int) { items = .allocate(capacity: max(capacity, 1)) }
+
+    /// The heap of the streams with a record to read, each cursor settled on its first.
+    init(settling cursors: UnsafeMutableBufferPointer<StreamCursor>, _ bytes: TraceBytes,
+         _ shapes: UnsafeBufferPointer<RecordShape>, _ clock: FastTSCConverter) {
+        self.init(capacity: cursors.count)
+        for index in cursors.indices where cursors[index].settle(bytes, shapes, clock) {
+            push(MergeKey(time: cursors[index].time, stream: index))
+        }
+    }
     func deallocate() { items.deallocate() }
 
     var top: MergeKey {

@@ -80,11 +80,12 @@ final class MergeTests: XCTestCase {
         for (id, at) in announcedAt { XCTAssertLessThanOrEqual(at, starts[id]!, "announced after its delivery") }
         // Chunks of 4 KiB hold ~170 records: all but a few STARTs per chunk are announced.
         XCTAssertGreaterThan(announcedAt.count, starts.count * 9 / 10)
-        // Ahead in its own thread's records by at most the lookahead.
+        // Ahead in its own thread's records by at most the lookahead, plus the events decoded
+        // but not yet delivered (part of a batch).
         for (index, event) in delivered.enumerated() where event.type == .start {
             guard let at = announcedAt[event.a] else { continue }
             let sameThreadBetween = delivered[at..<index].filter { $0.tid == event.tid }.count
-            XCTAssertLessThanOrEqual(sameThreadBetween, TraceFile.startLookahead)
+            XCTAssertLessThanOrEqual(sameThreadBetween, TraceFile.startLookahead + TraceFile.eventBatchSize - 1)
         }
 
         // While the body wants no announcements, the scouts stand still; the events are the same.
@@ -93,5 +94,35 @@ final class MergeTests: XCTestCase {
         trace.forEachEvent(announceStart: { _ in announcedUnwanted += 1 }) { quietlyDelivered.append($0); return false }
         XCTAssertEqual(quietlyDelivered, expected)
         XCTAssertEqual(announcedUnwanted, 0)
+    }
+
+    /// The batches of `forEachBatchOfEvents`: the events of `forEachEvent` in the same order,
+    /// with their strings, `eventBatchSize` at a time (only the last batch shorter), and each
+    /// event lent out by `lending` unchanged and still in the buffer after the call.
+    func testBatchesHoldTheEventsInOrderAndLendingKeepsThem() throws {
+        let directory = try temporaryDirectory(self)
+        var events: [Event] = []
+        for index in 0..<(5 * TraceFile.eventBatchSize + 7) {
+            let tid = Int32(300 + index % 3)
+            events.append(index % 5 == 0
+                ? Event(type: .mark, time: UInt64(index), tid: tid, string: "mark \(index)")
+                : Event(type: .end, time: UInt64(index), tid: tid, a: UInt64(index)))
+        }
+        let trace = try TraceFile(path: writeTrace(events, in: directory, name: "batches.qtrace"))
+        let expected = trace.readAllEvents()
+        XCTAssertEqual(expected.count, events.count)
+        var delivered: [Event] = []
+        var sizes: [Int] = []
+        trace.forEachBatchOfEvents(announceStart: { _ in }) { batch in
+            sizes.append(batch.count)
+            for i in batch.indices {
+                let lent = batch.lending(i) { $0 }
+                XCTAssertEqual(lent, batch[i], "lent unchanged, back in the buffer")
+                delivered.append(lent)
+            }
+            return false
+        }
+        XCTAssertEqual(delivered, expected)
+        XCTAssertEqual(sizes, Array(repeating: TraceFile.eventBatchSize, count: 5) + [7])
     }
 }
