@@ -13,8 +13,10 @@ qt_stub_entry_t g_stub_map[QT_STUB_MAP_SIZE];
 int g_slotless_enabled;
 
 void qt_stubs_init_from_env(void) {
+    // On unless QTRACE_SLOTLESS=0: the program saves a cache line per pending item, and the
+    // reader's pairing now costs less than that (docs/performance.md, run (27)).
     const char *v = getenv("QTRACE_SLOTLESS");
-    g_slotless_enabled = v != NULL && strcmp(v, "1") == 0;
+    g_slotless_enabled = !(v != NULL && strcmp(v, "0") == 0);
 }
 /// The function each stub runs: written once, before the stub's index is published.
 static qt_fn_t g_stub_fn[QT_STUB_COUNT];

@@ -34,8 +34,9 @@ struct Record: ParsableCommand {
 
         Environment: QTRACE_SHIM overrides the shim's path; QTRACE_MAX_BYTES caps a trace file \
         (events beyond it are counted as dropped); QTRACE_CHUNK_KB sets the per-thread buffer; \
-        QTRACE_SLOTLESS=1 records dispatch_async_f items without a context slot (cheaper in the \
-        program with ~1M function items pending; a bigger trace, slower to analyse).
+        QTRACE_SLOTLESS=0 gives dispatch_async_f items a context slot again (by default they go \
+        without one: cheaper in the program with many function items pending; the slot path \
+        makes a smaller trace, faster to analyse).
 
         A full disk does not disturb the program: the trace keeps what fitted, the rest is \
         counted as dropped ("N events dropped: disk full" in the summary line, stats and the \

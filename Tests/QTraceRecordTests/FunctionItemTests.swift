@@ -1,4 +1,4 @@
-// Function items without a context slot (format 1.8, with QTRACE_SLOTLESS=1): dispatch_async_f's
+// Function items without a context slot (format 1.8, the default; QTRACE_SLOTLESS=0 turns it off): dispatch_async_f's
 // context passes through a stub per function, and the reader pairs each START with the oldest pending
 // ENQUEUE of the same (function, context, queue). The model must hold exactly the items the
 // program ran, whatever path each took.
@@ -12,13 +12,13 @@ final class FunctionItemTests: XCTestCase {
 
     private static let source = "Tests/Fixtures/c/function_items.c"
 
-    /// Without a slot (QTRACE_SLOTLESS=1): the reader pairs the items.
-    func testFunctionItemsWithoutSlotsPairExactlyOnSerialAndConcurrentQueues() throws {
+    /// The default: without a slot, the reader pairs the items.
+    func testFunctionItemsWithoutSlotsByDefaultPairExactlyOnSerialAndConcurrentQueues() throws {
         try checkFunctionItems(slotless: true)
     }
 
-    /// The default: every function item takes a context slot, and the model is the same.
-    func testFunctionItemsWithSlotsByDefault() throws {
+    /// QTRACE_SLOTLESS=0: every function item takes a context slot, and the model is the same.
+    func testFunctionItemsWithSlotsWhenSlotlessIsOff() throws {
         try checkFunctionItems(slotless: false)
     }
 
@@ -26,7 +26,7 @@ final class FunctionItemTests: XCTestCase {
         let dir = Paths.tempDir(slotless ? "function-items-slotless" : "function-items")
         let exe = buildCProgram(Self.source, in: dir)
         let plain = runProgram([exe])
-        let (traced, path) = record([exe], in: dir, environment: slotless ? ["QTRACE_SLOTLESS": "1"] : [:])
+        let (traced, path) = record([exe], in: dir, environment: slotless ? [:] : ["QTRACE_SLOTLESS": "0"])
         XCTAssertEqual(plain.status, 0, plain.stderr)
         XCTAssertEqual(traced.status, 0, traced.stderr)
         XCTAssertEqual(traced.stdout, plain.stdout, "a traced program behaves as untraced")
