@@ -212,7 +212,7 @@ private struct StreamCursor {
             scout = offset
             scoutLead = 0
             scoutSpan = spanIndex
-            scoutPeeks = SlotlessPairing.ScoutPeeks()
+            scoutPeeks.forget()
         } else {
             scoutLead &-= 1
         }
