@@ -134,6 +134,31 @@ final class SlotlessPairingTests: XCTestCase {
         end(2, 1, closes: 0)                    // nothing open any more
     }
 
+    /// Hundreds of threads, each first seen while the others' items are open: the per-thread
+    /// tables grow while a START is being recorded. (The nested per-thread buffers before
+    /// them indexed the outer buffer with a call that could grow it: main a214154 crashed on a
+    /// slot-less fan-out trace's 300 threads.)
+    func testManyThreadsEachWithAnOpenItemCloseTheirOwn() {
+        var pairing = SlotlessPairing()
+        let threads: UInt64 = 300
+        func stub(_ id: UInt64) -> UInt32 { UInt32(id % 200) }  // stubs are 8 bits wide
+        for id: UInt64 in 1...threads {
+            var enqueue = Event(type: .enqueue, time: 0, tid: 1, arg: 1 | stub(id) << SlotlessPairing.stubShift, a: id, b: 0x1000 + id, c: id)
+            pairing.rewrite(&enqueue)
+        }
+        for id: UInt64 in 1...threads {
+            var event = Event(type: .start, time: 0, tid: Int32(100 + id), arg: stub(id), b: id, c: 0x1000 + id)
+            pairing.rewrite(&event)
+            XCTAssertEqual(event.a, id, "START on thread \(100 + id)")
+        }
+        for id in stride(from: threads, through: 1, by: -1) {
+            var event = Event(type: .end, time: 0, tid: Int32(100 + id), arg: stub(id))
+            pairing.rewrite(&event)
+            XCTAssertEqual(event.a, id, "END on thread \(100 + id)")
+        }
+        XCTAssertEqual(pairing.pendingCount, 0)
+    }
+
     /// A START_F lost on a full disk: its END_F must not close the item around it.
     func testAnEndOfAnotherStubClosesNothing() throws {
         let (file, _) = try trace("lost-start") { r in
