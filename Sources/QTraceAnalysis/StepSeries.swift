@@ -32,11 +32,15 @@ public struct StepSeries: Sendable, Codable, Equatable {
     public mutating func record(_ value: Int32, at time: UInt64) {
         if value > peak { peak = value }
         // The common case once down-sampled, inline: another change inside the last bucket.
+        // The point is written whole: each write into the array checks that its storage is
+        // not shared (a call), and two fields written apart made two checks per change.
         let n = points.count
-        if resolution != 0 && n > 0 && points[n - 1].time == time & ~(resolution - 1) {
-            if value > points[n - 1].max { points[n - 1].max = value }
-            points[n - 1].last = value
-            return
+        if resolution != 0 && n > 0 {
+            let tail = points[n - 1]
+            if tail.time == time & ~(resolution - 1) {
+                points[n - 1] = Point(time: tail.time, max: Swift.max(tail.max, value), last: value)
+                return
+            }
         }
         recordSlowly(value, at: time)
     }
