@@ -149,14 +149,11 @@ extension UnsafeMutableBufferPointer where Element == Event {
     /// event read through the buffer (`self[index]`) is copied for the call (the compiler
     /// cannot tell that nothing writes the buffer meanwhile), an outlined copy, a retain of
     /// its string and a release after, per event.
-    /// Only an event with a string is stored back: without one, an event is plain bytes,
-    /// which `move` leaves in the slot unchanged, so they are the same event already (the
-    /// copy back was 72 bytes loaded and stored per event; the merge writes over them next).
     @inlinable @inline(__always)
     public func lending<Result>(_ index: Int, _ body: (Event) throws -> Result) rethrows -> Result {
         let slot = baseAddress.unsafelyUnwrapped + index
         let event = slot.move()
-        defer { if event.string != nil { slot.initialize(to: event) } }
+        defer { slot.initialize(to: event) }
         return try body(event)
     }
 }
