@@ -63,28 +63,34 @@ extension ModelBuilder {
         _ = newSemaphore(address: e.a, value: Int64(bitPattern: e.b), createdAt: now)
     }
 
-    mutating func semaphoreWaitBegin(_ e: Event, thread t: Int32) {
-        let s = semaphore(address: e.a)
+    // The semaphore handlers take the fields they read, not the event: every other event of
+    // a producer throttled by a semaphore is one of theirs, and an event argument is a copy of
+    // its 72 bytes (`consume(lent:)`).
+
+    mutating func semaphoreWaitBegin(address: UInt64, thread t: Int32) {
+        let s = semaphore(address: address)
         semaphores.countWait(s)
-        beginBlocked(t, cause: .semaphore, object: s, key: e.a)
+        beginBlocked(t, cause: .semaphore, object: s, key: address)
     }
 
-    mutating func semaphoreWaitEnd(_ e: Event, thread t: Int32) {
-        let s = semaphore(address: e.a)
-        let timedOut = e.arg & 1 != 0, blocked = e.arg & 2 != 0
+    /// `outcome`: the record's arg (bit 0 timed out, bit 1 blocked); `site`: its code site id.
+    mutating func semaphoreWaitEnd(address: UInt64, outcome: UInt32, site: UInt64, thread t: Int32) {
+        let s = semaphore(address: address)
+        let timedOut = outcome & 1 != 0, blocked = outcome & 2 != 0
         if timedOut { semaphores.countTimedOutWait(s) }
-        guard let f = endBlocked(t, cause: .semaphore, key: e.a, timedOut: timedOut) else { return }
+        guard let f = endBlocked(t, cause: .semaphore, key: address, timedOut: timedOut) else { return }
         if blocked {
-            if e.b != 0 { threads.setBlockedSite(t, f.index, site: siteID(e.b)) }
+            if site != 0 { threads.setBlockedSite(t, f.index, site: siteID(site)) }
             semaphores.blocked(s, for: now - f.start)
         } else {
             threads.discardBlocked(t, f.index) // fast path: the thread never blocked, no blocked interval
         }
     }
 
-    mutating func semaphoreSignal(_ e: Event) {
-        let s = semaphore(address: e.a)
-        semaphores.signalled(s, wokeWaiter: e.arg & 1 != 0)
+    /// `outcome`: the record's arg (bit 0: a waiter was woken).
+    mutating func semaphoreSignal(address: UInt64, outcome: UInt32) {
+        let s = semaphore(address: address)
+        semaphores.signalled(s, wokeWaiter: outcome & 1 != 0)
     }
 
     // MARK: Sources

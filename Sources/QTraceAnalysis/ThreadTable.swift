@@ -274,6 +274,7 @@ struct ThreadTable {
     }
 
     /// Drops the thread's latest blocked interval if it is `index`: a wait that never blocked.
+    @inline(__always)
     mutating func discardBlocked(_ t: Int32, _ index: Int32) {
         if Int(index) == threads[Int(t)].blocked.count - 1 { threads[Int(t)].blocked.removeLast() }
     }
