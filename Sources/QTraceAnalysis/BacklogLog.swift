@@ -54,7 +54,8 @@ struct BacklogLog {
         guard count > 0 else { return }
         defer { (count, mixed) = (0, false) }
         guard mixed else {
-            for i in 0..<count { queues[Int(firstQueue)].backlog.record(changes[i].depth, at: changes[i].time) }
+            let changes = self.changes
+            queues[Int(firstQueue)].backlog.record(run: count, value: { changes[$0].depth }, time: { changes[$0].time })
             return
         }
         if slots.count < queues.count { slots.append(contentsOf: repeatElement(0, count: queues.count - slots.count)) }
@@ -89,10 +90,9 @@ struct BacklogLog {
                 if k + 1 < touched.count { queues.address(of: Int(touched[k + 1])).pointee.backlog.prefetchLastPoint() }
                 let q = touched[k]
                 let end = Int(slots[Int(q)])
-                while i < end {
-                    queues[Int(q)].backlog.record(sorted[i].depth, at: sorted[i].time)
-                    i += 1
-                }
+                let run = sorted + i
+                queues[Int(q)].backlog.record(run: end - i, value: { run[$0].depth }, time: { run[$0].time })
+                i = end
                 slots[Int(q)] = 0
             }
         }

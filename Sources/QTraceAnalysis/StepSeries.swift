@@ -117,6 +117,40 @@ public struct StepSeries: Sendable, Codable, Equatable {
 }
 
 extension StepSeries {
+    /// `record` of each change of a run in turn (`BacklogLog.flush`: one queue's changes, in
+    /// time order; change `i` is `value(i)` at `time(i)`). The changes inside the last bucket
+    /// of a down-sampled series (nearly all of them) update the point in registers, stored
+    /// once: `record` loaded and stored it, and checked that the points' storage was not
+    /// shared (a call), per change.
+    @inline(__always)
+    mutating func record(run count: Int, value: (Int) -> Int32, time: (Int) -> UInt64) {
+        var i = 0
+        while i < count {
+            let n = points.count
+            if resolution != 0 && n > 0 {
+                let bucketMask = ~(resolution - 1)
+                var tail = points[n - 1]
+                var top = peak
+                var j = i
+                while j < count && time(j) & bucketMask == tail.time {
+                    let v = value(j)
+                    if v > top { top = v }
+                    if v > tail.max { tail.max = v }
+                    tail.last = v
+                    j += 1
+                }
+                if j > i {
+                    points[n - 1] = tail
+                    peak = top
+                    i = j
+                    continue
+                }
+            }
+            record(value(i), at: time(i))
+            i += 1
+        }
+    }
+
     /// A hint ahead of a run of `record`s (`BacklogLog.flush`): the cache line of the points'
     /// count. An Array is one reference to its storage object, whose header holds the count
     /// (a hint: no value is read there).
