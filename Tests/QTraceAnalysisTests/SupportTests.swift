@@ -29,6 +29,48 @@ final class SupportTests: XCTestCase {
         XCTAssertEqual(c.peak, 9)
     }
 
+    /// `record(run:)` (the backlog log's flush) makes the series that `record` makes one
+    /// change at a time: exact first, then down-sampled, with runs within one bucket, across
+    /// buckets and across a compaction, same-instant changes and repeated values among them.
+    func testStepSeriesRunsRecordLikeOneByOne() {
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next(_ bound: UInt64) -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return (state >> 33) % bound
+        }
+        var changes: [(value: Int32, time: UInt64)] = []
+        var time: UInt64 = 0
+        for _ in 0..<5_000 {
+            time += next(40)
+            changes.append((Int32(next(20)), time))
+        }
+        var oneByOne = StepSeries(capacity: 16), inRuns = StepSeries(capacity: 16)
+        for change in changes { oneByOne.record(change.value, at: change.time) }
+        var start = 0
+        while start < changes.count {
+            let count = min(Int(next(300)) + 1, changes.count - start)
+            inRuns.record(run: count, value: { changes[start + $0].value }, time: { changes[start + $0].time })
+            start += count
+        }
+        XCTAssertGreaterThan(oneByOne.resolution, 0, "down-sampled along the way")
+        XCTAssertEqual(inRuns, oneByOne)
+    }
+
+    /// Pages are populated a step at a time from the page holding the first byte, never past
+    /// the buffer's end, and nothing is left once the end is reached.
+    func testPagePopulationStepsWithinTheBuffer() throws {
+        let size = 3 * PagePopulation.step
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1 << 16)
+        defer { buffer.deallocate() }
+        let end = UnsafeRawPointer(buffer + size)
+        guard let first = PagePopulation.populate(from: buffer + 100, end: end) else {
+            throw XCTSkip("the kernel refuses MADV_POPULATE_WRITE (before 5.14)")
+        }
+        XCTAssertEqual(first - UnsafeRawPointer(buffer), PagePopulation.step)
+        XCTAssertEqual(PagePopulation.populate(from: end - 5_000, end: end), end)
+        XCTAssertNil(PagePopulation.populate(from: end, end: end))
+    }
+
     func testIdMapMatchesDictionary() {
         var map = IdMap<Int>()
         var reference: [UInt64: Int] = [:]
