@@ -117,9 +117,10 @@ public final class TraceFile: @unchecked Sendable {
     /// context's loads and a thunk: ~4% of `stats` when made per event) is paid once per
     /// batch, and the caller reads each event from memory its stores have long left (the
     /// event handed over in the call's argument was read back while still being stored).
-    /// The buffer is valid during the call only (hand its events on with `lending`: they
-    /// stay initialized, as the merge needs them). `body` returns whether it wants the STARTs
-    /// announced while the next batch is decoded (none are before the first batch's call).
+    /// The buffer is valid during the call only (hand its events on with `lending`, or
+    /// `inout` as `&events[i]`: they stay initialized, as the merge needs them). `body`
+    /// returns whether it wants the STARTs announced while the next batch is decoded (none
+    /// are before the first batch's call).
     public func forEachBatchOfEvents(announceStart: (_ id: UInt64) -> Void,
                                      _ body: (UnsafeMutableBufferPointer<Event>) throws -> Bool) rethrows {
         var merge = EventMerge(bytes: bytes, streams: streams, clock: FastTSCConverter(clock, maxTsc: maxTsc))
