@@ -34,7 +34,7 @@ extension ReportInput {
             counters: builder.counters(),
             stats: [AnalysisReportBuilder.queueTable(analysis.statistics), AnalysisReportBuilder.threadTable(analysis.statistics)]
                 + [AnalysisReportBuilder.schedTable(analysis.statistics), AnalysisReportBuilder.cpuTable(profile),
-                   AnalysisReportBuilder.codeTable(analysis.statistics, queueLabels: model.queues.map(queueName)),
+                   AnalysisReportBuilder.codeTable(analysis.statistics) { model.queues[safe: $0].map(queueName) },
                    AnalysisReportBuilder.waitSiteTable(analysis.statistics),
                    AnalysisReportBuilder.taskTable(analysis.statistics, model: model)].compactMap { $0 },
             histograms: builder.histograms(),
