@@ -55,12 +55,7 @@ extension ReportEncoder {
     /// histograms' back to back: from the first to the last non-empty bucket only.
     mutating func writeHistograms() {
         let histograms = input.histograms
-        var spans: [(first: Int, counts: ArraySlice<Int>)] = []
-        for h in histograms {
-            let first = h.counts.firstIndex { $0 != 0 } ?? 0
-            let last = h.counts.lastIndex { $0 != 0 } ?? -1
-            spans.append((first, last >= first ? h.counts[first...last] : []))
-        }
+        let spans = histograms.map { (first: $0.firstBucket, counts: $0.span) }
         payload.beginTable("histograms", rows: histograms.count)
         payload.column("queue", .delta, as: .i32, histograms.lazy.map { Int64($0.queueIndex) })
         payload.stringColumn("metric", stringIndexes(histograms.lazy.map(\.metric.rawValue)))

@@ -575,13 +575,33 @@ public struct ReportHistogram: Sendable {
     public var queueIndex: Int
     public var metric: ReportHistogramMetric
     public var boundsNs: [Double]
-    public var counts: [Int]
+    /// The counts from the first bucket that is not 0 to the last (0 and [] when all are): a
+    /// queue's durations fill a few of the 28 buckets, and 900k queues' full arrays were 102 MB.
+    public private(set) var firstBucket = 0
+    public private(set) var span: [Int] = []
+    private var bucketCount = 0
 
     public init(queueIndex: Int, metric: ReportHistogramMetric, boundsNs: [Double], counts: [Int]) {
         self.queueIndex = queueIndex
         self.metric = metric
         self.boundsNs = boundsNs
         self.counts = counts
+    }
+
+    /// Every bucket's count.
+    public var counts: [Int] {
+        get {
+            [Int](repeating: 0, count: firstBucket) + span
+                + [Int](repeating: 0, count: max(0, bucketCount - firstBucket - span.count))
+        }
+        set {
+            bucketCount = newValue.count
+            guard let first = newValue.firstIndex(where: { $0 != 0 }), let last = newValue.lastIndex(where: { $0 != 0 }) else {
+                (firstBucket, span) = (0, [])
+                return
+            }
+            (firstBucket, span) = (first, Array(newValue[first...last]))
+        }
     }
 }
 
