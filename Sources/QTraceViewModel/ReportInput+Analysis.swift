@@ -338,42 +338,11 @@ struct AnalysisReportBuilder {
             ReportColumn(key: "busyShare", title: "Busy", unit: "%"),
             ReportColumn(key: "throughputPerSecond", title: "Throughput", unit: "items/s"),
         ]
-        // Columns, not a row of cells per queue (416 bytes a queue: 374 MB at 900k queues), filled
-        // in one pass (key paths per cell made it four times slower).
-        let queues = stats.queues
-        var objects: [Int] = [], texts = [[String]](repeating: [], count: 3)
-        var numbers = [[Double]](repeating: [], count: 13), missing = [[Bool]](repeating: [], count: 13)
-        objects.reserveCapacity(queues.count)
-        for c in texts.indices { texts[c].reserveCapacity(queues.count) }
-        for c in numbers.indices { numbers[c].reserveCapacity(queues.count); missing[c].reserveCapacity(queues.count) }
-        func add(_ c: Int, _ value: Double, missing none: Bool = false) {
-            numbers[c].append(value)
-            missing[c].append(none)
-        }
-        for q in queues {
-            objects.append(q.queue)
-            texts[0].append(q.name ?? q.label)
-            texts[1].append(q.kind.rawValue)
-            texts[2].append(q.qos)
-            add(0, Double(q.items))
-            // Percentiles of no durations are missing ("-"), as in `qtrace stats`.
-            let (wait, run) = (q.wait, q.run)
-            add(1, Double(wait.p50Ns), missing: wait.count == 0)
-            add(2, Double(wait.p90Ns), missing: wait.count == 0)
-            add(3, Double(wait.p99Ns), missing: wait.count == 0)
-            add(4, Double(wait.maxNs), missing: wait.count == 0)
-            add(5, Double(run.p50Ns), missing: run.count == 0)
-            add(6, Double(run.p90Ns), missing: run.count == 0)
-            add(7, Double(run.p99Ns), missing: run.count == 0)
-            add(8, Double(run.maxNs), missing: run.count == 0)
-            add(9, Double(q.widthMax))
-            add(10, Double(q.backlogMax))
-            add(11, q.busyShare * 100)
-            add(12, q.throughputPerSecond)
-        }
-        let none = [Bool](repeating: false, count: queues.count)
-        let cells = texts.map { ReportCells.texts($0, missing: none) } + numbers.indices.map { ReportCells.numbers(numbers[$0], missing: missing[$0]) }
-        return ReportTable(id: "queues", title: "Queues", rowObject: .queue, columns: columns, objects: objects, cells: cells)
+        // Columns, not a row of cells per queue (416 bytes a queue: 374 MB at 900k queues).
+        var table = QueueTableColumns(capacity: stats.queues.count)
+        for q in stats.queues { table.append(q) }
+        return ReportTable(id: "queues", title: "Queues", rowObject: .queue, columns: columns,
+                           objects: table.objects, cells: table.cells)
     }
 
     static func threadTable(_ stats: TraceStatistics) -> ReportTable {
@@ -411,6 +380,53 @@ struct AnalysisReportBuilder {
         finding.count = g.count
         finding.stack = f.stack ?? []
         return finding
+    }
+}
+
+/// The queues table's columns, filled queue by queue in one pass (key paths per cell made the
+/// report's input phase four times slower at 900k queues).
+private struct QueueTableColumns {
+    var objects: [Int] = []
+    /// Name, kind, QoS.
+    var texts = [[String]](repeating: [], count: 3)
+    /// Items, wait p50/p90/p99/max, run p50/p90/p99/max, width max, backlog max, busy %, throughput.
+    var numbers = [[Double]](repeating: [], count: 13)
+    var missing = [[Bool]](repeating: [], count: 13)
+
+    init(capacity n: Int) {
+        objects.reserveCapacity(n)
+        for c in texts.indices { texts[c].reserveCapacity(n) }
+        for c in numbers.indices { numbers[c].reserveCapacity(n); missing[c].reserveCapacity(n) }
+    }
+
+    mutating func append(_ q: QueueStats) {
+        objects.append(q.queue)
+        texts[0].append(q.name ?? q.label)
+        texts[1].append(q.kind.rawValue)
+        texts[2].append(q.qos)
+        add(0, Double(q.items))
+        // Percentiles of no durations are missing ("-"), as in `qtrace stats`.
+        for (c, d) in [(1, q.wait), (5, q.run)] {
+            add(c, Double(d.p50Ns), missing: d.count == 0)
+            add(c + 1, Double(d.p90Ns), missing: d.count == 0)
+            add(c + 2, Double(d.p99Ns), missing: d.count == 0)
+            add(c + 3, Double(d.maxNs), missing: d.count == 0)
+        }
+        add(9, Double(q.widthMax))
+        add(10, Double(q.backlogMax))
+        add(11, q.busyShare * 100)
+        add(12, q.throughputPerSecond)
+    }
+
+    private mutating func add(_ c: Int, _ value: Double, missing none: Bool = false) {
+        numbers[c].append(value)
+        missing[c].append(none)
+    }
+
+    var cells: [ReportCells] {
+        let none = [Bool](repeating: false, count: objects.count)
+        return texts.map { ReportCells.texts($0, missing: none) }
+            + numbers.indices.map { ReportCells.numbers(numbers[$0], missing: missing[$0]) }
     }
 }
 
