@@ -55,12 +55,7 @@ extension ReportEncoder {
     /// histograms' back to back: from the first to the last non-empty bucket only.
     mutating func writeHistograms() {
         let histograms = input.histograms
-        var spans: [(first: Int, counts: ArraySlice<Int>)] = []
-        for h in histograms {
-            let first = h.counts.firstIndex { $0 != 0 } ?? 0
-            let last = h.counts.lastIndex { $0 != 0 } ?? -1
-            spans.append((first, last >= first ? h.counts[first...last] : []))
-        }
+        let spans = histograms.map { (first: $0.firstBucket, counts: $0.span) }
         payload.beginTable("histograms", rows: histograms.count)
         payload.column("queue", .delta, as: .i32, histograms.lazy.map { Int64($0.queueIndex) })
         payload.stringColumn("metric", stringIndexes(histograms.lazy.map(\.metric.rawValue)))
@@ -83,44 +78,30 @@ extension ReportEncoder {
                 .object([("key", .string(c.key)), ("title", .string(c.title)), ("unit", .string(c.unit))])
             })),
         ]
-        let columns = table.columns.indices.map { c in table.rows.map { $0.values.indices.contains(c) ? $0.values[c] : .missing } }
-        let kinds = columns.compactMap(Self.cellKind)
-        guard kinds.count == columns.count else {
+        // Read column by column as the table holds them (a copy of the cells as `ReportValue`
+        // columns was 345 MB at 900k queues).
+        guard !table.cells.contains(where: { if case .mixed = $0 { true } else { false } }) else {
             fields.append(("rows", Self.rowsJSON(table)))
             return .object(fields)
         }
         let name = "stats\(k)"
-        payload.beginTable(name, rows: table.rows.count)
-        payload.column("object", .plus1, as: .i32, table.rows.lazy.map { Int64(max(-1, $0.objectIndex)) })
-        for (c, cells) in columns.enumerated() {
-            switch kinds[c] {
-            case .text:
+        payload.beginTable(name, rows: table.rowCount)
+        payload.column("object", .plus1, as: .i32, table.objects.lazy.map { Int64(max(-1, $0)) })
+        for (c, cells) in table.cells.enumerated() {
+            switch cells {
+            case .texts(let texts, let missing):
                 var indexes: [Int64] = []
-                for cell in cells {
-                    if case .text(let s) = cell { indexes.append(strings.index(s)) } else { indexes.append(-1) }
-                }
+                indexes.reserveCapacity(texts.count)
+                for (text, none) in zip(texts, missing) { indexes.append(none ? -1 : strings.index(text)) }
                 payload.stringColumn("c\(c)", indexes)
-            case .number:
-                payload.nullableColumn("c\(c)", cells.map { if case .number(let d) = $0 { d } else { nil } })
+            case .numbers(let numbers, let missing):
+                payload.nullableColumn("c\(c)", zip(numbers, missing).map { $1 ? nil : $0 })
+            case .mixed:
+                preconditionFailure("mixed columns are written as rows")
             }
         }
         fields.append(("table", .string(name)))
         return .object(fields)
-    }
-
-    enum CellKind { case text, number }
-
-    /// Whether a column holds text or numbers (nil: both).
-    static func cellKind(_ cells: [ReportValue]) -> CellKind? {
-        var text = false, number = false
-        for cell in cells {
-            switch cell {
-            case .text: text = true
-            case .number: number = true
-            case .missing: break
-            }
-        }
-        return text && number ? nil : text ? .text : .number
     }
 
     static func rowsJSON(_ table: ReportTable) -> JSONValue {

@@ -21,7 +21,7 @@ struct EncodedReport {
     /// 2: queues, the queue tree, groups, stats rows, histograms, derived backlogs and strings
     /// moved from the header JSON into payload tables. 3: the items' `parent` as
     /// `keyedDelta` by queue (a `relref` before).
-    static let formatVersion = 3
+    static let formatVersion = 4
 
     var header: JSONValue
     /// The payload as one zlib stream (in pieces, in order), and its size uncompressed.
@@ -414,6 +414,7 @@ struct ReportEncoder {
                     ("items", .int(t.items)), ("busy", .int(t.busyNs)), ("blocked", .int(t.blockedNs)),
                 ])
             })),
+            ("threadOrder", .ints(input.threadLaneOrder())),
             ("sources", .array(input.sources.map { s in
                 .object([
                     ("label", .string(s.label)), ("type", .string(s.type)), ("queue", .int(s.queueIndex)),

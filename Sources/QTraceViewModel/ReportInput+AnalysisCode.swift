@@ -54,12 +54,14 @@ extension AnalysisReportBuilder {
     static func ns(_ value: UInt64, _ count: Int) -> ReportValue { count > 0 ? .number(Double(value)) : .missing }
 
     /// CODE: one row per code that ran (`statistics.sites`), most total run time first.
-    static func codeTable(_ stats: TraceStatistics, queueLabels: [String]) -> ReportTable? {
+    /// `queueLabel(q)`: the name of queue q, or nil (asked for the two a row names, not made for
+    /// every queue: 58 MB of Strings at 900k queues).
+    static func codeTable(_ stats: TraceStatistics, queueLabel: (Int) -> String?) -> ReportTable? {
         guard !stats.sites.isEmpty else { return nil }
         let columns = ReportTable.codeColumns
         let rows = stats.sites.map { c in
             let whereText = c.file.flatMap { file in c.line.map { "\(baseName(file)):\($0)" } } ?? (c.module ?? "")
-            let queues = c.queues.prefix(2).map { queueLabels[safe: $0] ?? "queue \($0)" }.joined(separator: ", ")
+            let queues = c.queues.prefix(2).map { queueLabel($0) ?? "queue \($0)" }.joined(separator: ", ")
                 + (c.queues.count > 2 ? " +\(c.queues.count - 2)" : "")
             let callers = c.callers.first.map { $0.location + (c.callers.count > 1 ? " +\(c.callers.count - 1)" : "") } ?? ""
             return ReportRow(values: [

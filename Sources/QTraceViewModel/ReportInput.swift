@@ -566,63 +566,6 @@ public struct ReportCounterSeries: Sendable {
     }
 }
 
-/// A cell of a stats table.
-public enum ReportValue: Sendable, Equatable {
-    case number(Double)
-    case text(String)
-    case missing
-}
-
-public struct ReportColumn: Sendable {
-    /// Stable key, as in `qtrace stats --json` ("p50_wait_ns").
-    public var key: String
-    public var title: String
-    /// "ns", "count", "%", "items/s", "" (text) ...: how the viewer formats the number.
-    public var unit: String
-
-    public init(key: String, title: String, unit: String = "") {
-        self.key = key
-        self.title = title
-        self.unit = unit
-    }
-}
-
-public enum ReportRowObject: String, Sendable {
-    case queue, thread, source, group, none
-    /// Index into `ReportInput.processes`.
-    case process
-    /// Index into `ReportInput.codes`, `ReportInput.sites`, `ReportInput.tasks`.
-    case code, site, task
-}
-
-public struct ReportRow: Sendable {
-    public var values: [ReportValue]
-    /// The queue, thread, ... the row is about (see `ReportTable.rowObject`), or -1.
-    public var objectIndex: Int
-
-    public init(values: [ReportValue], objectIndex: Int = -1) {
-        self.values = values
-        self.objectIndex = objectIndex
-    }
-}
-
-public struct ReportTable: Sendable {
-    /// "queues", "threads", ...
-    public var id: String
-    public var title: String
-    public var rowObject: ReportRowObject
-    public var columns: [ReportColumn]
-    public var rows: [ReportRow]
-
-    public init(id: String, title: String, rowObject: ReportRowObject = .none, columns: [ReportColumn], rows: [ReportRow]) {
-        self.id = id
-        self.title = title
-        self.rowObject = rowObject
-        self.columns = columns
-        self.rows = rows
-    }
-}
-
 public enum ReportHistogramMetric: String, Sendable {
     case wait, run
 }
@@ -632,13 +575,33 @@ public struct ReportHistogram: Sendable {
     public var queueIndex: Int
     public var metric: ReportHistogramMetric
     public var boundsNs: [Double]
-    public var counts: [Int]
+    /// The counts from the first bucket that is not 0 to the last (0 and [] when all are): a
+    /// queue's durations fill a few of the 28 buckets, and 900k queues' full arrays were 102 MB.
+    public private(set) var firstBucket = 0
+    public private(set) var span: [Int] = []
+    private var bucketCount = 0
 
     public init(queueIndex: Int, metric: ReportHistogramMetric, boundsNs: [Double], counts: [Int]) {
         self.queueIndex = queueIndex
         self.metric = metric
         self.boundsNs = boundsNs
         self.counts = counts
+    }
+
+    /// Every bucket's count.
+    public var counts: [Int] {
+        get {
+            [Int](repeating: 0, count: firstBucket) + span
+                + [Int](repeating: 0, count: max(0, bucketCount - firstBucket - span.count))
+        }
+        set {
+            bucketCount = newValue.count
+            guard let first = newValue.firstIndex(where: { $0 != 0 }), let last = newValue.lastIndex(where: { $0 != 0 }) else {
+                (firstBucket, span) = (0, [])
+                return
+            }
+            (firstBucket, span) = (first, Array(newValue[first...last]))
+        }
     }
 }
 

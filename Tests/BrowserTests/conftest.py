@@ -15,7 +15,7 @@ from selenium.webdriver.chrome.service import Service
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ("small", "hostile", "medium", "empty")
 # Written with them, opened by their own tests only (test_many_queues.py, test_report.py).
-EXTRA_FIXTURES = ("manyqueues", "bomlabels", "manyblocked")
+EXTRA_FIXTURES = ("manyqueues", "bomlabels", "manyblocked", "parkedpool")
 
 
 def _write_fixtures(directory):

@@ -267,3 +267,33 @@ def test_large_report_opens_and_draws_at_every_zoom(open_report, expectations):
         print(f"medium report: frame at zoom {t0:.0f}..{t1:.0f} ns drawn in {frame_ms:.1f} ms")
     print(f"medium report: first render {timings['firstRender'] - timings['start']:.0f} ms")
     assert report.severe_logs() == []
+
+
+def _lane_row_colours(report, lane):
+    """The colours of the middle of a thread lane's first row, across the plot."""
+    plot = report.state()["plot"]
+    dpr = plot["dpr"]
+    pixels = report.js(
+        "const c = document.getElementById('timeline').getContext('2d');"
+        "return Array.from(c.getImageData(arguments[0], arguments[1], arguments[2], 1).data);",
+        int(plot["left"] * dpr), int((lane["top"] + 12) * dpr), int(plot["width"] * dpr))
+    return [tuple(pixels[k:k + 3]) for k in range(0, len(pixels), 4)]
+
+
+def test_workers_that_ran_items_come_before_a_parked_pool(open_report):
+    """`parkedpool`: 20 workers start first and never run an item (the starfish benchmark's
+    overcommit pool), then two workers run 5,000 items of 20 ns each. Zoomed out, the busy
+    workers are the first lanes after main, and their lanes are shaded across their run."""
+    report = open_report("parkedpool")
+    lanes = [lane for lane in report.state()["lanes"] if lane["kind"] == "thread"]
+    titles = [lane["title"] for lane in lanes]
+    assert titles[0].startswith("main"), titles
+    assert all("busy worker" in t for t in titles[1:3]), titles
+    assert all("parked worker" in t for t in titles[3:]), titles
+    parked = _lane_row_colours(report, lanes[3])
+    background = max(set(parked), key=parked.count)  # an idle lane's colour
+    assert sum(1 for c in parked if c != background) < len(parked) / 20
+    for busy in lanes[1:3]:
+        shaded = sum(1 for c in _lane_row_colours(report, busy) if c != background)
+        assert shaded > len(parked) / 2, (busy["title"], shaded, len(parked))
+    assert report.severe_logs() == []

@@ -28,6 +28,7 @@ final class BrowserFixtureTests: XCTestCase {
         try writeManyQueues(to: dir)
         try ReportWriter.write(Self.byteOrderMarkLabels, to: "\(dir)/bomlabels.html")
         try ReportWriter.write(Self.manyWaitsInsideOneItem, to: "\(dir)/manyblocked.html")
+        try ReportWriter.write(ThreadLaneOrderTests.parkedWorkerPool, to: "\(dir)/parkedpool.html")
     }
 
     /// One item that blocks 6,000 times for 3 µs on a semaphore, then 1.23 ms in a group wait:

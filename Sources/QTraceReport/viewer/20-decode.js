@@ -3,7 +3,7 @@
 
 import { $, timings } from "./10-util.js";
 
-const SUPPORTED_VERSION = 3;
+const SUPPORTED_VERSION = 4;
 
 export async function loadEmbeddedReport() {
   const wrapper = JSON.parse($("qtrace-header").textContent);

@@ -17,6 +17,8 @@ export function buildModel(report) {
     meta: h.meta,
     tables: T,
     threads: h.threads,
+    // The thread lanes' order, the writer's (docs/report-data.md).
+    threadOrder: h.threadOrder,
     // Queues and groups are payload tables (docs/report-data.md, "Object tables"); the views read
     // them as objects, built once here (a few ms at 100k queues).
     queues: queueObjects(T.queues),

@@ -126,13 +126,9 @@ export class LaneLayout {
     return { kind: "source", key: `source:${i}`, obj: i, title: source.label, subtitle: source.type, height: 38 };
   }
 
-  /** Main thread first, then workers as they appear, then other threads. */
+  /** The thread lanes in the writer's order (the header's threadOrder: main first, idle threads last). */
   threadOrder() {
-    const rank = { main: 0, worker: 1, other: 2 };
-    return this.m.threads.map((_, t) => t).sort((a, b) => {
-      const ta = this.m.threads[a], tb = this.m.threads[b];
-      return (rank[ta.kind] - rank[tb.kind]) || (ta.start - tb.start) || (a - b);
-    });
+    return this.m.threadOrder;
   }
 
   /** Queues depth-first through the analysis' target-queue tree (m.queueForest), in its order. */
