@@ -79,7 +79,34 @@ enum SwiftDeclarations {
             lines += docLines(value.doc, indent: "    ")
             lines.append("    case \(escaped(value.swiftName)) = \(value.value)")
         }
-        return lines + ["}", ""]
+        return lines + inlinableRawValue(set) + ["}", ""]
+    }
+
+    /// The raw-value conversions spelled out and inlinable: the synthesized ones are calls from
+    /// another module, and the analysis converts an item's kind per event. Values that number
+    /// the cases in order from `first` (all the lists' so far) convert by arithmetic: a case of
+    /// an enum without payloads is stored as its index in declaration order, one byte for 2 to
+    /// 256 cases. A switch, the fallback, was not inlined either.
+    private static func inlinableRawValue(_ set: ValueSet) -> [String] {
+        let raw = set.rawType, first = set.values.first?.value ?? 0
+        let numbered = (2...256).contains(set.values.count)
+            && set.values.enumerated().allSatisfy { $0.element.value == first + UInt64($0.offset) }
+        guard numbered else { return switchedRawValue(set) }
+        return ["    @inlinable public init?(rawValue: \(raw)) {",
+                "        let index = rawValue &- \(first)",
+                "        guard index < \(set.values.count) else { return nil }",
+                "        self = unsafeBitCast(UInt8(truncatingIfNeeded: index), to: Self.self)",
+                "    }",
+                "    @inlinable public var rawValue: \(raw) { \(raw)(unsafeBitCast(self, to: UInt8.self)) &+ \(first) }"]
+    }
+
+    private static func switchedRawValue(_ set: ValueSet) -> [String] {
+        var lines = ["    @inlinable public init?(rawValue: \(set.rawType)) {", "        switch rawValue {"]
+        lines += set.values.map { "        case \($0.value): self = .\(escaped($0.swiftName))" }
+        lines += ["        default: return nil", "        }", "    }",
+                  "    @inlinable public var rawValue: \(set.rawType) {", "        switch self {"]
+        lines += set.values.map { "        case .\(escaped($0.swiftName)): \($0.value)" }
+        return lines + ["        }", "    }"]
     }
 
     /// Inlinable computed options (not stored statics, which cost an accessor call per use in

@@ -38,6 +38,29 @@ final class RecordListTests: XCTestCase {
         XCTAssertEqual(Event(type: .deadlock, time: 0, tid: 1, arg: 2, a: 1, b: 2).fieldsDescription, "kind=apply queue=0x1 held=0x2")
     }
 
+    /// The generated value enums convert from and to their raw values by arithmetic (cases
+    /// numbered in order): each case comes back from its value, any other value is nil.
+    func testValueEnumsConvertEveryRawValueBothWays() {
+        checkRawValues(ThreadStartKind.self); checkRawValues(QueueInfoKind.self)
+        checkRawValues(SourceHandlerKind.self); checkRawValues(DeadlockKind.self)
+        checkRawValues(ContinuationStep.self); checkRawValues(SiteCodeKind.self)
+        checkRawValues(ItemKind.self); checkRawValues(OnceOutcome.self)
+        checkRawValues(SourceType.self); checkRawValues(SnapshotReason.self)
+        XCTAssertEqual(ItemKind(rawValue: 3), .barrierAsync)
+        XCTAssertNil(ItemKind(rawValue: 11))
+    }
+
+    private func checkRawValues<Value: CaseIterable & RawRepresentable & Equatable>(_ type: Value.Type)
+        where Value.RawValue: FixedWidthInteger {
+        let values = Set(Value.allCases.map(\.rawValue))
+        XCTAssertEqual(values.count, Value.allCases.count, "\(type): two cases share a value")
+        for value in Value.allCases { XCTAssertEqual(Value(rawValue: value.rawValue), value, "\(type).\(value)") }
+        let highest = values.max() ?? 0
+        for raw in Array(0...highest + 2) + [Value.RawValue.max, highest << 8] where !values.contains(raw) {
+            XCTAssertNil(Value(rawValue: raw), "\(type)(rawValue: \(raw))")
+        }
+    }
+
     /// A record type the dump has no formatter for still shows every word under its list name.
     func testDumpNamesTheWordsOfEveryType() {
         for type in EventType.allCases {
