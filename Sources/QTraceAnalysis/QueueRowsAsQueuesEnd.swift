@@ -1,0 +1,103 @@
+// Queue rows taken in item order, each queue's tally alive only from its first item to its
+// last. The pass over the items counted every queue's items, so a queue's last item is known
+// when it comes, and its row is finished then. Queues that live and die in a stretch of the
+// trace (a starfish lap's 1,000 queues; sf10 has ten laps of them) never hold more than one
+// stretch's tallies, where grouping the items by queue read each item again at random (a
+// cache miss per item, the most costly part of sf10's queue statistics).
+import QTraceFormat
+
+extension QueueStats {
+    /// Every queue's row, or nil when the tallies alive at once would need more than `budget`
+    /// bytes (queues whose items span the trace: the caller groups the items by queue then).
+    static func asQueuesEnd(_ model: TraceModel, _ pass: StatisticsItemPass,
+                            budget: Int = StatisticsItemPass.itemOrderBudget) -> QueueStatsTable? {
+        var out = QueueStatsTable(identitiesFrom: model.queues)
+        out.reserveCapacity(model.queues.count)
+        // A queue with items holds its bare identity (no packed figures) until its row is set.
+        for q in model.queues.indices {
+            out.append(pass.itemsPerQueue[q] > 0 ? QueueStats(identityOf: model.queues[q], q) : QueueStats(model, q))
+        }
+        var live = LiveTallies(model, pass, budget: budget)
+        defer { live.release() }
+        let complete: Bool = model.items.withUnsafeBufferPointer { items in
+            for item in items where item.queueIndex >= 0 {
+                let q = Int(item.queueIndex)
+                guard let s = live.slot(of: q) else { return false }
+                live.tallies[s].add(ItemFacts(item))
+                guard live.tallies[s].items == pass.itemsPerQueue[q] else { continue }
+                var row = QueueStats(model, q)
+                row.apply(live.tallies[s], threadsServed: pass.threadsServed[q], model)
+                out[q] = row
+                live.close(q, s)
+            }
+            return true
+        }
+        return complete ? out : nil
+    }
+
+    /// The tallies of the queues between their first and last item, with the bytes their
+    /// recordings may reach (from each queue's item count) kept under a budget.
+    private struct LiveTallies {
+        /// Per queue: its tally's index, -1 while it has none.
+        let slots: ColumnBuffer<Int32>
+        let tallies = ColumnBuffer<Accumulation>(capacity: 64)
+        /// Tallies closed, to be reused.
+        var free: [Int] = []
+        var bytes = 0
+        let budget: Int
+        let itemsPerQueue: ColumnBuffer<Int>
+        let traceEnd: UInt64
+
+        init(_ model: TraceModel, _ pass: StatisticsItemPass, budget: Int) {
+            slots = ColumnBuffer(count: model.queues.count, repeating: -1)
+            itemsPerQueue = pass.itemsPerQueue
+            traceEnd = model.endTime
+            self.budget = budget
+        }
+
+        /// Queue q's tally, opened at its first item; nil when opening it would pass the budget.
+        @inline(__always)
+        mutating func slot(of q: Int) -> Int? {
+            let s = slots[q]
+            return s >= 0 ? Int(s) : open(q)
+        }
+
+        private mutating func open(_ q: Int) -> Int? {
+            bytes += Self.bytes(items: itemsPerQueue[q])
+            guard bytes <= budget else { return nil }
+            let s: Int
+            if let reused = free.popLast() {
+                s = reused
+                tallies[s] = Accumulation(traceEnd: traceEnd)
+            } else {
+                s = tallies.count
+                tallies.append(Accumulation(traceEnd: traceEnd))
+            }
+            slots[q] = Int32(s)
+            return s
+        }
+
+        /// Frees queue q's tally after its last item.
+        mutating func close(_ q: Int, _ s: Int) {
+            tallies[s].release()
+            bytes -= Self.bytes(items: itemsPerQueue[q])
+            free.append(s)
+        }
+
+        /// Frees the tallies still open.
+        func release() {
+            let closed = Set(free)
+            for s in 0..<tallies.count where !closed.contains(s) { tallies[s].release() }
+        }
+
+        /// At most what a queue of `items` items makes its three recordings hold: up to
+        /// `exactLimit` values of 8 bytes, then a bucket of 2 bytes per value in a buffer grown
+        /// by doubling, past `sortedLimit` a count per bucket.
+        static func bytes(items: Int) -> Int {
+            let values = 8 * Swift.min(items, DurationRecorder.exactLimit)
+            let buckets = items > DurationRecorder.exactLimit ? 4 * Swift.min(items, DurationRecorder.sortedLimit) : 0
+            let counts = items > DurationRecorder.sortedLimit ? 4 * HDRLayout.bucketCount : 0
+            return 3 * (values + buckets + counts)
+        }
+    }
+}
