@@ -35,12 +35,16 @@ extension QueueStats {
         return complete ? out : nil
     }
 
-    /// The tallies of the queues between their first and last item, with the bytes their
-    /// recordings may reach (from each queue's item count) kept under a budget.
-    private struct LiveTallies {
+    /// The tallies of the queues between their first and last item. A closed tally is reused
+    /// with its buffers (freed and allocated anew per queue, the heap's top was given back and
+    /// faulted in again); the bytes each may reach (from the item counts of the queues it
+    /// served) stay under a budget.
+    struct LiveTallies {
         /// Per queue: its tally's index, -1 while it has none.
         let slots: ColumnBuffer<Int32>
         let tallies = ColumnBuffer<Accumulation>(capacity: 64)
+        /// Per tally: the most bytes its recordings may hold (`bytes(items:)` of its largest queue).
+        let tallyBytes = ColumnBuffer<Int>(capacity: 64)
         /// Tallies closed, to be reused.
         var free: [Int] = []
         var bytes = 0
@@ -63,31 +67,31 @@ extension QueueStats {
         }
 
         private mutating func open(_ q: Int) -> Int? {
-            bytes += Self.bytes(items: itemsPerQueue[q])
-            guard bytes <= budget else { return nil }
+            let needed = Self.bytes(items: itemsPerQueue[q])
             let s: Int
             if let reused = free.popLast() {
                 s = reused
-                tallies[s] = Accumulation(traceEnd: traceEnd)
+                bytes += Swift.max(needed - tallyBytes[s], 0)
+                tallyBytes[s] = Swift.max(tallyBytes[s], needed)
             } else {
                 s = tallies.count
+                bytes += needed
                 tallies.append(Accumulation(traceEnd: traceEnd))
+                tallyBytes.append(needed)
             }
+            guard bytes <= budget else { return nil }
             slots[q] = Int32(s)
             return s
         }
 
-        /// Frees queue q's tally after its last item.
+        /// Queue q's tally, after its last item: ready for another queue.
         mutating func close(_ q: Int, _ s: Int) {
-            tallies[s].release()
-            bytes -= Self.bytes(items: itemsPerQueue[q])
+            tallies[s].reset()
             free.append(s)
         }
 
-        /// Frees the tallies still open.
         func release() {
-            let closed = Set(free)
-            for s in 0..<tallies.count where !closed.contains(s) { tallies[s].release() }
+            for s in 0..<tallies.count { tallies[s].release() }
         }
 
         /// At most what a queue of `items` items makes its three recordings hold: up to

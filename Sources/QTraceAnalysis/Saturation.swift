@@ -22,7 +22,7 @@ public struct CPUSaturation: Sendable, Equatable {
 
     /// Periods (runs of consecutive saturated windows) at least `saturationMinNs` long, in
     /// time order and apart (what `overlap` searches by halves).
-    public private(set) var periods: [Span]
+    public internal(set) var periods: [Span]
     public var evidence: Evidence
     /// The busiest window's busy time over its capacity (CPUs × window).
     public var peakShare: Double

@@ -205,4 +205,29 @@ final class SaturationTests: XCTestCase {
         XCTAssertTrue(CPUSaturation(model).fromSched)
         XCTAssertEqual(CPUSaturation(r.model).periods.count, 1)
     }
+
+    /// `overlap` and `explains` search the periods by halves: the same answers as summing every
+    /// period's share, for intervals and instants before, between, across and inside periods.
+    func testOverlapOverManyPeriodsIsEveryPeriodsShare() {
+        var saturation = CPUSaturation(TraceScript().analysis().model)
+        let periods: [Span] = (1...7).map { (k: UInt64) -> Span in
+            let start: UInt64 = 100 * k + 10 * (k % 3)
+            return Span(start: start, end: 100 * k + 60)
+        }
+        saturation.periods = periods
+        var times: Set<UInt64> = [0, 777]
+        for p in periods { times.formUnion([p.start - 1, p.start, p.start + 1, p.end - 1, p.end, p.end + 1]) }
+        let sortedTimes = times.sorted()
+        for start in sortedTimes {
+            XCTAssertEqual(saturation.explains(start, start), saturation.periods.contains { $0.start <= start && start < $0.end }, "instant \(start)")
+            for end in sortedTimes where end > start {
+                let every = saturation.periods.reduce(UInt64(0)) { sum, p in
+                    let from = max(p.start, start), to = min(p.end, end)
+                    return to > from ? sum + (to - from) : sum
+                }
+                XCTAssertEqual(saturation.overlap(start, end), every, "[\(start), \(end))")
+                XCTAssertEqual(saturation.explains(start, end), every * 2 >= end - start, "[\(start), \(end))")
+            }
+        }
+    }
 }
