@@ -154,6 +154,39 @@ final class SaturationTests: XCTestCase {
         XCTAssertTrue(f[0].message.contains("1000 items (waits outside saturated periods) with median run 1.00 µs against median wait 10.0 µs"), f[0].message)
     }
 
+    /// Queues one after another and side by side, of more or fewer items (the rule gathers a
+    /// queue's values from its first item to its last, in a buffer an earlier queue may have
+    /// left, too small or larger): each queue's medians are its own.
+    func testItemsTooSmallOfQueuesAfterEachOtherHaveTheirOwnMedians() {
+        var s = TraceScript()
+        s.mainAndGlobals()
+        busy(&s, threads: 2, from: 0, to: ms(1000), kernel: .running)
+        // (queue, items, first enqueue, run, wait) in µs; each queue's items on a thread of its own.
+        let queues: [(UInt64, UInt64, UInt64, UInt64, UInt64)] = [
+            (0x3000, 1000, 1_200_000, 1, 10), (0x3100, 3000, 1_300_000, 2, 20),
+            (0x3200, 1200, 1_300_000, 3, 40), (0x3300, 1000, 1_500_000, 1, 30),
+        ]
+        var id: UInt64 = 1
+        for (k, (queue, count, first, run, wait)) in queues.enumerated() {
+            let tid = Int32(301 + k)
+            s.thread(tid)
+            s.queue(queue, "com.example.tiny\(k)")
+            for n in 0..<count {
+                let ready = us(first + n * (run + wait + 9))
+                s.item(id, on: queue, at: ready, runOn: tid, start: ready + us(wait), end: ready + us(wait + run))
+                id += 1
+            }
+        }
+        let messages = s.analysis().findings("queue.items-too-small").map(\.message)
+        XCTAssertEqual(messages.count, 4, "\(messages)")
+        for (k, expected) in ["1000 items (waits outside saturated periods) with median run 1.00 µs against median wait 10.0 µs",
+                              "3000 items (waits outside saturated periods) with median run 2.00 µs against median wait 20.0 µs",
+                              "1200 items (waits outside saturated periods) with median run 3.00 µs against median wait 40.0 µs",
+                              "1000 items (waits outside saturated periods) with median run 1.00 µs against median wait 30.0 µs"].enumerated() {
+            XCTAssertTrue(messages.contains { $0.contains("tiny\(k)") && $0.contains(expected) }, "\(expected): \(messages)")
+        }
+    }
+
     /// 600 items every 5 ms onto a serial queue whose consumer takes 10 ms each: the backlog
     /// grows to the end (queue.unbounded-backlog unless explained).
     func outrunConsumer(_ s: inout TraceScript) {
