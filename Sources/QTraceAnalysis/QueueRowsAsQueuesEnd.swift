@@ -9,7 +9,7 @@ import QTraceFormat
 extension QueueStats {
     /// Every queue's row, or nil when the tallies alive at once would need more than `budget`
     /// bytes (queues whose items span the trace: the caller groups the items by queue then),
-    /// or past `maxQueues` queues.
+    /// or past `maxQueuesAsTheyEnd` queues.
     static func asQueuesEnd(_ model: TraceModel, _ pass: StatisticsItemPass,
                             budget: Int = StatisticsItemPass.itemOrderBudget) -> QueueStatsTable? {
         guard model.queues.count <= maxQueuesAsTheyEnd else { return nil }
@@ -39,13 +39,12 @@ extension QueueStats {
 
     /// Past this many queues, the rows come from the items grouped by queue: on 900k queues
     /// (bench-scaling's queue-heavy trace) this way cost 0.3-0.6 s more than grouping and
-    /// raised the peak by 21 MB (each row stored twice, its bare identity first; a slot per queue).
+    /// raised the peak by 21 MB (here each row is stored twice, its bare identity first).
     static let maxQueuesAsTheyEnd = 1 << 16
 
     /// The tallies of the queues between their first and last item. A closed tally is reused
-    /// with its buffers (freed and allocated anew per queue, the heap's top was given back and
-    /// faulted in again); the bytes each may reach (from the item counts of the queues it
-    /// served) stay under a budget.
+    /// with its buffers (no allocation per queue); the bytes each may reach (from the item
+    /// counts of the queues it served) stay under a budget.
     struct LiveTallies {
         /// Per queue: its tally's index, -1 while it has none.
         let slots: ColumnBuffer<Int32>
