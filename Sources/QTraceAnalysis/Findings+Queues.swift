@@ -23,8 +23,8 @@ extension RuleContext {
         var candidates: [(queue: Int, rule: QueueRule)] = []
         for qi in model.queues.indices where unboundedBacklog(qi) != nil { candidates.append((qi, .backlog)) }
         for qi in tinyByStats {
-            let (run, wait) = times[qi] ?? (stats.queues[qi].run, stats.queues[qi].wait)
-            if tooSmall(run: run, wait: wait) { candidates.append((qi, .tooSmall(run: run, wait: wait))) }
+            let times = times[qi] ?? TinyItemTimes(run: stats.queues[qi].run, wait: stats.queues[qi].wait)
+            if tooSmall(times) { candidates.append((qi, .tooSmall(times))) }
         }
         guard !candidates.isEmpty else { return }
         let sites = feedingSites(Set(candidates.map(\.queue)))
@@ -32,12 +32,12 @@ extension RuleContext {
             let objects = [queueRef(qi)] + (sites[qi].map { [siteRef($0)] } ?? [])
             switch rule {
             case .backlog: addUnboundedBacklog(qi, objects)
-            case .tooSmall(let run, let wait): addItemsTooSmall(qi, objects, run: run, wait: wait)
+            case .tooSmall(let times): addItemsTooSmall(qi, objects, times)
             }
         }
     }
 
-    enum QueueRule { case backlog, tooSmall(run: DurationStats, wait: DurationStats) }
+    enum QueueRule { case backlog, tooSmall(TinyItemTimes) }
 
     /// The code site that enqueued most items onto each of `queues` (one pass over the items).
     func feedingSites(_ queues: Set<Int>) -> [Int: Int] {
@@ -101,22 +101,24 @@ extension RuleContext {
     /// every item waits for a CPU, whatever its size. First on the queue's statistics.
     func looksTooSmall(_ qi: Int) -> Bool {
         let st = stats.queues[qi]
-        return st.completed >= Thresholds.tinyItemsMinCount && tooSmall(run: st.run, wait: st.wait)
+        return st.completed >= Thresholds.tinyItemsMinCount && tooSmall(TinyItemTimes(run: st.run, wait: st.wait))
     }
 
-    func tooSmall(run: DurationStats, wait: DurationStats) -> Bool {
-        wait.count >= Thresholds.tinyItemsMinCount && run.p50Ns < Thresholds.tinyItemsMaxRunNs
-            && run.p50Ns < Thresholds.tinyItemsRunToWaitFactor * wait.p50Ns
+    func tooSmall(_ times: TinyItemTimes) -> Bool {
+        times.waits >= Thresholds.tinyItemsMinCount && times.runP50Ns < Thresholds.tinyItemsMaxRunNs
+            && times.runP50Ns < Thresholds.tinyItemsRunToWaitFactor * times.waitP50Ns
     }
 
     /// Run and wait of each queue's completed items whose wait lies outside saturated periods.
     /// Swift jobs are left out: their size is the runtime's (one per resumption), not a choice
     /// the program made, so "batch them" is no advice.
-    /// The values go into one buffer per queue, sized by a first pass that counts them: a set
-    /// lookup and a dictionary of growing arrays per item were 8% of `stats` on a starfish lap
-    /// (1,000 queues of 2,000 items). Per queue, not one flat array: small buffers reuse the
-    /// heap the statistics freed, where one large array would be fresh pages on top of the peak.
-    func unsaturatedTimes(_ queues: [Int]) -> [Int: (run: DurationStats, wait: DurationStats)] {
+    /// A first pass counts each queue's values and marks the items counted (a bit each: the
+    /// second pass does not ask the saturated periods again). The second gathers a queue's
+    /// values from its first counted item to its last, then takes their medians (all the rule
+    /// reads) and hands the buffer to the next queue to start: a starfish lap's queues start and
+    /// end within the lap, so a lap's values are held at a time, where a buffer per queue held
+    /// all of them at once (320 MB of fresh pages on sf10, on top of the peak).
+    func unsaturatedTimes(_ queues: [Int]) -> [Int: TinyItemTimes] {
         guard !queues.isEmpty else { return [:] }
         var slot = [Int32](repeating: -1, count: model.queues.count)
         for (k, qi) in queues.enumerated() where slot.indices.contains(qi) { slot[qi] = Int32(k) }
@@ -129,37 +131,107 @@ extension RuleContext {
                   !saturation.explains(item.readyTime, item.startTime) else { return -1 }
             return k
         }
-        var counts = [Int](repeating: 0, count: queues.count)
-        for item in model.items {
-            let k = counted(item)
-            if k >= 0 { counts[k] += 1 }
+        let counts = ColumnBuffer<Int>(count: queues.count, repeating: 0)
+        let isCounted = ColumnBuffer<UInt64>(count: (model.items.count + 63) / 64, repeating: 0)
+        model.items.withUnsafeBufferPointer { items in
+            for i in items.indices {
+                let k = counted(items[i])
+                guard k >= 0 else { continue }
+                counts[k] += 1
+                isCounted[i >> 6] |= 1 << UInt64(i & 63)
+            }
         }
-        // Per queue: runs in the first half, waits in the second.
-        let buffers = counts.map { UnsafeMutableBufferPointer<UInt64>.allocate(capacity: 2 * $0) }
-        defer { for buffer in buffers { buffer.deallocate() } }
-        var filled = [Int](repeating: 0, count: queues.count)
-        for item in model.items {
-            let k = counted(item)
-            guard k >= 0 else { continue }
-            buffers[k][filled[k]] = item.endTime >= item.startTime ? item.endTime - item.startTime : 0
-            buffers[k][counts[k] + filled[k]] = item.startTime - item.readyTime
-            filled[k] += 1
-        }
-        var out: [Int: (run: DurationStats, wait: DurationStats)] = [:]
-        for (k, qi) in queues.enumerated() {
-            let runs = UnsafeMutableBufferPointer(rebasing: buffers[k][0..<counts[k]])
-            let waits = UnsafeMutableBufferPointer(rebasing: buffers[k][counts[k]...])
-            out[qi] = (DurationStats(unsorted: runs), DurationStats(unsorted: waits))
+        var out: [Int: TinyItemTimes] = [:]
+        for (k, qi) in queues.enumerated() where counts[k] == 0 { out[qi] = TinyItemTimes(waits: 0, runP50Ns: 0, waitP50Ns: 0) }
+        var buffers = QueueValueBuffers(queues: queues.count)
+        defer { buffers.release() }
+        model.items.withUnsafeBufferPointer { items in
+            for i in items.indices where isCounted[i >> 6] & (1 << UInt64(i & 63)) != 0 {
+                let item = items[i]
+                let k = Int(slot[Int(item.queueIndex)])
+                // Runs in the first half of the queue's buffer, waits in the second.
+                let (buffer, n, filled) = (buffers.buffer(of: k, holding: 2 * counts[k]), counts[k], buffers.filled[k])
+                buffer[filled] = item.endTime >= item.startTime ? item.endTime - item.startTime : 0
+                buffer[n + filled] = item.startTime - item.readyTime
+                buffers.filled[k] = filled + 1
+                guard filled + 1 == n else { continue }
+                let runs = UnsafeMutableBufferPointer(rebasing: buffer[0..<n])
+                let waits = UnsafeMutableBufferPointer(rebasing: buffer[n..<2 * n])
+                out[queues[k]] = TinyItemTimes(waits: n, runP50Ns: Self.median(runs), waitP50Ns: Self.median(waits))
+                buffers.close(k)
+            }
         }
         return out
     }
 
-    mutating func addItemsTooSmall(_ qi: Int, _ objects: [FindingObject], run: DurationStats, wait: DurationStats) {
+    /// `DurationStats(unsorted:)`'s p50 of `values` (reordered), 0 of none.
+    private static func median(_ values: UnsafeMutableBufferPointer<UInt64>) -> UInt64 {
+        guard !values.isEmpty else { return 0 }
+        let rank = DurationStats.nearestRankIndex(50, count: values.count)
+        OrderStatistics.select([rank], in: values)
+        return values[rank]
+    }
+
+    mutating func addItemsTooSmall(_ qi: Int, _ objects: [FindingObject], _ times: TinyItemTimes) {
         let outside = saturation.periods.isEmpty ? ""
             : saturation.isMeasured ? " (waits outside saturated periods)" : " (waits outside periods when items ran on every CPU)"
         add("queue.items-too-small", .info, 0, model.endTime, objects,
-            "\(q(qi)): \(wait.count) items\(outside) with median run \(formatDuration(run.p50Ns)) against median wait \(formatDuration(wait.p50Ns)): items too small for their dispatch cost; batch work into fewer, larger items",
-            weight: UInt64(wait.count))
+            "\(q(qi)): \(times.waits) items\(outside) with median run \(formatDuration(times.runP50Ns)) against median wait \(formatDuration(times.waitP50Ns)): items too small for their dispatch cost; batch work into fewer, larger items",
+            weight: UInt64(times.waits))
+    }
+}
+
+/// Each queue's buffer of values between its first value and its last (`unsaturatedTimes`),
+/// the buffers of queues that ended handed to those that start.
+private struct QueueValueBuffers {
+    var buffers: [UnsafeMutableBufferPointer<UInt64>?]
+    /// Per queue: the values it holds.
+    let filled: ColumnBuffer<Int>
+    var spare: [UnsafeMutableBufferPointer<UInt64>] = []
+
+    init(queues: Int) {
+        buffers = Array(repeating: nil, count: queues)
+        filled = ColumnBuffer(count: queues, repeating: 0)
+    }
+
+    /// Queue k's buffer, of at least `count` values: a spare one when large enough.
+    @inline(__always)
+    mutating func buffer(of k: Int, holding count: Int) -> UnsafeMutableBufferPointer<UInt64> {
+        if let buffer = buffers[k] { return buffer }
+        var buffer = spare.popLast()
+        if let small = buffer, small.count < count {
+            small.deallocate()
+            buffer = nil
+        }
+        // Room rounded up: queues of about as many values reuse each other's buffers.
+        let made = buffer ?? .allocate(capacity: (count + 1023) & ~1023)
+        buffers[k] = made
+        return made
+    }
+
+    /// Queue k had its last value: its buffer goes to the next queue.
+    mutating func close(_ k: Int) {
+        spare.append(buffers[k]!)
+        buffers[k] = nil
+    }
+
+    func release() {
+        for buffer in spare { buffer.deallocate() }
+        for case let buffer? in buffers { buffer.deallocate() }
+    }
+}
+
+/// What the items-too-small rule reads of a queue's runs and waits: how many waits, and the
+/// median of each.
+struct TinyItemTimes {
+    var waits: Int
+    var runP50Ns: UInt64
+    var waitP50Ns: UInt64
+}
+
+extension TinyItemTimes {
+    init(run: DurationStats, wait: DurationStats) {
+        self.init(waits: wait.count, runP50Ns: run.p50Ns, waitP50Ns: wait.p50Ns)
     }
 }
 

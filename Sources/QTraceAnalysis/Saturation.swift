@@ -20,8 +20,9 @@ public struct CPUSaturation: Sendable, Equatable {
         case itemTime
     }
 
-    /// Periods (runs of consecutive saturated windows) at least `saturationMinNs` long.
-    public var periods: [Span]
+    /// Periods (runs of consecutive saturated windows) at least `saturationMinNs` long, in
+    /// time order and apart (what `overlap` searches by halves).
+    public internal(set) var periods: [Span]
     public var evidence: Evidence
     /// The busiest window's busy time over its capacity (CPUs × window).
     public var peakShare: Double
@@ -32,18 +33,37 @@ public struct CPUSaturation: Sendable, Equatable {
     public var isMeasured: Bool { evidence != .itemTime }
     public var saturatedNs: UInt64 { periods.reduce(0) { $0 + $1.duration } }
 
-    /// The part of [start, end) inside saturated periods.
+    /// The part of [start, end) inside saturated periods: from the first period ending after
+    /// `start`, found by halves (the items-too-small rule asks for each of millions of items,
+    /// and a loaded recording has hundreds of periods).
     public func overlap(_ start: UInt64, _ end: UInt64) -> UInt64 {
-        periods.reduce(0) { sum, p in
-            let from = Swift.max(p.start, start), to = Swift.min(p.end, end)
-            return to > from ? sum + (to - from) : sum
+        var sum: UInt64 = 0
+        var k = firstPeriod(endingAfter: start)
+        while k < periods.count && periods[k].start < end {
+            let from = Swift.max(periods[k].start, start), to = Swift.min(periods[k].end, end)
+            if to > from { sum += to - from }
+            k += 1
         }
+        return sum
     }
 
     /// Whether most of [start, end) was saturated (an instant: whether it lies inside a period).
     public func explains(_ start: UInt64, _ end: UInt64) -> Bool {
-        guard end > start else { return periods.contains { $0.start <= start && start < $0.end } }
+        guard end > start else {
+            let k = firstPeriod(endingAfter: start)
+            return k < periods.count && periods[k].start <= start
+        }
         return overlap(start, end) * 2 >= end - start
+    }
+
+    /// The index of the first period that ends after `t` (`periods.count` if none does).
+    private func firstPeriod(endingAfter t: UInt64) -> Int {
+        var (low, high) = (0, periods.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if periods[middle].end > t { high = middle } else { low = middle + 1 }
+        }
+        return low
     }
 
     /// Busy time per `saturationWindowNs` window over [0, endTime): a window is saturated

@@ -154,6 +154,39 @@ final class SaturationTests: XCTestCase {
         XCTAssertTrue(f[0].message.contains("1000 items (waits outside saturated periods) with median run 1.00 µs against median wait 10.0 µs"), f[0].message)
     }
 
+    /// Queues one after another and side by side, of more or fewer items (the rule gathers a
+    /// queue's values from its first item to its last, in a buffer an earlier queue may have
+    /// left, too small or larger): each queue's medians are its own.
+    func testItemsTooSmallOfQueuesAfterEachOtherHaveTheirOwnMedians() {
+        var s = TraceScript()
+        s.mainAndGlobals()
+        busy(&s, threads: 2, from: 0, to: ms(1000), kernel: .running)
+        // (queue, items, first enqueue, run, wait) in µs; each queue's items on a thread of its own.
+        let queues: [(UInt64, UInt64, UInt64, UInt64, UInt64)] = [
+            (0x3000, 1000, 1_200_000, 1, 10), (0x3100, 3000, 1_300_000, 2, 20),
+            (0x3200, 1200, 1_300_000, 3, 40), (0x3300, 1000, 1_500_000, 1, 30),
+        ]
+        var id: UInt64 = 1
+        for (k, (queue, count, first, run, wait)) in queues.enumerated() {
+            let tid = Int32(301 + k)
+            s.thread(tid)
+            s.queue(queue, "com.example.tiny\(k)")
+            for n in 0..<count {
+                let ready = us(first + n * (run + wait + 9))
+                s.item(id, on: queue, at: ready, runOn: tid, start: ready + us(wait), end: ready + us(wait + run))
+                id += 1
+            }
+        }
+        let messages = s.analysis().findings("queue.items-too-small").map(\.message)
+        XCTAssertEqual(messages.count, 4, "\(messages)")
+        for (k, expected) in ["1000 items (waits outside saturated periods) with median run 1.00 µs against median wait 10.0 µs",
+                              "3000 items (waits outside saturated periods) with median run 2.00 µs against median wait 20.0 µs",
+                              "1200 items (waits outside saturated periods) with median run 3.00 µs against median wait 40.0 µs",
+                              "1000 items (waits outside saturated periods) with median run 1.00 µs against median wait 30.0 µs"].enumerated() {
+            XCTAssertTrue(messages.contains { $0.contains("tiny\(k)") && $0.contains(expected) }, "\(expected): \(messages)")
+        }
+    }
+
     /// 600 items every 5 ms onto a serial queue whose consumer takes 10 ms each: the backlog
     /// grows to the end (queue.unbounded-backlog unless explained).
     func outrunConsumer(_ s: inout TraceScript) {
@@ -204,5 +237,30 @@ final class SaturationTests: XCTestCase {
         XCTAssertEqual(CPUSaturation(model).periods, [])
         XCTAssertTrue(CPUSaturation(model).fromSched)
         XCTAssertEqual(CPUSaturation(r.model).periods.count, 1)
+    }
+
+    /// `overlap` and `explains` search the periods by halves: the same answers as summing every
+    /// period's share, for intervals and instants before, between, across and inside periods.
+    func testOverlapOverManyPeriodsIsEveryPeriodsShare() {
+        var saturation = CPUSaturation(TraceScript().analysis().model)
+        let periods: [Span] = (1...7).map { (k: UInt64) -> Span in
+            let start: UInt64 = 100 * k + 10 * (k % 3)
+            return Span(start: start, end: 100 * k + 60)
+        }
+        saturation.periods = periods
+        var times: Set<UInt64> = [0, 777]
+        for p in periods { times.formUnion([p.start - 1, p.start, p.start + 1, p.end - 1, p.end, p.end + 1]) }
+        let sortedTimes = times.sorted()
+        for start in sortedTimes {
+            XCTAssertEqual(saturation.explains(start, start), saturation.periods.contains { $0.start <= start && start < $0.end }, "instant \(start)")
+            for end in sortedTimes where end > start {
+                let every = saturation.periods.reduce(UInt64(0)) { sum, p in
+                    let from = max(p.start, start), to = min(p.end, end)
+                    return to > from ? sum + (to - from) : sum
+                }
+                XCTAssertEqual(saturation.overlap(start, end), every, "[\(start), \(end))")
+                XCTAssertEqual(saturation.explains(start, end), every * 2 >= end - start, "[\(start), \(end))")
+            }
+        }
     }
 }

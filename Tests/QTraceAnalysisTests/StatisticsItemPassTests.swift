@@ -21,6 +21,34 @@ final class StatisticsItemPassTests: XCTestCase {
         }
     }
 
+    /// Past the pass's budget, the rows come from tallies alive from a queue's first item to its
+    /// last, as long as those alive at once fit their budget: the same rows as grouped.
+    func testRowsAsQueuesEndAreTheGroupedRows() throws {
+        let (info, stream) = SyntheticWorkload.events(200_000, queues: 60)
+        let model = Analysis.buildModel(info: info, events: stream)
+        let pass = StatisticsItemPass(model, itemOrder: false)
+        let asQueuesEnd = try XCTUnwrap(QueueStats.asQueuesEnd(model, pass))
+        XCTAssertEqual(Array(asQueuesEnd), Array(QueueStats.grouped(model, pass)))
+        XCTAssertGreaterThan(asQueuesEnd.map(\.items).max() ?? 0, DurationRecorder.exactLimit)
+        // Every queue's items spread over the whole trace: all tallies alive at once.
+        let all = asQueuesEnd.map { QueueStats.LiveTallies.bytes(items: $0.items) }.reduce(0, +)
+        XCTAssertNotNil(QueueStats.asQueuesEnd(model, pass, budget: all).map { _ in true })
+        XCTAssertTrue(QueueStats.asQueuesEnd(model, pass, budget: all - 1) == nil, "past the budget")
+    }
+
+    /// Queues one after another (the items sorted by queue): each tally is closed at its queue's
+    /// last item and its budget freed, so one queue's worth is enough.
+    func testTalliesOfQueuesThatEndedAreFreed() throws {
+        let (info, stream) = SyntheticWorkload.events(100_000, queues: 30)
+        var model = Analysis.buildModel(info: info, events: stream)
+        model.items = model.items.enumerated().sorted { ($0.element.queueIndex, $0.offset) < ($1.element.queueIndex, $1.offset) }.map(\.element)
+        let pass = StatisticsItemPass(model, itemOrder: false)
+        let largest = (0..<model.queues.count).map { QueueStats.LiveTallies.bytes(items: pass.itemsPerQueue[$0]) }.max()!
+        let rows = try XCTUnwrap(QueueStats.asQueuesEnd(model, pass, budget: largest))
+        XCTAssertEqual(Array(rows), Array(QueueStats.grouped(model, pass)))
+        XCTAssertTrue(QueueStats.asQueuesEnd(model, pass, budget: largest - 1) == nil, "past the budget")
+    }
+
     /// The default: item order for a few queues, grouped for a queue-heavy trace.
     func testTheWayFollowsTheBudget() {
         let (info, stream) = SyntheticWorkload.events(20_000, queues: 8)
