@@ -179,25 +179,18 @@ private struct ThreadStacks {
     /// Per thread (in order of first START_F): its innermost entry, -1 for none.
     private var innermost = PairingBuffer<Int32>()
     private var indexByTid: [Int32: Int] = [:]
-    /// The last two threads looked up and their indices, latest first (none while an index is
-    /// -1): the merge interleaves a few threads' runs, and hashing a tid into `indexByTid` at
-    /// each switch was ~0.5% of a slot-less fan-out trace's `stats`.
-    private var recentTids: (Int32, Int32) = (0, 0)
-    private var recentIndices = (-1, -1)
+    /// The last two threads looked up: the merge interleaves a few threads' runs, and hashing
+    /// a tid into `indexByTid` at each switch was ~0.5% of a slot-less fan-out trace's `stats`.
+    private var recentThreads = RecentTwo<Int32>(placeholder: 0)
 
     private mutating func index(of tid: Int32) -> Int {
-        if tid == recentTids.0 && recentIndices.0 >= 0 { return recentIndices.0 }
-        let index: Int
-        if tid == recentTids.1 && recentIndices.1 >= 0 {
-            index = recentIndices.1
-        } else {
-            index = indexByTid[tid] ?? {
-                innermost.append(-1)
-                indexByTid[tid] = innermost.count - 1
-                return innermost.count - 1
-            }()
-        }
-        (recentTids, recentIndices) = ((tid, recentTids.0), (index, recentIndices.0))
+        if let index = recentThreads.recall(tid) { return Int(index) }
+        let index = indexByTid[tid] ?? {
+            innermost.append(-1)
+            indexByTid[tid] = innermost.count - 1
+            return innermost.count - 1
+        }()
+        recentThreads.remember(tid, Int32(index))
         return index
     }
 

@@ -38,10 +38,9 @@ struct PendingItems {
     /// `startedList`'s last answer (none yet while the list is -1).
     private var lastStartedQueue: UInt64 = 0
     private var lastStartedList: Int32 = -1
-    /// `peekedList`'s last two answers, latest first (none while a list is -1). A queue's list
-    /// never changes: queues are never removed from the table.
-    private var peekedQueues: (UInt64, UInt64) = (0, 0)
-    private var peekedLists: (Int32, Int32) = (-1, -1)
+    /// `peekedList`'s last two answers (a queue's list never changes: queues are never removed
+    /// from the table).
+    private var peekedLists = RecentTwo<UInt64>(placeholder: 0)
 
     /// `arenaChunks`: the chunk arena's first size (tests make it small, to see it grow).
     init(arenaChunks: Int = EntryChunks.initialChunks) { chunks = EntryChunks(capacity: arenaChunks) }
@@ -83,13 +82,9 @@ struct PendingItems {
     /// scouts of two threads may take turns, so the last two answers are kept at hand (the
     /// queue table outgrows the cache: 10,000 queues on a 60M-event starfish trace).
     private mutating func peekedList(_ queue: UInt64) -> Int32? {
-        if queue == peekedQueues.0 && peekedLists.0 >= 0 { return peekedLists.0 }
-        if queue == peekedQueues.1 && peekedLists.1 >= 0 {
-            (peekedQueues, peekedLists) = ((queue, peekedQueues.0), (peekedLists.1, peekedLists.0))
-            return peekedLists.0
-        }
+        if let list = peekedLists.recall(queue) { return list }
         guard let list = listOfQueue.index(of: queue) else { return nil }
-        (peekedQueues, peekedLists) = ((queue, peekedQueues.0), (list, peekedLists.0))
+        peekedLists.remember(queue, list)
         return list
     }
 
