@@ -307,6 +307,11 @@ public struct ThreadStats: Sendable, Codable {
     /// Queues whose items it ran, most run time first.
     public var queues: [ThreadQueueShare] = []
 
+    /// Whether the thread did anything of its own: ran an item or blocked. The threads `qtrace
+    /// stats` lists, and those the report's lanes put before idle ones (a parked pool).
+    public var ranOrBlocked: Bool { Self.ranOrBlocked(items: items, blockedNs: blockedNs) }
+    public static func ranOrBlocked(items: Int, blockedNs: some BinaryInteger) -> Bool { items > 0 || blockedNs > 0 }
+
     static func all(_ model: TraceModel, _ tally: ThreadTally) -> [ThreadStats] {
         var byThread = [[ThreadQueueShare]](repeating: [], count: model.threads.count)
         for s in 0..<tally.pairItems.count {

@@ -164,7 +164,7 @@ public enum StatsText {
         let c = stats.threadCounts
         var out = section("THREADS")
         out += "  \(c.seen) seen (\(plural(c.workers, "worker"))), \(c.created) created, \(c.exited) exited; peak \(c.peakAlive) alive, \(c.peakRunning) running, \(c.peakBlocked) blocked, \(plural(c.peakWorkers, "worker"))\n"
-        let rows = stats.threads.filter { $0.items > 0 || $0.blockedNs > 0 }
+        let rows = stats.threads.filter(\.ranOrBlocked)
             .sorted { $0.busyNs != $1.busyNs ? $0.busyNs > $1.busyNs : $0.thread < $1.thread }
         guard !rows.isEmpty else { return out }
         var table = TextTable(["thread", "kind", "items", "busy", "blocked", "queues served"])

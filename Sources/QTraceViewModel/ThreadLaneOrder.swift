@@ -1,9 +1,11 @@
 // The order of the thread lanes, computed here once; the viewer draws the lanes in it.
 
+import QTraceAnalysis
+
 extension ReportThread {
     /// Whether the thread's lane shows anything of its own: it ran an item or it blocked (the
-    /// threads the THREADS table of `qtrace stats` lists).
-    public var ranOrBlocked: Bool { items > 0 || blockedNs > 0 }
+    /// analysis' definition, which also picks the threads `qtrace stats` lists).
+    public var ranOrBlocked: Bool { ThreadStats.ranOrBlocked(items: items, blockedNs: blockedNs) }
 }
 
 extension ReportInput {
