@@ -27,16 +27,7 @@ struct ThreadTable {
     private var aliveWorkers: Int32 = 0
     private var blockedWorkers: Int32 = 0
     private var explosion: ThreadExplosion?
-    /// The activity series, but for the running-threads changes still in `runningLog`.
-    private var recordedActivity = ThreadActivity()
-    /// Running-threads changes not yet in `recordedActivity.running` (`StepLog`).
-    private var runningLog = StepLog()
-    /// The activity series so far.
-    var activity: ThreadActivity {
-        var activity = recordedActivity
-        runningLog.replay(into: &activity.running)
-        return activity
-    }
+    private(set) var activity = ThreadActivity()
     private(set) var explosions: [ThreadExplosion] = []
 
     private let mainTid: Int32
@@ -91,7 +82,7 @@ struct ThreadTable {
         threads.append(thread)
         state.append(threadState)
         aliveThreads += 1
-        recordedActivity.alive.record(aliveThreads, at: now)
+        activity.alive.record(aliveThreads, at: now)
         return t
     }
 
@@ -141,7 +132,7 @@ struct ThreadTable {
         threads[i].kind = .worker
         aliveWorkers += 1
         if state[i].state == .blocked { blockedWorkers += 1 }
-        recordedActivity.workers.record(aliveWorkers, at: now)
+        activity.workers.record(aliveWorkers, at: now)
         checkThreadExplosionIfNeeded(at: now)
     }
 
@@ -334,20 +325,20 @@ struct ThreadTable {
         state[i].since = now
         let worker = state[i].isWorker
         switch old {
-        case .running: runningThreads -= 1; runningLog.append(runningThreads, at: now, flushingInto: &recordedActivity.running)
+        case .running: runningThreads -= 1; activity.running.record(runningThreads, at: now)
         case .blocked:
-            blockedThreads -= 1; recordedActivity.blocked.record(blockedThreads, at: now)
+            blockedThreads -= 1; activity.blocked.record(blockedThreads, at: now)
             if worker { blockedWorkers -= 1 }
         default: break
         }
         switch new {
-        case .running: runningThreads += 1; runningLog.append(runningThreads, at: now, flushingInto: &recordedActivity.running)
+        case .running: runningThreads += 1; activity.running.record(runningThreads, at: now)
         case .blocked:
-            blockedThreads += 1; recordedActivity.blocked.record(blockedThreads, at: now)
+            blockedThreads += 1; activity.blocked.record(blockedThreads, at: now)
             if worker { blockedWorkers += 1 }
         case .dead:
-            aliveThreads -= 1; recordedActivity.alive.record(aliveThreads, at: now)
-            if worker { aliveWorkers -= 1; recordedActivity.workers.record(aliveWorkers, at: now) }
+            aliveThreads -= 1; activity.alive.record(aliveThreads, at: now)
+            if worker { aliveWorkers -= 1; activity.workers.record(aliveWorkers, at: now) }
         case .idle: break
         }
         if worker { checkThreadExplosionIfNeeded(at: now) }
