@@ -4,7 +4,6 @@
 // the sync items that run on another thread than their blocked caller.
 // Queues, threads and groups an item touches are their collaborators' business; the
 // ModelBuilder+Items.swift handlers wire them.
-import Glibc
 import QTraceFormat
 
 struct ItemTracker {
@@ -34,10 +33,6 @@ struct ItemTracker {
     /// The first item whose bytes are not all populated yet (`populateAhead`): Int.max when
     /// not populating (no lent buffer, or the kernel refused).
     private var populatedItems = Int.max
-    /// Bytes populated at once ahead of the items.
-    static let populateStep = 1 << 20
-    /// Linux's MADV_POPULATE_WRITE (5.14), not in every C library's headers.
-    private static let adviceToPopulateWrite: Int32 = 23
 
     init(capacity: Int = 16) {
         table = UnsafeTable(capacity: capacity)
@@ -66,20 +61,14 @@ struct ItemTracker {
     }
 
     /// The item array's fresh pages were a fault each as the items reached them (a 4 KiB page
-    /// per 57 items: 17.7k of the fan-out's 30k faults, ~4 us each on this VM). One
-    /// madvise(MADV_POPULATE_WRITE) maps the next `populateStep` bytes at once: the same
-    /// zeroed pages, without a trap per page. At most one step beyond the items is resident.
+    /// per 57 items: 17.7k of the fan-out's 30k faults, ~4 us each on this VM): the next
+    /// `PagePopulation.step` bytes are mapped at once, without a trap per page.
     @inline(never)
     private mutating func populateAhead() {
         populatedItems = .max
-        guard let lent, let base = lent.baseAddress else { return }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let first = UnsafeMutableRawPointer(base + table.count)
-        let bufferEnd = UnsafeMutableRawPointer(base + lent.count)
-        let from = UnsafeMutableRawPointer(bitPattern: Int(bitPattern: first) & ~(page - 1))!
-        let to = UnsafeMutableRawPointer(bitPattern: Int(bitPattern: Swift.min(first + Self.populateStep, bufferEnd)) & ~(page - 1))!
-        guard to > first, madvise(from, to - from, Self.adviceToPopulateWrite) == 0 else { return }
-        populatedItems = (to - UnsafeMutableRawPointer(base)) / MemoryLayout<WorkItem>.stride
+        guard let lent, let base = lent.baseAddress,
+              let to = PagePopulation.populate(from: base + table.count, end: base + lent.count) else { return }
+        populatedItems = (to - UnsafeRawPointer(base)) / MemoryLayout<WorkItem>.stride
     }
 
     /// Ends a loan (`adopt`): the buffer's owner holds the items; the tracker is emptied.
