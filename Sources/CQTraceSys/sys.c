@@ -1,4 +1,6 @@
+#define _GNU_SOURCE
 #include "qtrace_sys.h"
+#include <sched.h>
 #include <sys/wait.h>
 #include <time.h>
 #if defined(__GLIBC__)
@@ -30,4 +32,15 @@ int qt_sys_malloc_trim(void) {
 #else
     return 0;
 #endif
+}
+
+int qt_sys_usable_cpus(void) {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int count = CPU_COUNT(&set);
+        return count > 0 ? count : 1;
+    }
+#endif
+    return 1;
 }

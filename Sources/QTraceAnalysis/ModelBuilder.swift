@@ -260,8 +260,10 @@ public enum Analysis {
 
     /// Builds the model of a trace file. `progress` is called every `progressEvery` events
     /// (a power of two) with the number consumed so far.
-    public static func buildModel(file: TraceFile, progressEvery: Int = 1 << 20,
-                                  progress: ((Int) -> Void)? = nil) -> TraceModel {
+    /// `decodingThread`: whether the events are decoded on a thread of their own, ahead of
+    /// the model (`TraceFile.forEachBatchOfEvents`); the model is the same either way.
+    public static func buildModel(file: TraceFile, decodingThread: DecodingThread = .automatic,
+                                  progressEvery: Int = 1 << 20, progress: ((Int) -> Void)? = nil) -> TraceModel {
         var eventsByTid: [Int32: Int] = [:]
         for thread in file.threads { eventsByTid[thread.tid, default: 0] += thread.eventCount }
         var builder = ModelBuilder(info: TraceInfo(file: file), eventsByTid: eventsByTid)
@@ -272,7 +274,7 @@ public enum Analysis {
             builder.items.adopt(buffer)
             Phases.time("decode and model (merge, consume)") {
                 // In batches: one call of this closure per 32 events, `consume` called directly.
-                file.forEachBatchOfEvents(announceStart: { builder.items.prefetchForStart($0) }) { events in
+                file.forEachBatchOfEvents(decodingThread: decodingThread, announceStart: { builder.items.prefetchForStart($0) }) { events in
                     for i in events.indices {
                         builder.consume(lent: &events[i])
                         count &+= 1
@@ -280,6 +282,11 @@ public enum Analysis {
                     }
                     return builder.items.wantsStartsAnnounced
                 }
+            }
+            if let threads = file.lastDecodingThreads {
+                // Both threads' CPU time is in the phase's; this thread's is its critical path.
+                Phases.note("  of which the decoding thread (CPU)", wall: 0, cpu: threads.decoderCPUSeconds)
+                Phases.note("  of which the model's thread (CPU)", wall: 0, cpu: threads.consumerCPUSeconds)
             }
             Phases.time("model: close open state, resolve sites") { builder.closeOpenState() }
             initialized = builder.items.count

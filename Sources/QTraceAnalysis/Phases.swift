@@ -36,6 +36,11 @@ public enum Phases {
         report(name, wall: clock(CLOCK_MONOTONIC) - started.wall, cpu: clock(CLOCK_PROCESS_CPUTIME_ID) - started.cpu)
     }
 
+    /// A figure measured elsewhere (e.g. one thread's share of a phase), printed as a phase.
+    public static func note(_ name: String, wall: Double, cpu: Double) {
+        if enabled { report(name, wall: wall, cpu: cpu) }
+    }
+
     private static func clock(_ id: clockid_t) -> Double {
         var t = timespec()
         clock_gettime(id, &t)

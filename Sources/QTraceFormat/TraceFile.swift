@@ -1,4 +1,7 @@
 // Reading a trace file: open and validate once, then stream all events in time order.
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A trace file opened for reading (mapped read-only). Opening validates the header and
 /// bounds every chunk's readable records, so iteration itself cannot fail: damage is
@@ -72,6 +75,11 @@ public final class TraceFile: @unchecked Sendable {
         maxTsc = index.maxTsc
     }
 
+    /// The threads' CPU time in the last `forEachBatchOfEvents` that decoded on a thread of
+    /// its own (nil: none did), for the phase times (`QTRACE_PHASES`): the caller's thread's
+    /// is the critical path. Written by the reading thread only.
+    public private(set) var lastDecodingThreads: DecodingThreadTimes?
+
     /// Size of the file in bytes.
     public var fileSize: Int { bytes.count }
 
@@ -102,9 +110,13 @@ public final class TraceFile: @unchecked Sendable {
     /// stand still (the model wants them only with many items pending; on the flow, which
     /// never has, the scouts' reading ahead was ~4% of `stats`).
     /// The announcements come at most `eventBatchSize` events earlier than the lookahead says:
-    /// the events are decoded a batch at a time (`forEachBatchOfEvents`).
-    public func forEachEvent(announceStart: (_ id: UInt64) -> Void, _ body: (Event) throws -> Bool) rethrows {
-        try forEachBatchOfEvents(announceStart: announceStart) { events in
+    /// the events are decoded a batch at a time (`forEachBatchOfEvents`). With a decoding
+    /// thread, the STARTs of the next batch are announced (in time order, at most
+    /// 2 x `eventBatchSize` - 1 events ahead), but for those that open one of its 1,024-event
+    /// batches.
+    public func forEachEvent(decodingThread: DecodingThread = .automatic, announceStart: (_ id: UInt64) -> Void,
+                             _ body: (Event) throws -> Bool) rethrows {
+        try forEachBatchOfEvents(decodingThread: decodingThread, announceStart: announceStart) { events in
             var wantsStarts = false
             for i in events.indices { wantsStarts = try events.lending(i, body) }
             return wantsStarts
@@ -121,11 +133,79 @@ public final class TraceFile: @unchecked Sendable {
     /// `inout` as `&events[i]`: they stay initialized, as the merge needs them). `body`
     /// returns whether it wants the STARTs announced while the next batch is decoded (none
     /// are before the first batch's call).
-    public func forEachBatchOfEvents(announceStart: (_ id: UInt64) -> Void,
+    /// With a second CPU and a big enough trace (`DecodingThread`), the merge and the
+    /// decoding run on a thread of their own, ahead of `body` (see `forEachBatchDecodedAhead`);
+    /// the batches, their order and the calls are the same either way.
+    public func forEachBatchOfEvents(decodingThread: DecodingThread = .automatic, announceStart: (_ id: UInt64) -> Void,
                                      _ body: (UnsafeMutableBufferPointer<Event>) throws -> Bool) rethrows {
+        if decodingThread.wanted(eventCount: eventCount),
+           try forEachBatchDecodedAhead(announceStart: announceStart, body) {
+            return
+        }
         var merge = EventMerge(bytes: bytes, streams: streams, clock: FastTSCConverter(clock, maxTsc: maxTsc))
-        try merge.run(scouting: true, announceStart: announceStart, body)
+        let batchSize = TraceFile.eventBatchSize
+        let batch = UnsafeMutablePointer<Event>.allocate(capacity: batchSize)
+        batch.initialize(repeating: Event(type: .end, time: 0, tid: 0), count: batchSize)
+        defer { batch.deinitialize(count: batchSize); batch.deallocate() }
+        try merge.run(scouting: true, announceStart: announceStart, into: batch, capacity: batchSize) { events in
+            (try body(events), batch)
+        }
     }
+
+    /// `forEachBatchOfEvents` with the merge and decoding on a thread of their own: it fills
+    /// the batches of an `EventBatchRing` while this thread hands them to `body`, in pieces of
+    /// `eventBatchSize` events (the calls `body` gets inline). The STARTs are announced from
+    /// here, in the piece after the one `body` is given (the decoding thread's scouts could
+    /// only prefetch into the other core's cache). Returns false, having read nothing, when
+    /// no thread could be started.
+    private func forEachBatchDecodedAhead(announceStart: (_ id: UInt64) -> Void,
+                                          _ body: (UnsafeMutableBufferPointer<Event>) throws -> Bool) rethrows -> Bool {
+        let ring = EventBatchRing()
+        let (bytes, streams, clock) = (self.bytes, self.streams, FastTSCConverter(clock, maxTsc: maxTsc))
+        guard let decoder = JoinableThread({ Self.decode(bytes, streams, clock, into: ring) }) else { return false }
+        let started = threadCPUSeconds()
+        defer {
+            ring.cancel()
+            decoder.join()
+            lastDecodingThreads = DecodingThreadTimes(decoderCPUSeconds: ring.decoderCPUSeconds,
+                                                      consumerCPUSeconds: threadCPUSeconds() - started)
+        }
+        let piece = TraceFile.eventBatchSize
+        var wantsStarts = false
+        while let events = ring.take() {
+            var start = 0
+            while start < events.count {
+                let end = Swift.min(start + piece, events.count)
+                if wantsStarts {
+                    for next in end..<Swift.min(end + piece, events.count) where events[next].type == .start {
+                        announceStart(events[next].a)
+                    }
+                }
+                wantsStarts = try body(UnsafeMutableBufferPointer(rebasing: events[start..<end]))
+                start = end
+            }
+            ring.release()
+        }
+        return true
+    }
+
+    /// The decoding thread's work: every event, merged and decoded into the ring's batches.
+    private static func decode(_ bytes: TraceBytes, _ streams: [ThreadStream], _ clock: FastTSCConverter,
+                               into ring: EventBatchRing) {
+        defer { ring.finish(decoderCPUSeconds: threadCPUSeconds()) }
+        var merge = EventMerge(bytes: bytes, streams: streams, clock: clock)
+        var published = 0
+        // The scouts still run for the slot-less pairing's prefetches (on this thread); their
+        // STARTs are announced by the consumer.
+        try? merge.run(scouting: true, announceStart: { _ in }, into: ring.batch(0),
+                       capacity: EventBatchRing.batchSize) { events in
+            guard ring.publish(count: events.count) else { throw DecodingStopped() }
+            published += 1
+            return (true, ring.batch(published))
+        }
+    }
+
+    private struct DecodingStopped: Error {}
 
     /// Events per batch of `forEachBatchOfEvents`: 32 events (2.3 KiB) stay in the L1 cache
     /// between their decoding and their use, and the call per batch costs next to nothing.
@@ -282,14 +362,14 @@ private struct EventMerge {
     /// `scouting`: whether the cursors' scouts run and call `announceStart` while `body` last
     /// returned true. The events go to `body` in batches of `TraceFile.eventBatchSize` (the last
     /// one shorter), decoded into a buffer in place.
+    /// `into` is the first batch's buffer (`capacity` initialized events); `body` returns,
+    /// with its answer, the buffer of the next batch (the same one, inline; the ring's next).
     @inline(__always)
     mutating func run(scouting: Bool, announceStart: (UInt64) -> Void,
-                      _ body: (UnsafeMutableBufferPointer<Event>) throws -> Bool) rethrows {
+                      into firstBatch: UnsafeMutablePointer<Event>, capacity batchSize: Int,
+                      _ body: (UnsafeMutableBufferPointer<Event>) throws -> (Bool, UnsafeMutablePointer<Event>)) rethrows {
         let bytes = self.bytes, clock = self.clock
-        let batchSize = TraceFile.eventBatchSize
-        let batch = UnsafeMutablePointer<Event>.allocate(capacity: batchSize)
-        batch.initialize(repeating: Event(type: .end, time: 0, tid: 0), count: batchSize)
-        defer { batch.deinitialize(count: batchSize); batch.deallocate() }
+        var batch = firstBatch
         try RecordShape.table.withUnsafeBufferPointer { shapes in
             try cursors.withUnsafeMutableBufferPointer { cursors in
                 var heap = MergeHeap(settling: cursors, bytes, shapes, clock)
@@ -309,7 +389,7 @@ private struct EventMerge {
                     if shape.needsPairing { pairing.rewrite(&event.pointee) }
                     decoded &+= 1
                     if decoded == batchSize {
-                        scout = try body(UnsafeMutableBufferPointer(start: batch, count: decoded))
+                        (scout, batch) = try body(UnsafeMutableBufferPointer(start: batch, count: decoded))
                         decoded = 0
                     }
                     if cursor.pointee.advance(bytes, shapes, clock) {

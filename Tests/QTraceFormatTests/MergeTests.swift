@@ -66,10 +66,16 @@ final class MergeTests: XCTestCase {
         let trace = try TraceFile(path: path)
         let expected = trace.readAllEvents()
 
+        for decodingThread in [DecodingThread.never, .always] {
+            try checkAnnouncements(trace, expected: expected, decodingThread: decodingThread)
+        }
+    }
+
+    private func checkAnnouncements(_ trace: TraceFile, expected: [Event], decodingThread: DecodingThread) throws {
         var delivered: [Event] = []
         var announcedAt: [UInt64: Int] = [:]   // START id -> events delivered when announced
         var announcedTwice = 0
-        trace.forEachEvent(announceStart: { id in
+        trace.forEachEvent(decodingThread: decodingThread, announceStart: { id in
             if announcedAt.updateValue(delivered.count, forKey: id) != nil { announcedTwice += 1 }
         }) { delivered.append($0); return true }
 
@@ -80,18 +86,26 @@ final class MergeTests: XCTestCase {
         for (id, at) in announcedAt { XCTAssertLessThanOrEqual(at, starts[id]!, "announced after its delivery") }
         // Chunks of 4 KiB hold ~170 records: all but a few STARTs per chunk are announced.
         XCTAssertGreaterThan(announcedAt.count, starts.count * 9 / 10)
-        // Ahead in its own thread's records by at most the lookahead, plus the events decoded
-        // but not yet delivered (part of a batch).
+        // Inline, ahead in its own thread's records by at most the lookahead, plus the events
+        // decoded but not yet delivered (part of a batch); with a decoding thread, the next
+        // batch's STARTs are announced, so at most two batches ahead in time order.
         for (index, event) in delivered.enumerated() where event.type == .start {
             guard let at = announcedAt[event.a] else { continue }
-            let sameThreadBetween = delivered[at..<index].filter { $0.tid == event.tid }.count
-            XCTAssertLessThanOrEqual(sameThreadBetween, TraceFile.startLookahead + TraceFile.eventBatchSize - 1)
+            if decodingThread == .always {
+                XCTAssertLessThan(index - at, 2 * TraceFile.eventBatchSize)
+            } else {
+                let sameThreadBetween = delivered[at..<index].filter { $0.tid == event.tid }.count
+                XCTAssertLessThanOrEqual(sameThreadBetween, TraceFile.startLookahead + TraceFile.eventBatchSize - 1)
+            }
         }
 
         // While the body wants no announcements, the scouts stand still; the events are the same.
         var quietlyDelivered: [Event] = []
         var announcedUnwanted = 0
-        trace.forEachEvent(announceStart: { _ in announcedUnwanted += 1 }) { quietlyDelivered.append($0); return false }
+        trace.forEachEvent(decodingThread: decodingThread, announceStart: { _ in announcedUnwanted += 1 }) {
+            quietlyDelivered.append($0)
+            return false
+        }
         XCTAssertEqual(quietlyDelivered, expected)
         XCTAssertEqual(announcedUnwanted, 0)
     }
@@ -124,5 +138,44 @@ final class MergeTests: XCTestCase {
         }
         XCTAssertEqual(delivered, expected)
         XCTAssertEqual(sizes, Array(repeating: TraceFile.eventBatchSize, count: 5) + [7])
+    }
+
+    /// The decoding thread (`DecodingThread.always`): over many of its ring's batches, with
+    /// strings, the batches `body` gets are the inline ones, event for event and size for
+    /// size; a `body` that throws halfway stops the decoder (no hang), its error comes out,
+    /// and the file reads again in full afterwards.
+    func testTheDecodingThreadDeliversTheInlineBatchesAndStopsOnError() throws {
+        let directory = try temporaryDirectory(self)
+        var events: [Event] = []
+        let count = EventBatchRing.batchSize * (EventBatchRing.slotCount * 3 + 1) + 13
+        for index in 0..<count {
+            let tid = Int32(300 + index % 7)
+            events.append(index % 11 == 0
+                ? Event(type: .mark, time: UInt64(index / 3), tid: tid, string: "mark \(index)")
+                : Event(type: .end, time: UInt64(index / 3), tid: tid, a: UInt64(index)))
+        }
+        let trace = try TraceFile(path: writeTrace(events, in: directory, name: "thread.qtrace"))
+        func batches(_ decodingThread: DecodingThread) -> [[Event]] {
+            var delivered: [[Event]] = []
+            trace.forEachBatchOfEvents(decodingThread: decodingThread, announceStart: { _ in }) { batch in
+                delivered.append(Array(batch))
+                return false
+            }
+            return delivered
+        }
+        let inline = batches(.never)
+        XCTAssertNil(trace.lastDecodingThreads)
+        XCTAssertEqual(inline.reduce(0) { $0 + $1.count }, count)
+        XCTAssertEqual(batches(.always), inline)
+        XCTAssertNotNil(trace.lastDecodingThreads, "the events went through the decoding thread")
+
+        struct Stop: Error {}
+        var seen = 0
+        XCTAssertThrowsError(try trace.forEachBatchOfEvents(decodingThread: .always, announceStart: { _ in }) { batch in
+            seen += batch.count
+            if seen >= count / 2 { throw Stop() }
+            return false
+        }) { XCTAssertTrue($0 is Stop) }
+        XCTAssertEqual(batches(.always), inline)
     }
 }
