@@ -22,17 +22,9 @@ struct ModuleResolver: Sendable {
     private func resolve(_ module: ModuleInfo, offsets: Set<UInt64>) -> ModuleWork {
         var work = ModuleWork(info: module, cacheKey: module.buildID?.lowercased())
         var remaining = offsets
-        if let cache, let key = work.cacheKey {
-            // Cached symbols are valid even if the file has changed since: they were made from the
-            // file with this build-id.
-            let cached = cache.load(buildID: key)
-            for offset in offsets {
-                guard var info = cached[offset] else { continue }
-                info.module = module.name
-                work.symbols[offset] = info
-                remaining.remove(offset)
-            }
-        }
+        // Cached symbols are valid even if the file has changed since: they were made from the
+        // file with this build-id.
+        useCached(&work, &remaining)
         guard !remaining.isEmpty else { return work }
         guard FileManager.default.fileExists(atPath: module.path) else {
             work.problems.append("\(module.name): not on disk (\(module.path)): shown as module+offset")
@@ -47,6 +39,14 @@ struct ModuleResolver: Sendable {
             return work
         }
         work.cacheKey = work.cacheKey ?? fileBuildID
+        if work.cacheKey == nil {
+            // No build-id (clang's default, the Swift toolchain's among them): symbols of this
+            // very file, known by its identity on disk, so that a second `stats` of a trace
+            // does not run llvm-symbolizer again (40-50 ms for a small program).
+            work.cacheKey = FileIdentity(path: module.path)?.cacheKey
+            useCached(&work, &remaining)
+            guard !remaining.isEmpty else { return work }
+        }
         guard let symbolizer = tools.symbolizer else {
             work.problems.append("\(module.name): llvm-symbolizer not found: shown as module+offset")
             work.fail(remaining, .toolFailed)
@@ -61,6 +61,18 @@ struct ModuleResolver: Sendable {
             work.fail(remaining, .toolFailed)
         }
         return work
+    }
+
+    /// Takes the cached symbols of `work.cacheKey`'s module out of `remaining`.
+    private func useCached(_ work: inout ModuleWork, _ remaining: inout Set<UInt64>) {
+        guard let cache, let key = work.cacheKey else { return }
+        let cached = cache.load(buildID: key)
+        for offset in remaining {
+            guard var info = cached[offset] else { continue }
+            info.module = work.info.name
+            work.symbols[offset] = info
+            remaining.remove(offset)
+        }
     }
 
     /// A block made from a Swift closure captures a "partial apply forwarder for closure #1 …"
@@ -97,7 +109,8 @@ struct ModuleResolver: Sendable {
 /// status), and raw frames from llvm-symbolizer waiting for demangling.
 struct ModuleWork {
     var info: ModuleInfo
-    /// The build-id under which results are cached: the recorded one, else the file's.
+    /// The key under which results are cached: the recorded build-id, else the file's, else
+    /// (none) the file's identity on disk (`FileIdentity`).
     var cacheKey: String?
     var symbols: [UInt64: SymbolInfo] = [:]
     var frames: [UInt64: RawFrame] = [:]
@@ -145,4 +158,31 @@ final class LockedSlots<Value>: @unchecked Sendable {
 
     /// All slots, once every iteration has filled its own.
     var values: [Value] { lock.withLock { slots.map { $0! } } }
+}
+
+/// A file without a build-id, named by what changes when it is rebuilt or replaced: its path,
+/// device, inode, size and modification time (to the nanosecond).
+struct FileIdentity {
+    let description: String
+
+    init?(path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        description = "\(path)|\(status.st_dev)|\(status.st_ino)|\(status.st_size)|"
+            + "\(status.st_mtim.tv_sec).\(status.st_mtim.tv_nsec)"
+    }
+
+    /// 32 hex digits (two 64-bit FNV-1a hashes of the description, the second salted): a cache
+    /// file name, which build-ids (40 hex digits) never collide with.
+    var cacheKey: String {
+        func fnv(_ salt: UInt8) -> UInt64 {
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in [salt] + Array(description.utf8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            return hash
+        }
+        return [fnv(1), fnv(2)].map { hex in
+            let digits = String(hex, radix: 16)
+            return String(repeating: "0", count: 16 - digits.count) + digits
+        }.joined()
+    }
 }

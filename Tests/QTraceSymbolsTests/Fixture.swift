@@ -97,10 +97,12 @@ struct Fixture: Sendable {
                                                         "-Xlinker", "--build-id=0x\(buildID)"])
     }
 
-    static func compileC(_ source: String, to output: String, buildID: String, in directory: URL, bin: URL) throws {
+    /// `buildID` nil: none at all (clang's default where the linker is not told otherwise).
+    static func compileC(_ source: String, to output: String, buildID: String?, in directory: URL, bin: URL) throws {
         let file = directory.appendingPathComponent("worker.c")
         try source.write(to: file, atomically: true, encoding: .utf8)
-        try run(bin.appendingPathComponent("clang"), ["-g", "-O0", file.path, "-o", output, "-Wl,--build-id=0x\(buildID)"])
+        try run(bin.appendingPathComponent("clang"), ["-g", "-O0", file.path, "-o", output,
+                                                      "-Wl,--build-id=" + (buildID.map { "0x\($0)" } ?? "none")])
     }
 
     static func run(_ tool: URL, _ arguments: [String]) throws {

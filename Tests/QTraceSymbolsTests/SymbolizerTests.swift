@@ -213,6 +213,36 @@ final class SymbolizerTests: XCTestCase {
         XCTAssertEqual(info?.module, "worker-copy")
     }
 
+    /// A module without a build-id is cached under its identity on disk (path, inode, size,
+    /// modification time): the second run needs no tool; once the file is touched, the cached
+    /// names no longer apply and the tool runs again.
+    func testModuleWithoutBuildIDIsCachedByItsIdentityOnDisk() throws {
+        let fixture = try Fixture.get()
+        let cache = fixture.newCacheDirectory()
+        let program = fixture.directory.appendingPathComponent("worker-without-build-id").path
+        let bin = try XCTUnwrap(fixture.tools.symbolizer).deletingLastPathComponent()
+        try Fixture.compileC(Fixture.cSource, to: program, buildID: nil, in: fixture.directory, bin: bin)
+        XCTAssertNil(ELFBuildID.read(path: program))
+        let table = try SymbolTable.read(tool: try XCTUnwrap(fixture.tools.nm), object: program)
+        let address = try XCTUnwrap(table.addresses(of: ["worker_fn"])["worker_fn"])
+        let module = Fixture.unloaded(program, buildID: nil)
+        let cold = try symbolizer(fixture, cache: cache).symbolize([address], modules: [module])
+        XCTAssertEqual(cold[address]?.function, "worker_fn")
+        let files = try FileManager.default.contentsOfDirectory(atPath: cache.path)
+        XCTAssertEqual(files.count, 1)
+        XCTAssertEqual(files.first?.count, 32 + ".json".count, "\(files)")
+
+        let broken = URL(fileURLWithPath: "/bin/false")
+        let warm = Symbolizer(cacheDirectory: cache, tools: SymbolTools(symbolizer: broken, demangler: broken, nm: broken))
+        XCTAssertEqual(try warm.symbolize([address], modules: [module]), cold)
+        XCTAssertEqual(warm.problems, [])
+
+        // Rewritten (here only touched): another identity, so no cached names.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 60)], ofItemAtPath: program)
+        let touched = Symbolizer(cacheDirectory: cache, tools: SymbolTools(symbolizer: broken, demangler: broken, nm: broken))
+        XCTAssertEqual(try touched.symbolize([address], modules: [module])[address]?.status, .toolFailed)
+    }
+
     func testCorruptCacheIsIgnoredAndRewritten() throws {
         let fixture = try Fixture.get()
         let cache = fixture.newCacheDirectory()
