@@ -170,6 +170,35 @@ extension TraceBytes {
         return scans
     }
 
+    /// `scanChunks` of the first ranges (about half the bytes) on a thread of its own, of the
+    /// rest on this one, when the trace is big enough and a second CPU may run it (the policy
+    /// of `DecodingThread`): the walks of different chunks are independent, and the results
+    /// are the same, in the same order. The flow's 250 MB took 57 ms on one core.
+    func scanChunksSideBySide(_ ranges: [Range<Int>], shapes: UnsafeBufferPointer<RecordShape>,
+                              bounds: TimeBounds, decodingThread: DecodingThread) -> [ChunkScan] {
+        let total = ranges.reduce(0) { $0 + $1.count }
+        guard ranges.count >= 2, decodingThread.wanted(eventCount: total / 24) else {
+            return scanChunks(ranges, shapes: shapes, bounds: bounds)
+        }
+        var half = 0, bytesSoFar = 0
+        while half < ranges.count - 1 && bytesSoFar < total / 2 {
+            bytesSoFar += ranges[half].count
+            half += 1
+        }
+        var first: [ChunkScan] = []
+        let firstRanges = Array(ranges[..<half])
+        let second: [ChunkScan] = withoutActuallyEscaping({ first = self.scanChunks(firstRanges, shapes: shapes, bounds: bounds) }) { work in
+            guard let helper = JoinableThread(work) else {
+                work()
+                return scanChunks(Array(ranges[half...]), shapes: shapes, bounds: bounds)
+            }
+            let rest = scanChunks(Array(ranges[half...]), shapes: shapes, bounds: bounds)
+            helper.join()
+            return rest
+        }
+        return first + second
+    }
+
     /// Why the valid-looking record at `offset` was dropped: its string, its time, or its order.
     fileprivate func invalidProblem(_ shape: RecordShape, at offset: Int, bounds: TimeBounds) -> String {
         if shape.hasString && stringTooLong(shape, at: offset) {

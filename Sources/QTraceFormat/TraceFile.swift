@@ -40,8 +40,9 @@ public final class TraceFile: @unchecked Sendable {
 
     /// Opens and validates the trace at `path`; throws a `TraceError` if it is not a
     /// readable qtrace trace.
-    public convenience init(path: String) throws {
-        try self.init(bytes: TraceBytes.mapping(path: path), path: path)
+    /// `decodingThread`: whether the validation walk may run on two threads (the same result).
+    public convenience init(path: String, decodingThread: DecodingThread = .automatic) throws {
+        try self.init(bytes: TraceBytes.mapping(path: path), path: path, decodingThread: decodingThread)
     }
 
     /// The header of the trace at `path` alone (a live ring's, say: its chunks are being
@@ -55,8 +56,8 @@ public final class TraceFile: @unchecked Sendable {
         try self.init(bytes: TraceBytes.copying(data), path: path)
     }
 
-    private init(bytes: TraceBytes, path: String) throws {
-        let index = try TraceIndex(bytes: bytes, path: path)
+    private init(bytes: TraceBytes, path: String, decodingThread: DecodingThread = .automatic) throws {
+        let index = try TraceIndex(bytes: bytes, path: path, decodingThread: decodingThread)
         self.path = path
         self.bytes = bytes
         header = index.header

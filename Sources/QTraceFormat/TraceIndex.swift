@@ -44,7 +44,7 @@ struct TraceIndex {
     /// The TSC range of valid records.
     var bounds = TimeBounds.unbounded
 
-    init(bytes: TraceBytes, path: String) throws {
+    init(bytes: TraceBytes, path: String, decodingThread: DecodingThread = .automatic) throws {
         header = try Self.readHeader(bytes, path: path)
         for problem in header.dropImplausibleFields() { warnings.append(TraceWarning(chunk: nil, message: problem)) }
         let usable = try locateChunks(bytes, path: path)
@@ -53,7 +53,7 @@ struct TraceIndex {
         if header.flags.contains(.ring) { chunks.sort { ($0.claimSeq, $0.index) < ($1.claimSeq, $1.index) } }
         clock = fitClock(chunks: chunks)
         bounds = TimeBounds(clock: clock, finalTsc: header.finalTsc)
-        buildStreams(bytes, chunks: chunks)
+        buildStreams(bytes, chunks: chunks, decodingThread: decodingThread)
     }
 
     // MARK: Header
@@ -209,16 +209,19 @@ struct TraceIndex {
         return groups
     }
 
-    private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry]) {
-        RecordShape.table.withUnsafeBufferPointer { buildStreams(bytes, chunks: chunks, shapes: $0) }
+    private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry], decodingThread: DecodingThread) {
+        RecordShape.table.withUnsafeBufferPointer {
+            buildStreams(bytes, chunks: chunks, shapes: $0, decodingThread: decodingThread)
+        }
     }
 
-    private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry], shapes: UnsafeBufferPointer<RecordShape>) {
+    private mutating func buildStreams(_ bytes: TraceBytes, chunks: [ChunkEntry], shapes: UnsafeBufferPointer<RecordShape>,
+                                       decodingThread: DecodingThread) {
         var built: [(stream: ThreadStream, info: ThreadInfo, order: Int)] = []
         let groups = Self.groupByThread(chunks)
         // Every chunk's records validated first (two chunks at a time), in the groups' order.
         let ranges = groups.joined().map { ($0.start + TraceLayout.chunkHeaderSize)..<$0.end }
-        let scans = bytes.scanChunks(ranges, shapes: shapes, bounds: bounds)
+        let scans = bytes.scanChunksSideBySide(ranges, shapes: shapes, bounds: bounds, decodingThread: decodingThread)
         var scanned = 0
         for group in groups {
             let tid = Int32(truncatingIfNeeded: group[0].rawTid)

@@ -102,7 +102,8 @@ final class ValidationTests: XCTestCase {
     /// The open phase walks two chunks at a time (`TraceBytes.scanChunks`): each chunk's result
     /// must be what a walk of that chunk alone finds (damage, end markers, unknown and invalid
     /// records), in the chunks' order, whichever lane walked it and whenever the lanes changed
-    /// hands. Three threads' records in 4 KiB chunks, each copy with a few records rewritten.
+    /// hands; and on two threads, each walking half the chunks. Three threads' records in 4 KiB
+    /// chunks, each copy with a few records rewritten.
     func testWalkingTwoChunksAtATimeFindsWhatEachChunksOwnWalkFinds() throws {
         let directory = try temporaryDirectory(self)
         let events = (0..<3000).map { (i: Int) -> Event in
@@ -139,9 +140,13 @@ final class ValidationTests: XCTestCase {
                     }
                     return walk.result(trace, shapes, bounds)
                 }
+                // And on two threads (`scanChunksSideBySide`): the same results, in order.
+                let twoThreads = trace.scanChunksSideBySide(ranges, shapes: shapes, bounds: bounds, decodingThread: .always)
                 XCTAssertEqual(together.count, alone.count)
+                XCTAssertEqual(twoThreads.count, alone.count)
                 for (chunk, (both, own)) in zip(together, alone).enumerated() {
                     XCTAssertEqual(String(describing: both), String(describing: own), "chunk \(chunk)")
+                    XCTAssertEqual(String(describing: twoThreads[chunk]), String(describing: own), "chunk \(chunk), two threads")
                 }
                 found.problems += alone.filter { $0.problem != nil }.count
                 found.invalid += alone.map(\.invalidOffsets.count).reduce(0, +)
