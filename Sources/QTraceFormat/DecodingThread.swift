@@ -122,7 +122,7 @@ final class EventBatchRing: @unchecked Sendable {
 }
 
 /// A thread running one closure, joined by `join` (which must be called).
-struct JoinableThread {
+package struct JoinableThread {
     private final class Body: @unchecked Sendable {
         let run: () -> Void
         init(_ run: @escaping () -> Void) { self.run = run }
@@ -131,7 +131,7 @@ struct JoinableThread {
     private let thread: pthread_t
 
     /// nil when the system refuses a thread (the caller then does the work itself).
-    init?(_ body: @escaping () -> Void) {
+    package init?(_ body: @escaping () -> Void) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { context in
@@ -145,7 +145,7 @@ struct JoinableThread {
         self.thread = thread
     }
 
-    func join() { pthread_join(thread, nil) }
+    package func join() { pthread_join(thread, nil) }
 }
 
 /// Whether a trace's events are decoded on a thread of their own (`TraceFile.forEachBatchOfEvents`).
@@ -159,7 +159,7 @@ public enum DecodingThread: Sendable {
     /// Below this many events the second thread is not worth starting.
     static let minimumEvents = 1 << 16
 
-    func wanted(eventCount: Int) -> Bool {
+    package func wanted(eventCount: Int) -> Bool {
         switch self {
         case .always: return true
         case .never: return false

@@ -96,31 +96,31 @@ struct PayloadBuilder {
 
     /// Bytes not yet compressed: `pending.base[0..<used]`. Its size is also how much of a
     /// segment decides its coding.
-    private let pending: PendingBytes
+    private var pending: PendingBytes
     private var used = 0
+    /// Bytes handed to the deflater so far.
+    private var fed = 0
     private(set) var tables: [TableInfo] = []
-    private let deflater: Deflater
-    /// What deflate had written when the current segment began; whether the segment's coding
-    /// is decided (at its first full buffer), and whether it is Huffman coding alone.
-    private var segmentOutput = 0
+    /// The deflater, on a thread of its own with two CPUs (`DeflateStage`).
+    private let compression: DeflateStage
+    /// Whether the current segment's coding is decided (at its first full buffer).
     private var segmentDecided = true
-    private var huffmanOnly = false
 
-    /// `level`: zlib's (0-9).
-    init(level: Int32 = PayloadBuilder.level) {
-        // Initializing a deflater fails only for lack of memory.
-        do { deflater = try Deflater(level: level) } catch { fatalError("zlib: \(error)") }
-        pending = PendingBytes(capacity: 1 << 20)
+    /// `level`: zlib's (0-9); `thread`: whether deflate runs on a thread of its own (the same
+    /// bytes either way).
+    init(level: Int32 = PayloadBuilder.level, thread: DecodingThread = .automatic) {
+        compression = DeflateStage(level: level, thread: thread)
+        pending = compression.firstBuffer()
     }
 
     /// The payload's size so far, uncompressed (where the next column starts).
-    var count: Int { deflater.inputCount + used }
+    var count: Int { fed + used }
 
     /// The whole payload, compressed (one zlib stream, as the pieces it was made in).
     mutating func compressed() throws -> [[UInt8]] {
         segmentDecided = true
         feedPending()
-        return try deflater.finishPieces()
+        return try compression.finish()
     }
 
     /// Hands the pending bytes to the deflater unless `room` more fit.
@@ -135,31 +135,18 @@ struct PayloadBuilder {
     private mutating func beginSegment() {
         segmentDecided = true  // the segment before is over: nothing left to decide for it
         feedPending()
-        if huffmanOnly { setHuffmanOnly(false) }
-        segmentOutput = deflater.outputCount
+        compression.beginSegment()
         segmentDecided = false
     }
 
-    /// Hands the pending bytes to the deflater; after a segment's first full buffer, decides
-    /// how the rest of the segment is coded.
+    /// Hands the pending bytes to the deflater (and takes a buffer to fill next); a segment's
+    /// first full buffer decides how the rest of the segment is coded (`DeflateStage`).
     private mutating func feedPending() {
         guard used > 0 else { return }
-        let pendingBytes = UnsafeBufferPointer(start: pending.base, count: used)
-        let deciding = !segmentDecided && used > pending.capacity / 2
-        let huffmanBytes = deciding ? HuffmanEstimate.bytes(pendingBytes) : 0
-        // Feeding fails only if the stream is broken, a programming error.
-        do { try deflater.feed(pendingBytes) } catch { fatalError("zlib: \(error)") }
+        pending = compression.feed(pending, count: used, mayDecide: !segmentDecided)
+        fed += used
         used = 0
-        if deciding {
-            let deflated = Double(deflater.outputCount - segmentOutput)
-            if huffmanBytes <= deflated * PayloadBuilder.huffmanTolerance { setHuffmanOnly(true) }
-        }
         segmentDecided = true
-    }
-
-    private mutating func setHuffmanOnly(_ on: Bool) {
-        do { try deflater.huffmanOnly(on) } catch { fatalError("zlib: \(error)") }
-        huffmanOnly = on
     }
 
     @inline(__always)

@@ -1,6 +1,7 @@
 // The payload's segments (columns, planes) are Huffman-coded alone when deflate's search for
 // repeated strings gains nothing on their first MiB: the payload still inflates to the same
 // bytes, and the next segment is deflated as usual again.
+import QTraceFormat
 import QTraceViewModel
 import XCTest
 @testable import QTraceReport
@@ -15,13 +16,22 @@ final class PayloadCodingTests: XCTestCase {
         let repeats = (0..<Self.rows).map { Int64(pattern[$0 % 100]) }
         let noise = (0..<Self.rows).map { _ in Int64(Self.next(&state) % 64) }
         let zeros = [Int64](repeating: 0, count: Self.rows)
-        var builder = PayloadBuilder()
-        builder.beginTable("t", rows: Self.rows)
-        builder.column("repeats", .u8, as: .u8, repeats)
-        builder.column("noise", .u8, as: .u8, noise)
-        builder.column("zeros", .u8, as: .u8, zeros)
-        let compressed = Array(try builder.compressed().joined())
-        let raw = (repeats + noise + zeros).map { UInt8($0) }
+        func payload(_ thread: DecodingThread) throws -> [[UInt8]] {
+            var builder = PayloadBuilder(thread: thread)
+            builder.beginTable("t", rows: Self.rows)
+            builder.column("repeats", .u8, as: .u8, repeats)
+            builder.column("noise", .u8, as: .u8, noise)
+            builder.column("zeros", .u8, as: .u8, zeros)
+            builder.beginTable("small", rows: pattern.count)
+            builder.column("pattern", .u8, as: .u8, pattern.map { Int64($0) })
+            return try builder.compressed()
+        }
+        // Compressed on a thread of its own (`DeflateStage`), the stream is the same, piece
+        // for piece: the deflater gets the same calls in the same order.
+        let pieces = try payload(.never)
+        XCTAssertEqual(try payload(.always), pieces)
+        let compressed = Array(pieces.joined())
+        let raw = (repeats + noise + zeros + pattern.map { Int64($0) }).map { UInt8($0) }
 
         XCTAssertEqual(try Zlib.decompress(compressed, expectedSize: raw.count), raw, "the same bytes inflate")
         XCTAssertNotEqual(compressed, try Zlib.compress(raw, level: PayloadBuilder.level), "the noise was coded otherwise")
