@@ -128,16 +128,31 @@ final class QueueTallies {
 
 /// Per thread: items run; per (thread, queue) pair, items and run time.
 final class ThreadTally {
+    /// A pair's items and run time.
+    struct Pair {
+        var items = 0
+        var runNs: UInt64 = 0
+    }
+
+    /// Pairs held in one table indexed by thread and queue up to this many (16 MiB).
+    private static let denseLimit = 1 << 20
     let itemsPerThread: ColumnBuffer<Int>
-    @exclusivity(unchecked) private var pairs: ThreadQueuePairs
-    let pairThreads = ColumnBuffer<Int32>(capacity: 64)
-    let pairQueues = ColumnBuffer<Int32>(capacity: 64)
-    let pairItems = ColumnBuffer<Int>(capacity: 64)
-    let pairRunNs = ColumnBuffer<UInt64>(capacity: 64)
+    private let queueCount: Int
+    /// Each pair at `thread * queueCount + queue` when threads × queues is at most
+    /// `denseLimit` (a fan-out: 256 threads × 400 queues): one cache miss per item, where a
+    /// slot table and the pairs' columns took three (a third of the item pass).
+    private let dense: ColumnBuffer<Pair>?
+    /// Else per pair key (`key`): its index into `sparsePairs`, and the pairs in order of first use.
+    @exclusivity(unchecked) private var sparse = IdMap<Int32>()
+    private let sparseThreads = ColumnBuffer<Int32>(capacity: 64)
+    private let sparseQueues = ColumnBuffer<Int32>(capacity: 64)
+    private let sparsePairs = ColumnBuffer<Pair>(capacity: 64)
 
     init(_ model: TraceModel) {
         itemsPerThread = ColumnBuffer(count: model.threads.count, repeating: 0)
-        pairs = ThreadQueuePairs(model)
+        queueCount = model.queues.count
+        let size = model.threads.count * model.queues.count
+        dense = size <= Self.denseLimit ? ColumnBuffer(count: size, repeating: Pair()) : nil
     }
 
     @inline(__always)
@@ -148,15 +163,45 @@ final class ThreadTally {
     func add(_ facts: ItemFacts, thread t: Int32, queue q: Int32) -> Bool {
         itemsPerThread[Int(t)] += 1
         let run = facts.run == noTime ? 0 : facts.run
-        let s = pairs.slot(t, q)
-        if s >= 0 {
-            pairItems[Int(s)] += 1
-            pairRunNs[Int(s)] += run
+        if let dense {
+            let cell = Int(t) * queueCount + Int(q)
+            let first = dense[cell].items == 0
+            dense[cell].items += 1
+            dense[cell].runNs += run
+            return first
+        }
+        return addSparse(run, thread: t, queue: q)
+    }
+
+    private func addSparse(_ run: UInt64, thread t: Int32, queue q: Int32) -> Bool {
+        let key = UInt64(UInt32(bitPattern: t)) << 32 | UInt64(UInt32(bitPattern: q))
+        if let s = sparse[key] {
+            sparsePairs[Int(s)].items += 1
+            sparsePairs[Int(s)].runNs += run
             return false
         }
-        pairs.setSlot(t, q, Int32(pairItems.count))
-        pairThreads.append(t); pairQueues.append(q); pairItems.append(1); pairRunNs.append(run)
+        sparse[key] = Int32(sparsePairs.count)
+        sparseThreads.append(t); sparseQueues.append(q); sparsePairs.append(Pair(items: 1, runNs: run))
         return true
+    }
+
+    /// Each thread's pairs (queues whose items it ran), in no particular order.
+    func sharesByThread(threadCount: Int) -> [[ThreadQueueShare]] {
+        var byThread = [[ThreadQueueShare]](repeating: [], count: threadCount)
+        if let dense {
+            for t in 0..<threadCount {
+                let row = t * queueCount
+                for q in 0..<queueCount where dense[row + q].items > 0 {
+                    byThread[t].append(ThreadQueueShare(queue: q, items: dense[row + q].items, runNs: dense[row + q].runNs))
+                }
+            }
+            return byThread
+        }
+        for s in 0..<sparsePairs.count {
+            byThread[Int(sparseThreads[s])].append(ThreadQueueShare(queue: Int(sparseQueues[s]), items: sparsePairs[s].items,
+                                                                    runNs: sparsePairs[s].runNs))
+        }
+        return byThread
     }
 }
 
