@@ -168,7 +168,7 @@ final class ThreadTally {
     }
 
     /// Pairs held in one table indexed by thread and queue up to this many (16 MiB).
-    private static let denseLimit = 1 << 20
+    static let denseLimit = 1 << 20
     let itemsPerThread: ColumnBuffer<Int>
     private let queueCount: Int
     /// Each pair at `thread * queueCount + queue` when threads × queues is at most
@@ -181,11 +181,11 @@ final class ThreadTally {
     private let sparseQueues = ColumnBuffer<Int32>(capacity: 64)
     private let sparsePairs = ColumnBuffer<Pair>(capacity: 64)
 
-    init(_ model: TraceModel) {
+    init(_ model: TraceModel, denseLimit: Int = ThreadTally.denseLimit) {
         itemsPerThread = ColumnBuffer(count: model.threads.count, repeating: 0)
         queueCount = model.queues.count
         let size = model.threads.count * model.queues.count
-        dense = size <= Self.denseLimit ? ColumnBuffer(count: size, repeating: Pair()) : nil
+        dense = size <= denseLimit ? ColumnBuffer(count: size, repeating: Pair()) : nil
     }
 
     @inline(__always)
