@@ -177,4 +177,12 @@ struct SiteResolver {
     func resolve(_ raw: UInt32) -> UInt32 {
         useDense ? (Int(raw) < dense.count ? dense[Int(raw)] : 0) : (sparse[raw] ?? 0)
     }
+
+    /// Whether `resolve` returns every id from 1 to `largest` unchanged.
+    func keepsEveryID(upTo largest: UInt32) -> Bool {
+        guard largest > 0 else { return true }
+        guard useDense, Int(largest) < dense.count else { return false }
+        for raw in 1...Int(largest) where dense[raw] != UInt32(raw) { return false }
+        return true
+    }
 }

@@ -39,10 +39,22 @@ extension RuleContext {
 
     enum QueueRule { case backlog, tooSmall(TinyItemTimes) }
 
-    /// The code site that enqueued most items onto each of `queues` (one pass over the items).
+    /// The code site that enqueued most items onto each of `queues` (from the statistics'
+    /// counts, else one pass over the items).
     func feedingSites(_ queues: Set<Int>) -> [Int: Int] {
         // Most items, then the lowest site index: deterministic.
-        siteCounts(of: queues).mapValues { bySite in bySite.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
+        if let counted = stats.queueSites, counted.isComplete, counted.siteCount == model.sites.count {
+            var sites: [Int: Int] = [:]
+            for q in queues where q >= 0 && q < model.queues.count {
+                var best = -1, most = 0
+                for s in 0..<counted.siteCount where counted.count(queue: q, site: s) > most {
+                    (best, most) = (s, counted.count(queue: q, site: s))
+                }
+                if best >= 0 { sites[q] = best }
+            }
+            return sites
+        }
+        return siteCounts(of: queues).mapValues { bySite in bySite.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
     }
 
     /// Items per site of each of `queues`, counted in a flat (queue, site) table when it is

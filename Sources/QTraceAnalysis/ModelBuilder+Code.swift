@@ -13,7 +13,7 @@ extension ModelBuilder {
     mutating func resolveSites() {
         code.resolveTasks(mainQueue: queues.mainQueue, items: items)
         let sites = code.siteResolver()
-        items.resolveSites(sites.resolve)
+        items.resolveSites(sites)
         threads.resolveBlockedSites(sites.resolve)
         for (a, raw) in code.applySites { model.applies[Int(a)].site = opt(Int32(sites.resolve(raw)) - 1) }
         for c in model.continuations.indices where model.continuations[c].siteRaw != 0 {

@@ -33,6 +33,14 @@ public struct TraceStatistics: Sendable, Codable {
     public var tasks = TaskSummary()
     /// Swift actors (format 1.7: their hops), busiest first.
     public var actors: [ActorStats] = []
+    /// Items per (queue, site) from the pass over the items, for the findings; not encoded.
+    var queueSites: QueueSiteCounts?
+
+    /// Every member but `queueSites`, which only the findings of this run read.
+    private enum CodingKeys: String, CodingKey {
+        case durationNs, events, items, itemsWithoutQueue, queues, queueTree, threads, threadCounts, mainThread
+        case sources, groups, semaphores, applies, overhead, sched, cpu, sites, waitSites, tasks, actors
+    }
 
     public init() {}
 
@@ -59,6 +67,7 @@ public struct TraceStatistics: Sendable, Codable {
     private mutating func addItemFigures(_ model: TraceModel) {
         let pass = Phases.time("statistics: one pass over the items") { StatisticsItemPass(model) }
         itemsWithoutQueue = pass.itemsWithoutQueue
+        queueSites = pass.queueSites
         queues = Phases.time("statistics: queues") { QueueStats.all(model, pass) }
         threads = Phases.time("statistics: threads") { ThreadStats.all(model, pass.threads) }
         mainThread = MainThreadStats(model, pass.main)
@@ -313,11 +322,7 @@ public struct ThreadStats: Sendable, Codable {
     public static func ranOrBlocked(items: Int, blockedNs: some BinaryInteger) -> Bool { items > 0 || blockedNs > 0 }
 
     static func all(_ model: TraceModel, _ tally: ThreadTally) -> [ThreadStats] {
-        var byThread = [[ThreadQueueShare]](repeating: [], count: model.threads.count)
-        for s in 0..<tally.pairItems.count {
-            byThread[Int(tally.pairThreads[s])].append(ThreadQueueShare(queue: Int(tally.pairQueues[s]), items: tally.pairItems[s],
-                                                                         runNs: tally.pairRunNs[s]))
-        }
+        let byThread = tally.sharesByThread(threadCount: model.threads.count)
         return model.threads.indices.map { t in
             let thread = model.threads[t]
             var s = ThreadStats(thread: t, tid: thread.tid, name: thread.name, kind: thread.kind,
@@ -332,38 +337,6 @@ public struct ThreadStats: Sendable, Codable {
             s.queues = byThread[t].sorted { $0.runNs != $1.runNs ? $0.runNs > $1.runNs : $0.queue < $1.queue }
             return s
         }
-    }
-}
-
-/// A value (an Int32 slot, -1 when unset) per (thread, queue) pair: a dense table when the
-/// model's threads × queues is small, which it usually is (a lookup is then an index), else a
-/// hash map.
-struct ThreadQueuePairs {
-    private static let denseLimit = 1 << 20
-    private var dense: [Int32]
-    private var sparse = IdMap<Int32>()
-    private let queueCount: Int
-
-    init(_ model: TraceModel) {
-        queueCount = model.queues.count
-        let size = model.threads.count * model.queues.count
-        dense = size <= Self.denseLimit ? [Int32](repeating: -1, count: size) : []
-    }
-
-    @inline(__always)
-    func slot(_ thread: Int32, _ queue: Int32) -> Int32 {
-        if !dense.isEmpty { return dense[Int(thread) * queueCount + Int(queue)] }
-        return sparse[Self.key(thread, queue)] ?? -1
-    }
-
-    @inline(__always)
-    mutating func setSlot(_ thread: Int32, _ queue: Int32, _ value: Int32) {
-        if !dense.isEmpty { dense[Int(thread) * queueCount + Int(queue)] = value; return }
-        sparse[Self.key(thread, queue)] = value
-    }
-
-    private static func key(_ thread: Int32, _ queue: Int32) -> UInt64 {
-        UInt64(UInt32(bitPattern: thread)) << 32 | UInt64(UInt32(bitPattern: queue))
     }
 }
 

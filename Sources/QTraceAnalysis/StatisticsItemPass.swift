@@ -18,6 +18,8 @@ struct StatisticsItemPass {
     let threads: ThreadTally
     let codes: CodeTally
     var main: MainThreadTally?
+    /// Items per (queue, site), for the findings' feeding sites; nil when too many pairs.
+    let queueSites: QueueSiteCounts?
 
     /// `itemOrder`: whether the queues' tallies are taken in item order (by default, when
     /// `accumulatesInItemOrder`).
@@ -28,6 +30,7 @@ struct StatisticsItemPass {
         threads = ThreadTally(model)
         codes = CodeTally(model)
         main = MainThreadTally(model)
+        queueSites = QueueSiteCounts(model)
         model.items.withUnsafeBufferPointer { items in
             for i in items.indices { add(items[i], i) }
         }
@@ -58,8 +61,38 @@ struct StatisticsItemPass {
             if q < 0 { threads.add(thread: t) }
             if t == main?.thread && item.depth == 0 { main!.add(facts, item, i) }
         }
-        if item.siteRaw != 0 { codes.add(facts, item, site: Int(item.siteRaw) - 1) }
+        if item.siteRaw != 0 {
+            codes.add(facts, item, site: Int(item.siteRaw) - 1)
+            if q >= 0 { queueSites?.add(queue: q, site: Int(item.siteRaw) - 1) }
+        }
     }
+}
+
+/// Items per (queue, site) in one table, when it has at most `limit` cells: the queue rules'
+/// feeding sites (`RuleContext.feedingSites`) read them here instead of passing over the
+/// items once more (a million items' 72 MB: ~1% of a fan-out's `stats`).
+/// Written by the pass only, read after it: unchecked Sendable.
+final class QueueSiteCounts: @unchecked Sendable {
+    static let limit = 1 << 20
+    let siteCount: Int
+    private let counts: ColumnBuffer<Int32>
+    /// False when an item named a site beyond the model's (then the counts are not read).
+    private(set) var isComplete = true
+
+    init?(_ model: TraceModel) {
+        siteCount = model.sites.count
+        let cells = model.queues.count * siteCount
+        guard cells > 0, cells <= Self.limit else { return nil }
+        counts = ColumnBuffer(count: cells, repeating: 0)
+    }
+
+    @inline(__always)
+    func add(queue q: Int32, site s: Int) {
+        if s < siteCount { counts[Int(q) * siteCount + s] &+= 1 } else { isComplete = false }
+    }
+
+    /// Queue `q`'s items enqueued at site `s`.
+    func count(queue q: Int, site s: Int) -> Int { Int(counts[q * siteCount + s]) }
 }
 
 /// What the statistics read of an item, each read once.
@@ -128,16 +161,31 @@ final class QueueTallies {
 
 /// Per thread: items run; per (thread, queue) pair, items and run time.
 final class ThreadTally {
-    let itemsPerThread: ColumnBuffer<Int>
-    @exclusivity(unchecked) private var pairs: ThreadQueuePairs
-    let pairThreads = ColumnBuffer<Int32>(capacity: 64)
-    let pairQueues = ColumnBuffer<Int32>(capacity: 64)
-    let pairItems = ColumnBuffer<Int>(capacity: 64)
-    let pairRunNs = ColumnBuffer<UInt64>(capacity: 64)
+    /// A pair's items and run time.
+    struct Pair {
+        var items = 0
+        var runNs: UInt64 = 0
+    }
 
-    init(_ model: TraceModel) {
+    /// Pairs held in one table indexed by thread and queue up to this many (16 MiB).
+    static let denseLimit = 1 << 20
+    let itemsPerThread: ColumnBuffer<Int>
+    private let queueCount: Int
+    /// Each pair at `thread * queueCount + queue` when threads × queues is at most
+    /// `denseLimit` (a fan-out: 256 threads × 400 queues): one cache miss per item, where a
+    /// slot table and the pairs' columns took three (a third of the item pass).
+    private let dense: ColumnBuffer<Pair>?
+    /// Else per pair key (`key`): its index into `sparsePairs`, and the pairs in order of first use.
+    @exclusivity(unchecked) private var sparse = IdMap<Int32>()
+    private let sparseThreads = ColumnBuffer<Int32>(capacity: 64)
+    private let sparseQueues = ColumnBuffer<Int32>(capacity: 64)
+    private let sparsePairs = ColumnBuffer<Pair>(capacity: 64)
+
+    init(_ model: TraceModel, denseLimit: Int = ThreadTally.denseLimit) {
         itemsPerThread = ColumnBuffer(count: model.threads.count, repeating: 0)
-        pairs = ThreadQueuePairs(model)
+        queueCount = model.queues.count
+        let size = model.threads.count * model.queues.count
+        dense = size <= denseLimit ? ColumnBuffer(count: size, repeating: Pair()) : nil
     }
 
     @inline(__always)
@@ -148,15 +196,45 @@ final class ThreadTally {
     func add(_ facts: ItemFacts, thread t: Int32, queue q: Int32) -> Bool {
         itemsPerThread[Int(t)] += 1
         let run = facts.run == noTime ? 0 : facts.run
-        let s = pairs.slot(t, q)
-        if s >= 0 {
-            pairItems[Int(s)] += 1
-            pairRunNs[Int(s)] += run
+        if let dense {
+            let cell = Int(t) * queueCount + Int(q)
+            let first = dense[cell].items == 0
+            dense[cell].items += 1
+            dense[cell].runNs += run
+            return first
+        }
+        return addSparse(run, thread: t, queue: q)
+    }
+
+    private func addSparse(_ run: UInt64, thread t: Int32, queue q: Int32) -> Bool {
+        let key = UInt64(UInt32(bitPattern: t)) << 32 | UInt64(UInt32(bitPattern: q))
+        if let s = sparse[key] {
+            sparsePairs[Int(s)].items += 1
+            sparsePairs[Int(s)].runNs += run
             return false
         }
-        pairs.setSlot(t, q, Int32(pairItems.count))
-        pairThreads.append(t); pairQueues.append(q); pairItems.append(1); pairRunNs.append(run)
+        sparse[key] = Int32(sparsePairs.count)
+        sparseThreads.append(t); sparseQueues.append(q); sparsePairs.append(Pair(items: 1, runNs: run))
         return true
+    }
+
+    /// Each thread's pairs (queues whose items it ran), in no particular order.
+    func sharesByThread(threadCount: Int) -> [[ThreadQueueShare]] {
+        var byThread = [[ThreadQueueShare]](repeating: [], count: threadCount)
+        if let dense {
+            for t in 0..<threadCount {
+                let row = t * queueCount
+                for q in 0..<queueCount where dense[row + q].items > 0 {
+                    byThread[t].append(ThreadQueueShare(queue: q, items: dense[row + q].items, runNs: dense[row + q].runNs))
+                }
+            }
+            return byThread
+        }
+        for s in 0..<sparsePairs.count {
+            byThread[Int(sparseThreads[s])].append(ThreadQueueShare(queue: Int(sparseQueues[s]), items: sparsePairs[s].items,
+                                                                    runNs: sparsePairs[s].runNs))
+        }
+        return byThread
     }
 }
 

@@ -293,6 +293,7 @@ struct ThreadTable {
             threads[i].busyNs -= moved
             threads[i].busy[threads[i].busy.count - 1].end = now - moved
             if moved == last.duration { threads[i].busy.removeLast() }
+            state[i].lastBusyEnd = threads[i].busy.last?.end ?? ThreadState.noBusySpan
         }
         threads[i].blockedNs += waited
     }
@@ -353,12 +354,13 @@ struct ThreadTable {
         switch state[i].state {
         case .running:
             threads[i].busyNs += now - since
-            if let last = threads[i].busy.last, last.end == since {
+            if state[i].lastBusyEnd == since {
                 threads[i].busy[threads[i].busy.count - 1].end = now
             } else {
                 if threads[i].busy.count >= state[i].busyPopulated { populateBusySpans(i) }
                 threads[i].busy.append(Span(start: since, end: now))
             }
+            state[i].lastBusyEnd = now
         case .blocked: threads[i].blockedNs += now - since
         default: break
         }
@@ -452,4 +454,9 @@ struct ThreadState {
     /// Busy spans below this count have their pages populated (`populateBusySpans`); Int.max:
     /// not populating (spans not reserved, or the kernel refused).
     var busyPopulated = Int.max
+    /// The end of the thread's last busy span (`noBusySpan` before the first): whether a span
+    /// extends the last one is read here, in the row `setState` reads anyway, instead of from
+    /// the spans' last element (a cache miss after the one on the spans' count, per item).
+    var lastBusyEnd = ThreadState.noBusySpan
+    static let noBusySpan = UInt64.max
 }

@@ -43,6 +43,44 @@ final class CodeIdentityTests: XCTestCase {
         XCTAssertEqual(model.codeAddresses, [0x12000, 0x12FFF, 0x130FF, 0x131FF, 0x14000])
     }
 
+    /// Items keep their site ids only when the SITE records gave them in order (1, 2, 3...);
+    /// otherwise, or when an item names a site no record gave, the ids are resolved.
+    func testItemSitesResolveWhetherOrNotIdsAreInOrder() {
+        for (ids, expected) in [([1, 2, 3, 4], [0, 1, 2, nil]), ([5, 7, 9, 4], [0, 1, 2, nil]), ([1, 2, 3, 0], [0, 1, 2, nil])] {
+            var s = TraceScript()
+            s.mainAndGlobals()
+            s.thread(worker)
+            s.queue(serial, "com.example.loader")
+            for id in ids.prefix(3) {
+                s.add(.site, us(1), tid: mainTid, arg: UInt32(id), flags: SiteCodeKind.function.rawValue, a: 0x14000 + UInt64(id), c: 0x13200)
+            }
+            for (n, site) in ids.enumerated() {
+                let id = UInt64(n + 1), t = us(10 + UInt64(n) * 100)
+                s.add(.enqueue, t, tid: mainTid, arg: ItemKind.async.rawValue, a: id, b: serial, d: UInt64(site))
+                s.start(id, at: t + us(5), on: worker)
+                s.end(id, at: t + us(9), on: worker)
+            }
+            XCTAssertEqual(s.model().items.map(\.site), expected, "site ids \(ids)")
+        }
+        let site = { (id: UInt32) in CodeSite(traceID: id, codeKind: .function, code: 0x14000, capture: 0, caller: 0) }
+        let inOrder = SiteResolver((1...3).map { site(UInt32($0)) })
+        XCTAssertTrue(inOrder.keepsEveryID(upTo: 3))
+        XCTAssertFalse(inOrder.keepsEveryID(upTo: 4), "an id no record gave becomes 0")
+        XCTAssertFalse(SiteResolver([5, 6].map(site)).keepsEveryID(upTo: 1))
+    }
+
+    /// The queue rules name the site that fed a queue most, counted by the statistics' pass
+    /// or, without its counts, by the findings' own pass: the same site.
+    func testFeedingSiteFromTheStatisticsOrTheItems() throws {
+        let model = script().model()
+        var stats = TraceStatistics(model: model)
+        let queue = try XCTUnwrap(model.queues.firstIndex { $0.address == serial })
+        XCTAssertNotNil(stats.queueSites)
+        XCTAssertEqual(RuleContext(model: model, stats: stats).feedingSites([queue]), [queue: 0])
+        stats.queueSites = nil
+        XCTAssertEqual(RuleContext(model: model, stats: stats).feedingSites([queue]), [queue: 0])
+    }
+
     func testStatisticsPerCodeUseTheSymbols() {
         var model = script().model()
         model.applySymbols([

@@ -49,6 +49,29 @@ final class StatisticsItemPassTests: XCTestCase {
         XCTAssertTrue(QueueStats.asQueuesEnd(model, pass, budget: largest - 1) == nil, "past the budget")
     }
 
+    /// The (thread, queue) pairs in a table by thread and queue, or in a hash map past its
+    /// size: the same shares, and the same first item of each pair.
+    func testThreadPairsDenseOrHashedAreTheSame() {
+        let (info, stream) = SyntheticWorkload.events(50_000, queues: 12)
+        let model = Analysis.buildModel(info: info, events: stream)
+        let dense = ThreadTally(model), hashed = ThreadTally(model, denseLimit: 0)
+        var firsts = 0
+        for item in model.items where item.threadIndex >= 0 && item.queueIndex >= 0 {
+            let facts = ItemFacts(item)
+            let first = dense.add(facts, thread: item.threadIndex, queue: item.queueIndex)
+            XCTAssertEqual(first, hashed.add(facts, thread: item.threadIndex, queue: item.queueIndex))
+            if first { firsts += 1 }
+        }
+        let order = { (a: ThreadQueueShare, b: ThreadQueueShare) in a.queue < b.queue }
+        let byDense = dense.sharesByThread(threadCount: model.threads.count).map { $0.sorted(by: order) }
+        let byHash = hashed.sharesByThread(threadCount: model.threads.count).map { $0.sorted(by: order) }
+        XCTAssertEqual(byDense, byHash)
+        XCTAssertEqual(byDense.map(\.count).reduce(0, +), firsts)
+        XCTAssertGreaterThan(firsts, 12, "several threads per queue")
+        XCTAssertEqual(byDense.flatMap { $0 }.map(\.items).reduce(0, +),
+                       model.items.filter { $0.threadIndex >= 0 && $0.queueIndex >= 0 }.count)
+    }
+
     /// The default: item order for a few queues, grouped for a queue-heavy trace.
     func testTheWayFollowsTheBudget() {
         let (info, stream) = SyntheticWorkload.events(20_000, queues: 8)
