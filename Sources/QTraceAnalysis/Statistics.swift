@@ -44,11 +44,13 @@ public struct TraceStatistics: Sendable, Codable {
 
     public init() {}
 
-    public init(model: TraceModel) {
+    /// `twoThreads`: whether the pass over the items runs in two halves side by side
+    /// (`StatisticsItemPass`; the same figures either way).
+    public init(model: TraceModel, twoThreads: DecodingThread = .automatic) {
         durationNs = model.duration
         events = model.eventCount
         items = model.items.count
-        addItemFigures(model)
+        addItemFigures(model, twoThreads: twoThreads)
         // The pass's tallies were freed, but the allocator keeps their pages (freed in the
         // middle of its heap): the queue tree and the objects would come on top of them (900k
         // queues: +25-30 MB at the statistics' peak). Giving them back costs a walk of the heap.
@@ -64,8 +66,8 @@ public struct TraceStatistics: Sendable, Codable {
 
     /// The figures of the pass over the items, its tallies freed before the rest is computed
     /// (900k queues: a few per-queue columns of the pass held at the statistics' peak).
-    private mutating func addItemFigures(_ model: TraceModel) {
-        let pass = Phases.time("statistics: one pass over the items") { StatisticsItemPass(model) }
+    private mutating func addItemFigures(_ model: TraceModel, twoThreads: DecodingThread) {
+        let pass = Phases.time("statistics: one pass over the items") { StatisticsItemPass(model, twoThreads: twoThreads) }
         itemsWithoutQueue = pass.itemsWithoutQueue
         queueSites = pass.queueSites
         queues = Phases.time("statistics: queues") { QueueStats.all(model, pass) }

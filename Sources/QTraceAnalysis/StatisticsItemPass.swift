@@ -22,8 +22,10 @@ struct StatisticsItemPass {
     let queueSites: QueueSiteCounts?
 
     /// `itemOrder`: whether the queues' tallies are taken in item order (by default, when
-    /// `accumulatesInItemOrder`).
-    init(_ model: TraceModel, itemOrder: Bool? = nil) {
+    /// `accumulatesInItemOrder`). `twoThreads`: whether the queues' half of the pass and the
+    /// threads' and codes' half run side by side (by default with two CPUs and 64k+ items,
+    /// the decoding thread's policy); they share no state, so the figures are the same.
+    init(_ model: TraceModel, itemOrder: Bool? = nil, twoThreads: DecodingThread = .automatic) {
         itemsPerQueue = ColumnBuffer(count: model.queues.count, repeating: 0)
         threadsServed = ColumnBuffer(count: model.queues.count, repeating: 0)
         queueTallies = itemOrder ?? Self.accumulatesInItemOrder(model) ? QueueTallies(model) : nil
@@ -31,10 +33,15 @@ struct StatisticsItemPass {
         codes = CodeTally(model)
         main = MainThreadTally(model)
         queueSites = QueueSiteCounts(model)
+        let sideBySide = twoThreads == .always
+            || (model.items.count >= Self.minimumItemsSideBySide && twoThreads.wanted(eventCount: model.items.count * 3))
         model.items.withUnsafeBufferPointer { items in
-            for i in items.indices { add(items[i], i) }
+            if sideBySide { addSideBySide(items) } else { for i in items.indices { add(items[i], i) } }
         }
     }
+
+    /// Below this many items a second thread is not worth starting.
+    static let minimumItemsSideBySide = 1 << 16
 
     /// In item order, every queue's recorders are alive at once: at most `exactLimit` values of
     /// each of three recorders per queue, then 2 bytes per value (its bucket) of a wait, a run
@@ -48,23 +55,59 @@ struct StatisticsItemPass {
 
     @inline(__always)
     private mutating func add(_ item: WorkItem, _ i: Int) {
-        let q = item.queueIndex, t = item.threadIndex
         let facts = ItemFacts(item)
-        if q < 0 {
+        Self.addToQueue(facts, item, itemsPerQueue, queueTallies, queueSites, &itemsWithoutQueue)
+        Self.addToThreadAndCode(facts, item, i, threads, threadsServed, codes, &main)
+    }
+
+    /// The two halves of `add`, each over every item on a thread of its own; each writes only
+    /// its own tallies (the locals stand in for `self`, which both closures would capture).
+    private mutating func addSideBySide(_ items: UnsafeBufferPointer<WorkItem>) {
+        let (perQueue, tallies, sites) = (itemsPerQueue, queueTallies, queueSites)
+        let (threads, served, codes) = (self.threads, threadsServed, self.codes)
+        var withoutQueue = 0
+        var main = self.main
+        SideBySide.run({
+            for i in items.indices {
+                Self.addToQueue(ItemFacts(items[i]), items[i], perQueue, tallies, sites, &withoutQueue)
+            }
+        }, {
+            for i in items.indices {
+                Self.addToThreadAndCode(ItemFacts(items[i]), items[i], i, threads, served, codes, &main)
+            }
+        })
+        itemsWithoutQueue = withoutQueue
+        self.main = main
+    }
+
+    /// The queues' half: items per queue, their tallies, items per (queue, site).
+    @inline(__always)
+    private static func addToQueue(_ facts: ItemFacts, _ item: WorkItem, _ itemsPerQueue: ColumnBuffer<Int>,
+                                   _ queueTallies: QueueTallies?, _ queueSites: QueueSiteCounts?,
+                                   _ itemsWithoutQueue: inout Int) {
+        let q = item.queueIndex
+        guard q >= 0 else {
             itemsWithoutQueue += 1
-        } else {
-            itemsPerQueue[Int(q)] += 1
-            queueTallies?.add(facts, queue: q)
+            return
         }
+        itemsPerQueue[Int(q)] += 1
+        queueTallies?.add(facts, queue: q)
+        if item.siteRaw != 0 { queueSites?.add(queue: q, site: Int(item.siteRaw) - 1) }
+    }
+
+    /// The threads' and codes' half: per thread and (thread, queue) pair, the main thread's
+    /// items, per code.
+    @inline(__always)
+    private static func addToThreadAndCode(_ facts: ItemFacts, _ item: WorkItem, _ i: Int, _ threads: ThreadTally,
+                                           _ threadsServed: ColumnBuffer<Int>, _ codes: CodeTally,
+                                           _ main: inout MainThreadTally?) {
+        let q = item.queueIndex, t = item.threadIndex
         if t >= 0 {
             if q >= 0 && threads.add(facts, thread: t, queue: q) { threadsServed[Int(q)] += 1 }
             if q < 0 { threads.add(thread: t) }
             if t == main?.thread && item.depth == 0 { main!.add(facts, item, i) }
         }
-        if item.siteRaw != 0 {
-            codes.add(facts, item, site: Int(item.siteRaw) - 1)
-            if q >= 0 { queueSites?.add(queue: q, site: Int(item.siteRaw) - 1) }
-        }
+        if item.siteRaw != 0 { codes.add(facts, item, site: Int(item.siteRaw) - 1) }
     }
 }
 

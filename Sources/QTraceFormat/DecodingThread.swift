@@ -148,6 +148,23 @@ package struct JoinableThread {
     package func join() { pthread_join(thread, nil) }
 }
 
+/// Two pieces of work at once, the first on a thread of its own (both done when it returns).
+package enum SideBySide {
+    /// Runs `first` on another thread while this one runs `second`; both in turn here when no
+    /// thread can be started. They must not touch the same mutable state.
+    package static func run(_ first: () -> Void, _ second: () -> Void) {
+        withoutActuallyEscaping(first) { first in
+            guard let thread = JoinableThread(first) else {
+                first()
+                second()
+                return
+            }
+            second()
+            thread.join()
+        }
+    }
+}
+
 /// Whether a trace's events are decoded on a thread of their own (`TraceFile.forEachBatchOfEvents`).
 public enum DecodingThread: Sendable {
     /// When the trace is big enough and the process may use two CPUs; QTRACE_DECODE_THREAD=0

@@ -1,7 +1,7 @@
-// The decoding thread (TraceFile.forEachBatchOfEvents, `DecodingThread`) on real recordings:
-// the model built from events decoded on a thread of their own is the one built inline, byte
-// for byte in the JSON summary, on a flood of pending items (the STARTs announced ahead) and
-// on a semaphore-windowed pipeline.
+// The decoding thread (TraceFile.forEachBatchOfEvents, `DecodingThread`) and the statistics'
+// pass over the items in two halves (StatisticsItemPass) on real recordings: what they make
+// on two threads is what one thread makes, byte for byte in the JSON summary, on a flood of
+// pending items (the STARTs announced ahead) and on a semaphore-windowed pipeline.
 import Foundation
 import QTraceAnalysis
 import QTraceFormat
@@ -23,8 +23,14 @@ final class DecodingThreadTests: XCTestCase {
         }
     }
 
-    private func summary(_ file: TraceFile, _ decodingThread: DecodingThread) throws -> Data {
-        let result = AnalysisResult(model: Analysis.buildModel(file: file, decodingThread: decodingThread))
+    /// The summary with every step on one thread (`.never`) or on two wherever they can be
+    /// (`.always`: the decoding, and the statistics' pass over the items in two halves).
+    private func summary(_ file: TraceFile, _ threads: DecodingThread) throws -> Data {
+        let model = Analysis.buildModel(file: file, decodingThread: threads)
+        let statistics = TraceStatistics(model: model, twoThreads: threads)
+        let result = AnalysisResult(model: model, statistics: statistics,
+                                    findings: Diagnostics.findings(model: model, statistics: statistics))
+        XCTAssertFalse(statistics.sites.isEmpty, "the recorded program's code sites are counted")
         return try AnalysisSummary(result: result, tracePath: nil, generator: "test").jsonData()
     }
 }
