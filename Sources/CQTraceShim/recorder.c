@@ -251,7 +251,9 @@ static int extend_to(uint64_t need, uint64_t size) {
 /// needed (on a nearly full disk the trace keeps recording until the last chunk that fits).
 static int grow_file(uint64_t need) {
     if (need <= g_rec.file_size) return 1;
-    if (need <= g_rec.allocated_size) return extend_to(need, g_rec.allocated_size);
+    // Blocks already allocated: the next window. Should its zeros fail all the same, the
+    // blocks were given back and the file grows as below.
+    if (need <= g_rec.allocated_size && extend_to(need, g_rec.allocated_size)) return 1;
     if (need > g_rec.max_bytes) { g_rec.drop_reason = QT_FLAG_DROPPED_SIZE_CAP; return 0; }
     uint64_t size = (need + g_rec.grow_step - 1) / g_rec.grow_step * g_rec.grow_step;
     if (size > g_rec.max_bytes) size = need;
