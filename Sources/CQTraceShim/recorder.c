@@ -18,7 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+/// The file's blocks are allocated a step ahead of the chunk claims, its zeros written and its
+/// pages mapped only a window ahead (extend_to; a benchmark may build other windows).
 #define QT_GROW_STEP (4u << 20)
+#ifndef QT_BACK_WINDOW
+#define QT_BACK_WINDOW (1u << 20)
+#endif
 #define QT_DEFAULT_MAX_BYTES (4ull << 30)
 
 __thread qt_thread_t qt_tls __attribute__((tls_model("initial-exec")));
@@ -175,17 +180,12 @@ static int write_zeros(int fd, uint64_t from, uint64_t to) {
     return 1;
 }
 
-/// Backs [from, to) with disk blocks and written zeros, so a full disk fails here and not
-/// with a SIGBUS in the traced program later. fallocate first: ext4 then writes the zeros
-/// into allocated (unwritten) extents without reserving each 4 KiB block for delayed
-/// allocation, 0.8-1.05 against 1.1-1.5 us per page (docs/performance.md, "Trace growth").
-/// fallocate alone is slower (1.7-4.9 us: populating unwritten extents goes through
-/// readahead), and a file system without it just gets the zeros.
-static int reserve_blocks(int fd, uint64_t from, uint64_t to) {
+/// Allocates disk blocks for [from, to) (fallocate): 1, or 0 with errno (EOPNOTSUPP and the
+/// like: the file system cannot, and written zeros must reserve the blocks instead).
+static int allocate_blocks(int fd, uint64_t from, uint64_t to) {
     int r;
     while ((r = fallocate(fd, 0, (off_t)from, (off_t)(to - from))) != 0 && errno == EINTR) {}
-    if (r != 0 && errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL) return 0;
-    return write_zeros(fd, from, to);
+    return r == 0;
 }
 
 int qt_pwrite_all(int fd, const void *data, size_t size, off_t at) {
@@ -199,22 +199,51 @@ int qt_pwrite_all(int fd, const void *data, size_t size, off_t at) {
     return 1;
 }
 
-/// Gives back what a failed reserve_blocks added (a full disk must not stay full of zeros).
+/// Gives back what a failed step added (a full disk must not stay full of zeros or blocks
+/// the trace will not use).
 static void trim_to_backed_size(void) {
     while (ftruncate(g_rec.fd, (off_t)g_rec.file_size) != 0 && errno == EINTR) {}
+    g_rec.allocated_size = g_rec.file_size;
 }
 
-/// Backs the file up to `size` bytes; 0 (with the blocks given back) when the disk is full.
-static int extend_to(uint64_t size) {
-    if (!reserve_blocks(g_rec.fd, g_rec.file_size, size)) {
+/// Writes zeros over [file_size, size) and maps those pages in with one call (a first touch
+/// per page on the hot path would cost a page fault each); 0 when the disk is full.
+static int back_pages(uint64_t size) {
+    if (!write_zeros(g_rec.fd, g_rec.file_size, size)) return 0;
+    madvise(g_rec.base + g_rec.file_size, size - g_rec.file_size, 23 /* MADV_POPULATE_WRITE */);
+    g_rec.file_size = size;
+    if (g_rec.allocated_size < size) g_rec.allocated_size = size;
+    return 1;
+}
+
+/// Backs the file up to at least `need` bytes and reserves its blocks up to `size` (a step),
+/// so that a full disk fails here and never with a SIGBUS in the traced program; 0 (with the
+/// step given back) when the disk is full. The blocks are allocated a step ahead (fallocate:
+/// ext4 then writes the zeros into allocated extents without reserving each 4 KiB block for
+/// delayed allocation, 0.8-1.05 against 1.1-1.5 us per page; docs/performance.md, "Trace
+/// growth"), but the zeros and the pages only a window ahead: the trace's lines are then
+/// still in the CPU's caches when the program's threads write their records (a 4 MiB step
+/// of zeros has left them by then). fallocate per window instead costs more than it saves
+/// (docs/performance.md, run (36)). A file system without fallocate gets the zeros for the whole step.
+static int extend_to(uint64_t need, uint64_t size) {
+    if (size > g_rec.allocated_size) {
+        if (allocate_blocks(g_rec.fd, g_rec.allocated_size, size)) {
+            g_rec.allocated_size = size;
+        } else if (errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL) {
+            g_rec.drop_reason = QT_FLAG_DROPPED_DISK_FULL;
+            trim_to_backed_size();
+            return 0;
+        } else {
+            need = size;
+        }
+    }
+    uint64_t window = (need + QT_BACK_WINDOW - 1) / QT_BACK_WINDOW * QT_BACK_WINDOW;
+    if (window > size || qt_ring_mode) window = size;
+    if (!back_pages(window)) {
         g_rec.drop_reason = QT_FLAG_DROPPED_DISK_FULL;
         trim_to_backed_size();
         return 0;
     }
-    // Fault the new pages in with one call: a first touch per page on the hot path costs a
-    // page fault (and a page-cache lookup) each, several ns per event.
-    madvise(g_rec.base + g_rec.file_size, size - g_rec.file_size, 23 /* MADV_POPULATE_WRITE */);
-    g_rec.file_size = size;
     return 1;
 }
 
@@ -222,15 +251,18 @@ static int extend_to(uint64_t size) {
 /// needed (on a nearly full disk the trace keeps recording until the last chunk that fits).
 static int grow_file(uint64_t need) {
     if (need <= g_rec.file_size) return 1;
+    // Blocks already allocated: the next window. Should its zeros fail all the same, the
+    // blocks were given back and the file grows as below.
+    if (need <= g_rec.allocated_size && extend_to(need, g_rec.allocated_size)) return 1;
     if (need > g_rec.max_bytes) { g_rec.drop_reason = QT_FLAG_DROPPED_SIZE_CAP; return 0; }
     uint64_t size = (need + g_rec.grow_step - 1) / g_rec.grow_step * g_rec.grow_step;
     if (size > g_rec.max_bytes) size = need;
-    if (extend_to(size)) return 1;
+    if (extend_to(need, size)) return 1;
     if (size == need) return 0;
     // The step did not fit: from now on grow by one chunk at a time (a retried step would
     // write and trim up to the whole free space at every claim).
     g_rec.grow_step = g_rec.chunk_size;
-    return extend_to(need);
+    return extend_to(need, need);
 }
 
 /// Creates the trace file without following a symlink at `path` (a link planted there must
@@ -270,6 +302,7 @@ static int open_locked(const char *explicit_path) {
     g_rec.fd = fd;
     g_rec.base = base;
     g_rec.file_size = 0;
+    g_rec.allocated_size = 0;
     if (!grow_file(qt_ring_mode ? g_rec.max_bytes : QT_HEADER_SIZE)) {
         // Not even a header fits: leave no file rather than an unreadable one.
         munmap(base, g_rec.max_bytes);

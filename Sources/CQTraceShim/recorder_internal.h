@@ -65,7 +65,8 @@ typedef struct {
     int state;              // 0 closed, 1 open, -1 failed (do not retry)
     int fd;
     uint8_t *base;          // mapping of max_bytes (only the first file_size bytes are backed)
-    uint64_t file_size;
+    uint64_t file_size;     // backed: zeros written and pages mapped
+    uint64_t allocated_size; // disk blocks allocated (fallocate), file_size or more
     uint64_t max_bytes;
     uint32_t chunk_size;
     uint32_t generation;
