@@ -16,6 +16,10 @@ With BASELINE=DIR (a directory holding another build's `qtrace`), each round als
 binary on the same trace, alternating, and prints the ratio of the CPU times (user + system,
 steadier than wall time on a shared machine); DIR must also hold that build's qtrace-fixtures and
 libqtrace-shim.so, which then record the trace (in its format, which both collectors read).
+Each trace is also read on one thread (QTRACE_DECODE_THREAD=0), whose CPU time is the
+collector's cost on one core; by default `stats` reads a big trace on two threads (the decoding
+a step ahead of the model, the statistics' item pass in two halves): its wall time is what a
+user waits, its CPU time a little more than one thread's.
 With YARDSTICK=1 (needs lttng-tools and babeltrace2; run as root), the flow load is also
 recorded through LTTng (`qtrace record --backend lttng`) and `babeltrace2 -o dummy` (decode
 only) reads that trace, alternating with qtrace, so that the machine's speed cancels out: the
@@ -56,19 +60,25 @@ else:
     qtrace_record = qtrace
 
 
-def time_command(argv):
+def time_command(argv, extra_env=None):
     """(wall s, user + system s, peak RSS KiB) of a command, in a child of its own so that its
     peak RSS is not mixed with the recording's."""
     probe = ("import resource,subprocess,sys,time;t=time.perf_counter();"
              "subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
              "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
              "print(time.perf_counter()-t, u.ru_utime+u.ru_stime, u.ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", probe] + argv, capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run([sys.executable, "-c", probe] + argv, capture_output=True, text=True, check=True,
+                         env=dict(os.environ, **(extra_env or {}))).stdout.split()
     return float(out[0]), float(out[1]), int(out[2])
 
 
-def time_stats(binary, trace):
-    return time_command([binary, "stats", "--json", trace])
+# One thread (QTRACE_DECODE_THREAD=0): the collector's cost on one core, the figure comparable
+# to babeltrace2's (single-threaded) and to the runs before the decoding thread.
+ONE_THREAD = {"QTRACE_DECODE_THREAD": "0"}
+
+
+def time_stats(binary, trace, extra_env=None):
+    return time_command([binary, "stats", "--json", trace], extra_env)
 
 
 def event_count(trace):
@@ -88,16 +98,23 @@ def yardstick(args, embedded_trace, embedded_events):
                     os.path.join(bin_dir, "qtrace-fixtures")] + args, env=own_build, check=True, stdout=subprocess.DEVNULL)
     ctf_dir = base + ".lttng"
     ctf_events = event_count(base)  # the record's conversion holds exactly the session's qtrace events
-    ours, theirs = [], []
+    ours, theirs, ours_wall, theirs_wall = [], [], [], []
     for _ in range(rounds):
-        theirs.append(time_command(["babeltrace2", "-o", "dummy", ctf_dir])[1])
-        ours.append(time_stats(qtrace, embedded_trace)[1])
+        wall, cpu, _ = time_command(["babeltrace2", "-o", "dummy", ctf_dir])
+        theirs.append(cpu)
+        theirs_wall.append(wall)
+        ours.append(time_stats(qtrace, embedded_trace, ONE_THREAD)[1])
+        ours_wall.append(time_stats(qtrace, embedded_trace)[0])
     bt_rate = ctf_events / statistics.median(theirs)
     our_rate = embedded_events / statistics.median(ours)
     print(f"yardstick: babeltrace2 -o dummy: {ctf_events:,} events in {statistics.median(theirs):.2f} s CPU "
-          f"(median of {rounds}) = {bt_rate / 1e6:.2f} M events/s; qtrace stats --json (embedded trace): "
-          f"{statistics.median(ours):.2f} s CPU = {our_rate / 1e6:.2f} M events/s = {our_rate / bt_rate:.2f}x "
+          f"(median of {rounds}) = {bt_rate / 1e6:.2f} M events/s; qtrace stats --json (embedded trace) on one "
+          f"thread: {statistics.median(ours):.2f} s CPU = {our_rate / 1e6:.2f} M events/s = {our_rate / bt_rate:.2f}x "
           f"babeltrace2 (the goal, 10 M/s where babeltrace2 does ~4 M/s, is 2.5x)", flush=True)
+    bt_wall_rate = ctf_events / statistics.median(theirs_wall)
+    our_wall_rate = embedded_events / statistics.median(ours_wall)
+    print(f"yardstick, wall time (qtrace on two threads where it may): babeltrace2 {statistics.median(theirs_wall):.2f} s, "
+          f"qtrace {statistics.median(ours_wall):.2f} s = {our_wall_rate / bt_wall_rate:.2f}x babeltrace2's rate", flush=True)
     subprocess.run(["rm", "-rf", base, ctf_dir], check=True)
 
 
@@ -120,18 +137,22 @@ def measure(name, args, program=None):
                    env=env, check=True, stdout=subprocess.DEVNULL)
     size = os.path.getsize(trace)
     events = event_count(trace)
-    runs, base_runs, phase_rounds = [], [], []
+    runs, one_thread_runs, base_runs, phase_rounds = [], [], [], []
     for _ in range(rounds):
         runs.append(time_stats(qtrace, trace))
+        one_thread_runs.append(time_stats(qtrace, trace, ONE_THREAD))
         if baseline:
             base_runs.append(time_stats(baseline, trace))
         phase_rounds.append(bench_phases.run(qtrace, trace, phases=True)[1])
     elapsed = statistics.median(run[0] for run in runs)
     cpu = statistics.median(run[1] for run in runs)
     peak_kib = max(run[2] for run in runs)
+    one_cpu = statistics.median(run[1] for run in one_thread_runs)
     print(f"{name}: trace {size / 2**20:.1f} MiB, {events:,} events; qtrace stats {elapsed:.2f} s "
           f"(median of {rounds}: {', '.join(f'{run[0]:.2f}' for run in runs)}; CPU {cpu:.2f} s) = "
-          f"{events / elapsed / 1e6:.1f} M events/s (read + analyse; {events / cpu / 1e6:.1f} M/s of CPU time); peak RSS {peak_kib / 1024:.0f} MiB = "
+          f"{events / elapsed / 1e6:.1f} M events/s (read + analyse, wall time, two threads where two CPUs may run; "
+          f"load {open('/proc/loadavg').read().split()[0]}); on one thread (QTRACE_DECODE_THREAD=0) {one_cpu:.2f} s CPU = "
+          f"{events / one_cpu / 1e6:.1f} M/s of CPU time; peak RSS {peak_kib / 1024:.0f} MiB = "
           f"{peak_kib * 1024 / size:.2f} x the trace", flush=True)
     if baseline:
         base_cpu = statistics.median(run[1] for run in base_runs)
