@@ -178,7 +178,7 @@ public final class TraceFile: @unchecked Sendable {
             while start < events.count {
                 let end = Swift.min(start + piece, events.count)
                 if wantsStarts {
-                    for next in end..<Swift.min(end + piece, events.count) where events[next].type == .start {
+                    for next in Swift.min(end + piece, events.count)..<Swift.min(end + 2 * piece, events.count) where events[next].type == .start {
                         announceStart(events[next].a)
                     }
                 }
