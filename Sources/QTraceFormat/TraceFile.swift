@@ -112,9 +112,9 @@ public final class TraceFile: @unchecked Sendable {
     /// never has, the scouts' reading ahead was ~4% of `stats`).
     /// The announcements come at most `eventBatchSize` events earlier than the lookahead says:
     /// the events are decoded a batch at a time (`forEachBatchOfEvents`). With a decoding
-    /// thread, the STARTs of the next batch are announced (in time order, at most
-    /// 2 x `eventBatchSize` - 1 events ahead), but for those that open one of its 1,024-event
-    /// batches.
+    /// thread, the STARTs of the batch `announcedPiecesAhead` batches later are announced (in
+    /// time order, at most (`announcedPiecesAhead` + 1) x `eventBatchSize` - 1 events ahead),
+    /// but for those in the first batches of one of its 1,024-event batches.
     public func forEachEvent(decodingThread: DecodingThread = .automatic, announceStart: (_ id: UInt64) -> Void,
                              _ body: (Event) throws -> Bool) rethrows {
         try forEachBatchOfEvents(decodingThread: decodingThread, announceStart: announceStart) { events in
@@ -156,7 +156,7 @@ public final class TraceFile: @unchecked Sendable {
     /// `forEachBatchOfEvents` with the merge and decoding on a thread of their own: it fills
     /// the batches of an `EventBatchRing` while this thread hands them to `body`, in pieces of
     /// `eventBatchSize` events (the calls `body` gets inline). The STARTs are announced from
-    /// here, in the piece after the one `body` is given (the decoding thread's scouts could
+    /// here, in the piece `announcedPiecesAhead` after the one `body` is given (the decoding thread's scouts could
     /// only prefetch into the other core's cache). Returns false, having read nothing, when
     /// no thread could be started.
     private func forEachBatchDecodedAhead(announceStart: (_ id: UInt64) -> Void,
@@ -178,7 +178,8 @@ public final class TraceFile: @unchecked Sendable {
             while start < events.count {
                 let end = Swift.min(start + piece, events.count)
                 if wantsStarts {
-                    for next in end..<Swift.min(end + piece, events.count) where events[next].type == .start {
+                    let first = Swift.min(start + TraceFile.announcedPiecesAhead * piece, events.count)
+                    for next in first..<Swift.min(first + piece, events.count) where events[next].type == .start {
                         announceStart(events[next].a)
                     }
                 }
@@ -209,6 +210,13 @@ public final class TraceFile: @unchecked Sendable {
     }
 
     private struct DecodingStopped: Error {}
+
+    /// With a decoding thread, the STARTs announced before `body` gets a piece of
+    /// `eventBatchSize` events are those of the piece this many pieces later: two pieces
+    /// (~8 us of the model's work on the fan-out) leave the pending entries and items time to
+    /// arrive (the slot-less fan-out's model thread 0.905 and 0.945 of one piece's, 11 and
+    /// 15 rounds; the fan-out with slots 1.09 and 0.99, flood 0.99).
+    public static let announcedPiecesAhead = 2
 
     /// Events per batch of `forEachBatchOfEvents`: 32 events (2.3 KiB) stay in the L1 cache
     /// between their decoding and their use, and the call per batch costs next to nothing.

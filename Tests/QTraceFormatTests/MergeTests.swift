@@ -87,12 +87,13 @@ final class MergeTests: XCTestCase {
         // Chunks of 4 KiB hold ~170 records: all but a few STARTs per chunk are announced.
         XCTAssertGreaterThan(announcedAt.count, starts.count * 9 / 10)
         // Inline, ahead in its own thread's records by at most the lookahead, plus the events
-        // decoded but not yet delivered (part of a batch); with a decoding thread, the next
-        // batch's STARTs are announced, so at most two batches ahead in time order.
+        // decoded but not yet delivered (part of a batch); with a decoding thread, the STARTs
+        // of the batch `announcedPiecesAhead` batches later, no sooner and no later.
         for (index, event) in delivered.enumerated() where event.type == .start {
             guard let at = announcedAt[event.a] else { continue }
             if decodingThread == .always {
-                XCTAssertLessThan(index - at, 2 * TraceFile.eventBatchSize)
+                XCTAssertGreaterThanOrEqual(index - at, TraceFile.announcedPiecesAhead * TraceFile.eventBatchSize)
+                XCTAssertLessThan(index - at, (TraceFile.announcedPiecesAhead + 1) * TraceFile.eventBatchSize)
             } else {
                 let sameThreadBetween = delivered[at..<index].filter { $0.tid == event.tid }.count
                 XCTAssertLessThanOrEqual(sameThreadBetween, TraceFile.startLookahead + TraceFile.eventBatchSize - 1)
