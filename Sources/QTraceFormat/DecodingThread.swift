@@ -167,8 +167,10 @@ package enum SideBySide {
 
 /// Whether a trace's events are decoded on a thread of their own (`TraceFile.forEachBatchOfEvents`).
 public enum DecodingThread: Sendable {
-    /// When the trace is big enough and the process may use two CPUs; QTRACE_DECODE_THREAD=0
-    /// or 1 in the environment says never or always instead (to compare the two).
+    /// When the trace is big enough, the process may use two CPUs and one of them is idle (the
+    /// load average below the CPUs less one half: on a busy machine the second thread only
+    /// adds CPU time); QTRACE_DECODE_THREAD=0 or 1 in the environment says never or always
+    /// instead (to compare the two).
     case automatic
     case always
     case never
@@ -185,8 +187,16 @@ public enum DecodingThread: Sendable {
                 let value = String(cString: setting)
                 if value == "0" || value == "1" { return value == "1" }
             }
-            return eventCount >= Self.minimumEvents && qt_sys_usable_cpus() >= 2
+            guard eventCount >= Self.minimumEvents else { return false }
+            let cpus = qt_sys_usable_cpus()
+            return cpus >= 2 && Self.loadAverage() < Double(cpus) - 0.5
         }
+    }
+
+    /// The last minute's load average (0 when unknown).
+    private static func loadAverage() -> Double {
+        var load = [0.0]
+        return getloadavg(&load, 1) == 1 ? load[0] : 0
     }
 }
 
