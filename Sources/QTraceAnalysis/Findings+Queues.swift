@@ -39,22 +39,13 @@ extension RuleContext {
 
     enum QueueRule { case backlog, tooSmall(TinyItemTimes) }
 
-    /// The code site that enqueued most items onto each of `queues` (from the statistics'
-    /// counts, else one pass over the items).
+    /// The code site that enqueued most items onto each of `queues` (one pass over the items).
+    /// (Counted in the statistics' pass instead and kept in `TraceStatistics`, the table cost
+    /// more than it saved: a class-typed member there raised the 900k-queue trace's JSON
+    /// encoding peak from 369 to 396 MB, 3.12x the trace; docs/performance.md, run (37).)
     func feedingSites(_ queues: Set<Int>) -> [Int: Int] {
         // Most items, then the lowest site index: deterministic.
-        if let counted = stats.queueSites, counted.isComplete, counted.siteCount == model.sites.count {
-            var sites: [Int: Int] = [:]
-            for q in queues where q >= 0 && q < model.queues.count {
-                var best = -1, most = 0
-                for s in 0..<counted.siteCount where counted.count(queue: q, site: s) > most {
-                    (best, most) = (s, counted.count(queue: q, site: s))
-                }
-                if best >= 0 { sites[q] = best }
-            }
-            return sites
-        }
-        return siteCounts(of: queues).mapValues { bySite in bySite.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
+        siteCounts(of: queues).mapValues { bySite in bySite.max { ($0.value, $1.key) < ($1.value, $0.key) }!.key }
     }
 
     /// Items per site of each of `queues`, counted in a flat (queue, site) table when it is

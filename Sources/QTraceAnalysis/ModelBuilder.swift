@@ -324,8 +324,5 @@ public struct AnalysisResult: Sendable {
         self.model = model
         self.statistics = statistics
         self.findings = findings
-        // The findings are made: what only they read goes (up to 4 MB a table, kept through the
-        // JSON encoding and the report otherwise).
-        self.statistics.queueSites = nil
     }
 }

@@ -33,15 +33,6 @@ public struct TraceStatistics: Sendable, Codable {
     public var tasks = TaskSummary()
     /// Swift actors (format 1.7: their hops), busiest first.
     public var actors: [ActorStats] = []
-    /// Items per (queue, site) from the pass over the items, for the findings; not encoded.
-    var queueSites: QueueSiteCounts?
-
-    /// Every member but `queueSites`, which only the findings of this run read.
-    private enum CodingKeys: String, CodingKey {
-        case durationNs, events, items, itemsWithoutQueue, queues, queueTree, threads, threadCounts, mainThread
-        case sources, groups, semaphores, applies, overhead, sched, cpu, sites, waitSites, tasks, actors
-    }
-
     public init() {}
 
     /// `twoThreads`: whether the pass over the items runs in two halves side by side
@@ -69,7 +60,6 @@ public struct TraceStatistics: Sendable, Codable {
     private mutating func addItemFigures(_ model: TraceModel, twoThreads: DecodingThread) {
         let pass = Phases.time("statistics: one pass over the items") { StatisticsItemPass(model, twoThreads: twoThreads) }
         itemsWithoutQueue = pass.itemsWithoutQueue
-        queueSites = pass.queueSites
         queues = Phases.time("statistics: queues") { QueueStats.all(model, pass) }
         threads = Phases.time("statistics: threads") { ThreadStats.all(model, pass.threads) }
         mainThread = MainThreadStats(model, pass.main)

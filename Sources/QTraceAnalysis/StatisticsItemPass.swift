@@ -23,8 +23,6 @@ struct StatisticsItemPass {
     let threads: ThreadTally
     let codes: CodeTally
     var main: MainThreadTally?
-    /// Items per (queue, site), for the findings' feeding sites; nil when too many pairs.
-    let queueSites: QueueSiteCounts?
 
     /// `itemOrder`: whether the queues' tallies are taken in item order (by default, when
     /// `accumulatesInItemOrder`). `twoThreads`: whether the queues' half of the pass and the
@@ -37,7 +35,6 @@ struct StatisticsItemPass {
         threads = ThreadTally(model)
         codes = CodeTally(model)
         main = MainThreadTally(model)
-        queueSites = QueueSiteCounts(model)
         let sideBySide = twoThreads == .always
             || (model.items.count >= Self.minimumItemsSideBySide && twoThreads.wanted(eventCount: model.items.count * 3))
         model.items.withUnsafeBufferPointer { items in
@@ -61,20 +58,20 @@ struct StatisticsItemPass {
     @inline(__always)
     private mutating func add(_ item: WorkItem, _ i: Int) {
         let facts = ItemFacts(item)
-        Self.addToQueue(facts, item, itemsPerQueue, queueTallies, queueSites, &itemsWithoutQueue)
+        Self.addToQueue(facts, item, itemsPerQueue, queueTallies, &itemsWithoutQueue)
         Self.addToThreadAndCode(facts, item, i, threads, threadsServed, codes, &main)
     }
 
     /// The two halves of `add`, each over every item on a thread of its own; each writes only
     /// its own tallies (the locals stand in for `self`, which both closures would capture).
     private mutating func addSideBySide(_ items: UnsafeBufferPointer<WorkItem>) {
-        let (perQueue, tallies, sites) = (itemsPerQueue, queueTallies, queueSites)
+        let (perQueue, tallies) = (itemsPerQueue, queueTallies)
         let (threads, served, codes) = (self.threads, threadsServed, self.codes)
         var withoutQueue = 0
         var main = self.main
         SideBySide.run({
             for i in items.indices {
-                Self.addToQueue(ItemFacts(items[i]), items[i], perQueue, tallies, sites, &withoutQueue)
+                Self.addToQueue(ItemFacts(items[i]), items[i], perQueue, tallies, &withoutQueue)
             }
         }, {
             for i in items.indices {
@@ -85,11 +82,10 @@ struct StatisticsItemPass {
         self.main = main
     }
 
-    /// The queues' half: items per queue, their tallies, items per (queue, site).
+    /// The queues' half: items per queue, their tallies.
     @inline(__always)
     private static func addToQueue(_ facts: ItemFacts, _ item: WorkItem, _ itemsPerQueue: ColumnBuffer<Int>,
-                                   _ queueTallies: QueueTallies?, _ queueSites: QueueSiteCounts?,
-                                   _ itemsWithoutQueue: inout Int) {
+                                   _ queueTallies: QueueTallies?, _ itemsWithoutQueue: inout Int) {
         let q = item.queueIndex
         guard q >= 0 else {
             itemsWithoutQueue += 1
@@ -97,7 +93,6 @@ struct StatisticsItemPass {
         }
         itemsPerQueue[Int(q)] += 1
         queueTallies?.add(facts, queue: q)
-        if item.siteRaw != 0 { queueSites?.add(queue: q, site: Int(item.siteRaw) - 1) }
     }
 
     /// The threads' and codes' half: per thread and (thread, queue) pair, the main thread's
@@ -114,33 +109,6 @@ struct StatisticsItemPass {
         }
         if item.siteRaw != 0 { codes.add(facts, item, site: Int(item.siteRaw) - 1) }
     }
-}
-
-/// Items per (queue, site) in one table, when it has at most `limit` cells: the queue rules'
-/// feeding sites (`RuleContext.feedingSites`) read them here instead of passing over the
-/// items once more (a million items' 72 MB: ~1% of a fan-out's `stats`).
-/// Written by the pass only, read after it: unchecked Sendable.
-final class QueueSiteCounts: @unchecked Sendable {
-    static let limit = 1 << 20
-    let siteCount: Int
-    private let counts: ColumnBuffer<Int32>
-    /// False when an item named a site beyond the model's (then the counts are not read).
-    private(set) var isComplete = true
-
-    init?(_ model: TraceModel) {
-        siteCount = model.sites.count
-        let cells = model.queues.count * siteCount
-        guard cells > 0, cells <= Self.limit else { return nil }
-        counts = ColumnBuffer(count: cells, repeating: 0)
-    }
-
-    @inline(__always)
-    func add(queue q: Int32, site s: Int) {
-        if s < siteCount { counts[Int(q) * siteCount + s] &+= 1 } else { isComplete = false }
-    }
-
-    /// Queue `q`'s items enqueued at site `s`.
-    func count(queue q: Int, site s: Int) -> Int { Int(counts[q * siteCount + s]) }
 }
 
 /// What the statistics read of an item, each read once.

@@ -69,15 +69,11 @@ final class CodeIdentityTests: XCTestCase {
         XCTAssertFalse(SiteResolver([5, 6].map(site)).keepsEveryID(upTo: 1))
     }
 
-    /// The queue rules name the site that fed a queue most, counted by the statistics' pass
-    /// or, without its counts, by the findings' own pass: the same site.
-    func testFeedingSiteFromTheStatisticsOrTheItems() throws {
+    /// The queue rules name the site that fed a queue most.
+    func testFeedingSiteOfAQueue() throws {
         let model = script().model()
-        var stats = TraceStatistics(model: model)
+        let stats = TraceStatistics(model: model)
         let queue = try XCTUnwrap(model.queues.firstIndex { $0.address == serial })
-        XCTAssertNotNil(stats.queueSites)
-        XCTAssertEqual(RuleContext(model: model, stats: stats).feedingSites([queue]), [queue: 0])
-        stats.queueSites = nil
         XCTAssertEqual(RuleContext(model: model, stats: stats).feedingSites([queue]), [queue: 0])
     }
 
