@@ -1,7 +1,9 @@
 // The merge and decoding of a trace on a thread of their own, a step ahead of the caller's
 // thread, which builds the model from the decoded events: two cores at work on one trace.
 // The model is the bigger half (flow: the decoding alone ~30% of `stats`, flood ~15%), so
-// the decoding runs off the critical path and the caller's thread never waits for it.
+// the caller's thread rarely waits for the decoder. Handing the events across cores is not
+// free (the decoding thread took 2-3x the CPU of decoding inline, the model ~10% more:
+// docs/performance.md, run (37)), so a second thread is worth it only on an idle CPU.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
