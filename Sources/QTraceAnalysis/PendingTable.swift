@@ -146,9 +146,9 @@ struct PendingTable {
 /// so that a small trace maps little ahead.
 /// The regions are mapped by `mmap` of their own, not `malloc`: glibc raises its threshold for
 /// mapping an allocation of its own to the size of the largest mapped chunk freed (2 MiB
-/// regions freed with the builder), and the statistics' and JSON encoding's later allocations
-/// then came from its heap, which grew instead (the 900k-queue trace's `stats` peak: 408 MB
-/// against 375 MB, 3.2x the trace).
+/// regions freed with the builder), and later allocations then come from its heap. Measured,
+/// this alone moved the 900k-queue trace's `stats` peak by little (408,780 -> 406,500 KiB);
+/// the regression it was aimed at came from elsewhere (docs/performance.md, run (37)).
 private final class SlabMemory {
     private var regions: [UnsafeMutableRawBufferPointer] = []
     /// The current region's next slab and its end.

@@ -33,6 +33,7 @@ public struct TraceStatistics: Sendable, Codable {
     public var tasks = TaskSummary()
     /// Swift actors (format 1.7: their hops), busiest first.
     public var actors: [ActorStats] = []
+
     public init() {}
 
     /// `twoThreads`: whether the pass over the items runs in two halves side by side

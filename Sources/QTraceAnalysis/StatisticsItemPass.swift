@@ -374,8 +374,9 @@ final class ColumnBuffer<Element> {
 /// Memory of 1 MiB or more mapped with `mmap` of its own, and unmapped when freed. Freed
 /// through `malloc`, such a block raises glibc's threshold for mapping big allocations to its
 /// size (up to 32 MiB), and the allocations after it then come from the heap, which only grows:
-/// the statistics' 14 MB table of (thread, queue) pairs on the 900k-queue trace made its JSON
-/// encoding peak at 408 MB where it took 375 MB (3.2x the trace, against the goal's 3x).
+/// with the statistics' 14 MB table of (thread, queue) pairs freed through `malloc`, the
+/// 900k-queue trace's `stats` peaked at 406,500 KiB, mapped this way at 395,992 KiB (the rest
+/// of that regression was `TraceStatistics`' own: docs/performance.md, run (37)).
 enum LargeBlock {
     static let threshold = 1 << 20
 
