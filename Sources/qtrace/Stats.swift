@@ -12,8 +12,12 @@ struct Stats: ParsableCommand {
         versioned summary (docs/summary-schema.md) instead, to stdout or to -o FILE.
 
         Code is named by symbol and file:line: the recorded addresses are symbolized with the \
-        toolchain's llvm-symbolizer and swift-demangle, cached by build-id in \
-        $XDG_CACHE_HOME/qtrace/symbols (QTRACE_SYMBOLIZE=0 shows addresses; docs/symbols.md).
+        toolchain's llvm-symbolizer and swift-demangle, cached by build-id (a module without \
+        one by its path, size and modification time) in $XDG_CACHE_HOME/qtrace/symbols \
+        (QTRACE_SYMBOLIZE=0 shows addresses; docs/symbols.md).
+
+        A big trace is read on two threads when a CPU is idle (the same results, sooner); \
+        QTRACE_DECODE_THREAD=0 reads it on one.
 
         TRACE is a .qtrace file, a directory of them (a recording's folder), or a directory \
         holding an LTTng trace (also one recorded with your own lttng commands, or an \
